@@ -1,0 +1,112 @@
+"""sira: a relational algebra engine in the style of Tutorial D and SIRA_PRISE.
+
+Write an expression in SIRA_PRISE's text syntax or with the Python builder, and evaluate it::
+
+    >>> import sira
+    >>> dbmsfile = sira.Relation.from_rows(
+    ...     {"filename": sira.STRING, "pagesize": sira.INT},
+    ...     [("DATABASECATALOG.SPDB", 32768), ("BW_SPOTS.SPDB", 16384)])
+    >>> r = sira.evaluate("restrict(dbmsfile, gt(pagesize, 16384))", {"dbmsfile": dbmsfile})
+    >>> r.to_rows()
+    [{'filename': 'DATABASECATALOG.SPDB', 'pagesize': 32768}]
+    >>> q = sira.relvar("dbmsfile", dbmsfile.heading).project("pagesize")
+    >>> len(sira.evaluate(q, {"dbmsfile": dbmsfile}))
+    2
+"""
+
+from __future__ import annotations
+
+from . import errors
+from .algebra.basic import RelationLiteral, RelvarRef
+from .algebra.node import Node
+from .errors import (DivisionByZero, DuplicateAttribute, HeadingMismatch, IntOverflow,
+                     ParseError, SiraError, SiraTypeError, SiraValueError, UnboundedClosure,
+                     UnknownAttribute, UnknownOperator, UnknownRelvar)
+from .explain import explain
+from .expressions.nodes import Expr, attr, call, lit
+from .intervals import (DATEINTERVAL, FLOATINTERVAL, INTINTERVAL, LONGINTERVAL,
+                        TIMESTAMPINTERVAL, Interval)
+from .types import (AVERAGE, BIGINT, BOOLEAN, DATE, FLOAT, INT, LONG, STRING, TIMESTAMP,
+                    Average, RelationType, TupleType)
+from .values import TABLE_DEE, TABLE_DUM, Heading, Relation, Tuple
+
+__version__ = "0.1.0"
+
+
+def relvar(name: str, heading) -> RelvarRef:
+    """A relvar reference for the builder API: ``relvar("dbmsfile", {"filename": STRING})``."""
+    return RelvarRef(name, Heading.of(heading))
+
+
+def literal(relation: Relation) -> RelationLiteral:
+    """A relation value as a leaf of an expression tree."""
+    return RelationLiteral(relation)
+
+
+def _catalog(relvars) -> dict:
+    out = {}
+    for name, value in (relvars or {}).items():
+        out[name] = value.heading if isinstance(value, Relation) else Heading.of(value)
+    return out
+
+
+def parse(text: str, relvars: dict | None = None):
+    """Parse text into an algebra tree (or a scalar expression tree).
+
+    Args:
+        text: SIRA_PRISE notation, e.g. ``"project(dbmsfile, (pagesize))"``.
+        relvars: the relvars the text may name: a mapping name -> Relation or Heading.
+    Returns:
+        a :class:`Node` (relational) or :class:`Expr` (scalar), type-checked.
+    Raises:
+        ParseError: malformed text (with ``.line`` and ``.col``).
+        UnknownRelvar, UnknownAttribute, SiraTypeError, HeadingMismatch: the text is well formed
+        but does not type-check.
+    """
+    from .syntax.builder import build_text
+    return build_text(text, _catalog(relvars), {k: v for k, v in (relvars or {}).items()
+                                                  if isinstance(v, Relation)})
+
+
+def evaluate(expr, relvars: dict | None = None, engine="python", **options):
+    """Evaluate an expression (text or tree) on an engine.
+
+    Args:
+        expr: text, an algebra :class:`Node`, or a scalar :class:`Expr`.
+        relvars: mapping relvar name -> Relation.
+        engine: ``"python"`` (the embedded engine) or ``"spark"``, or an engine object with an
+            ``evaluate(node, relvars)`` method.
+    Returns:
+        a :class:`Relation` for a relational expression, a Python value for a scalar one.
+    """
+    from .syntax.builder import deep_recursion
+    relvars = relvars or {}
+    if isinstance(expr, str):
+        expr = parse(expr, relvars)
+    if isinstance(engine, str):
+        if engine == "python":
+            from . import engine as python_engine
+            with deep_recursion():
+                if isinstance(expr, Expr):
+                    from .expressions.evaluate import compile_row, infer_type
+                    infer_type(expr, Heading())
+                    ctx = python_engine.Context(relvars, options)
+                    python_engine._load_families()
+                    return compile_row(expr, Heading(), ctx.eval)(())
+                return python_engine.evaluate_node(expr, relvars, **options)
+        if engine == "spark":
+            from sira_spark import default_engine
+            return default_engine().evaluate(expr, relvars, **options)
+        raise SiraError(f"unknown engine '{engine}' (python or spark)")
+    return engine.evaluate(expr, relvars, **options)
+
+
+__all__ = [
+    "AVERAGE", "BIGINT", "BOOLEAN", "DATE", "DATEINTERVAL", "FLOAT", "FLOATINTERVAL", "INT",
+    "INTINTERVAL", "LONG", "LONGINTERVAL", "STRING", "TABLE_DEE", "TABLE_DUM", "TIMESTAMP",
+    "TIMESTAMPINTERVAL", "Average", "DivisionByZero", "DuplicateAttribute", "Expr", "Heading",
+    "HeadingMismatch", "IntOverflow", "Interval", "Node", "ParseError", "Relation",
+    "RelationType", "SiraError", "SiraTypeError", "SiraValueError", "Tuple", "TupleType",
+    "UnboundedClosure", "UnknownAttribute", "UnknownOperator", "UnknownRelvar", "attr", "call",
+    "errors", "evaluate", "explain", "lit", "literal", "parse", "relvar",
+]

@@ -1,0 +1,3 @@
+from sira.cli import main
+
+raise SystemExit(main())

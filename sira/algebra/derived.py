@@ -1,0 +1,68 @@
+"""Derived operators written once as trees of core operators: their reference meaning.
+
+An engine without a faster native translation evaluates the lowered tree; property tests check
+the native translations against these definitions.
+
+    >>> from sira import relvar, INT
+    >>> s = relvar("s", {"c": INT}); i = relvar("i", {"c": INT, "t": INT}); t = relvar("t", {"t": INT})
+    >>> lower_divideby(s.divideby(i, t))
+    semiminus(s,semiminus(join(s,t),i))
+"""
+
+from __future__ import annotations
+
+from .aggregation import Aggregate, SummarizeBy
+from .basic import Extend, Project
+from .joins import DivideBy, Join, LeftJoin, SemiJoin, SemiMinus
+from .nesting import Group, Ungroup
+from .setops import Intersect, Minus, Union, XMinus
+
+
+def lower_divideby(node: DivideBy):
+    """SUBJECT minus the subjects some TARGET tuple is not paired with in INTERSECTION."""
+    pairs = Join((node.subject, node.target))
+    unpaired = SemiMinus(pairs, node.intersection)
+    return SemiMinus(node.subject, unpaired)
+
+
+def lower_semijoin(node: SemiJoin):
+    """SEMIJOIN is the projection of the join on the left heading (seed 004)."""
+    return Project(Join((node.left, node.right)), node.left.heading.names)
+
+
+def lower_semiminus(node: SemiMinus):
+    """SEMIMINUS is the left minus its semijoin (seed 004)."""
+    return Minus(node.left, SemiJoin(node.left, node.right))
+
+
+def lower_leftjoin(node: LeftJoin):
+    """UNION(JOIN(R1,R2), EXTEND(SEMIMINUS(R1,R2), defaults)) (seed 004)."""
+    return Union((Join((node.left, node.right)),
+                  Extend(SemiMinus(node.left, node.right), node.defaults)))
+
+
+def lower_xminus(node: XMinus):
+    """(A MINUS B) UNION (B MINUS A), folded left to right."""
+    acc = node.sources[0]
+    for other in node.sources[1:]:
+        acc = Union((Minus(acc, other), Minus(other, acc)))
+    return acc
+
+
+def lower_summarizeby(node: SummarizeBy, rva: str = "__group__"):
+    """GROUP the non-BY attributes, AGGREGATE each group, UNGROUP (seed 004, "Summarization").
+
+    Written with EXTEND over an AGGREGATE of the RVA would need a correlated operand, so the
+    reference form is the per-group definition the property tests evaluate directly.
+    """
+    rest = tuple(n for n in node.source.heading.names if n not in node.by)
+    return Group(node.source, ((rva, rest),)) if rest else Project(node.source, node.by)
+
+
+def lower_intersect(node: Intersect):
+    """INTERSECT is JOIN of relations with equal headings."""
+    return Join(node.sources)
+
+
+__all__ = ["lower_divideby", "lower_semijoin", "lower_semiminus", "lower_leftjoin",
+           "lower_xminus", "lower_intersect", "Aggregate", "Ungroup"]

@@ -1,0 +1,172 @@
+"""The base of algebra nodes, and the builder methods every node offers.
+
+A node is a frozen attrs class; its result heading is computed (and the node type-checked) when
+it is built, before anything runs. ``repr(node)`` is the text syntax; ``explain(node)`` an
+indented tree.
+
+    >>> from sira import INT, STRING, relvar, attr
+    >>> r = relvar("dbmsfile", {"filename": STRING, "pagesize": INT})
+    >>> q = r.restrict(attr("pagesize") > 16384).project("filename")
+    >>> q
+    project(restrict(dbmsfile,gt(pagesize,16384)),(filename))
+    >>> q.heading
+    Heading({filename: STRING})
+"""
+
+from __future__ import annotations
+
+import attrs
+
+
+def _names(names) -> tuple:
+    if len(names) == 1 and not isinstance(names[0], str):
+        names = tuple(names[0])
+    return tuple(names)
+
+
+class Node:
+    """Base of every relational operator node."""
+
+    operator_name = "?"
+
+    def __attrs_post_init__(self):
+        object.__setattr__(self, "heading", self.compute_heading())
+
+    def compute_heading(self):
+        raise TypeError(f"{type(self).__name__} must define compute_heading")
+
+    @property
+    def children(self) -> tuple:
+        return ()
+
+    def __repr__(self):
+        from ..syntax.printer import print_node
+        return print_node(self)
+
+    # ------------------------------------------------------------------ builder methods
+    def restrict(self, condition):
+        """``restrict(self, condition)``; condition an expression tree."""
+        from .basic import Restrict
+        from ..expressions.nodes import as_expr
+        return Restrict(self, as_expr(condition))
+
+    def project(self, *names):
+        """``project(self, (names...))``; ``project()`` projects onto no attributes."""
+        from .basic import Project
+        return Project(self, _names(names))
+
+    def project_away(self, *names):
+        """PROJECT onto every attribute except ``names`` (Tutorial D's ALL BUT)."""
+        from .basic import Project
+        drop = {n.lower() for n in _names(names)}
+        self.heading.require(drop, "PROJECT")
+        return Project(self, tuple(n for n in self.heading.names if n not in drop))
+
+    def extend(self, **formulas):
+        """``extend(self, (name(formula) ...))``: ``r.extend(namelength=call("length", attr("filename")))``."""
+        from .basic import Extend
+        from ..expressions.nodes import as_expr
+        return Extend(self, tuple((k, as_expr(v)) for k, v in formulas.items()))
+
+    def rename(self, mapping=None, **pairs):
+        """Parallel RENAME: ``r.rename(filename="pagesize", pagesize="filename")``."""
+        from .basic import Rename
+        items = dict(mapping or {}, **pairs)
+        return Rename(self, tuple(items.items()))
+
+    def transform(self, *keep, **formulas):
+        """TRANSFORM: keep the named attributes, add computed ones, drop the rest."""
+        from .basic import Transform
+        from ..expressions.nodes import as_expr
+        specs = tuple((k, None) for k in keep) + tuple((k, as_expr(v))
+                                                       for k, v in formulas.items())
+        return Transform(self, specs)
+
+    def union(self, *others):
+        from .setops import Union
+        return Union((self,) + others)
+
+    def intersect(self, *others):
+        from .setops import Intersect
+        return Intersect((self,) + others)
+
+    def minus(self, other):
+        from .setops import Minus
+        return Minus(self, other)
+
+    def xminus(self, *others):
+        from .setops import XMinus
+        return XMinus((self,) + others)
+
+    def join(self, *others):
+        from .joins import Join
+        return Join((self,) + others)
+
+    def semijoin(self, other):
+        from .joins import SemiJoin
+        return SemiJoin(self, other)
+
+    def semiminus(self, other):
+        from .joins import SemiMinus
+        return SemiMinus(self, other)
+
+    def leftjoin(self, other, **defaults):
+        from .joins import LeftJoin
+        from ..expressions.nodes import as_expr
+        return LeftJoin(self, other, tuple((k, as_expr(v)) for k, v in defaults.items()))
+
+    def divideby(self, intersection, target):
+        from .joins import DivideBy
+        return DivideBy(self, intersection, target)
+
+    def tclose(self, *pairs):
+        """``tclose(self, (a, b))``: pairs of attribute names, an edge going from a to b."""
+        from .closure import TClose
+        return TClose(self, _pairs(pairs))
+
+    def gtclose(self, pairs, **formulas):
+        from .closure import GTClose
+        from ..expressions.nodes import as_expr
+        return GTClose(self, _pairs((pairs,)),
+                       tuple((k, as_expr(v)) for k, v in formulas.items()))
+
+    def group(self, **specs):
+        """GROUP: ``r.group(attributenames=("attributename",))``."""
+        from .nesting import Group
+        return Group(self, tuple((k, tuple([v] if isinstance(v, str) else v))
+                                 for k, v in specs.items()))
+
+    def ungroup(self, *names):
+        from .nesting import Ungroup
+        return Ungroup(self, _names(names))
+
+    def aggregate(self, **specs):
+        """AGGREGATE: ``r.aggregate(total=("plus", attr("pagesize")))``."""
+        from .aggregation import Aggregate
+        return Aggregate(self, _agg_specs(specs))
+
+    def summarizeby(self, by, **specs):
+        """SUMMARIZEBY: ``r.summarizeby(("filename",), cnt=("plus", 1))``."""
+        from .aggregation import SummarizeBy
+        by = (by,) if isinstance(by, str) else tuple(by)
+        return SummarizeBy(self, by, _agg_specs(specs))
+
+
+def _pairs(pairs) -> tuple:
+    flat = []
+    for p in pairs:
+        if isinstance(p, str):
+            flat.append(p)
+        else:
+            flat.extend(_pairs(p))
+    return tuple(flat)
+
+
+def _agg_specs(specs) -> tuple:
+    from ..expressions.nodes import as_expr
+    return tuple((name, op, as_expr(expr)) for name, (op, expr) in specs.items())
+
+
+def node_class(cls):
+    """Decorator: a frozen attrs node with a cached hash and a computed ``heading``."""
+    return attrs.frozen(cache_hash=True, repr=False, slots=False)(cls)

@@ -1,0 +1,91 @@
+"""Python evaluation of JOIN, SEMIJOIN, SEMIMINUS, LEFTJOIN (hash joins) and DIVIDEBY."""
+
+from __future__ import annotations
+
+from ..algebra.derived import lower_divideby
+from ..algebra.joins import DivideBy, Join, LeftJoin, SemiJoin, SemiMinus
+from ..values import Heading, Relation
+from . import evaluates, map_rows
+from .basic import compiler, row_getter
+
+
+def key_functions(lh: Heading, rh: Heading):
+    """(left key, right key) over the attributes the headings share."""
+    common = [n for n in lh.names if n in rh]
+    return (row_getter([lh.index(n) for n in common]),
+            row_getter([rh.index(n) for n in common]), common)
+
+
+def semijoin_body(lh, lbody, rh, rbody, keep: bool) -> frozenset:
+    """The left tuples that match (keep=True) or do not match (keep=False) some right tuple."""
+    lkey, rkey, _ = key_functions(lh, rh)
+    keys = set(map(rkey, rbody))
+    if keep:
+        return frozenset(l for l in lbody if lkey(l) in keys)
+    return frozenset(l for l in lbody if lkey(l) not in keys)
+
+
+def join_bodies(lh: Heading, lbody, rh: Heading, rbody, out: Heading) -> frozenset:
+    """Natural hash join of two bodies; the index is built on the smaller side."""
+    lkey, rkey, common = key_functions(lh, rh)
+    if len(common) == rh.degree:  # the right side adds no attribute: a semijoin
+        return semijoin_body(lh, lbody, rh, rbody, True)
+    if len(common) == lh.degree:
+        return semijoin_body(rh, rbody, lh, lbody, True)
+    where = {}
+    for i, n in enumerate(lh.names + rh.names):
+        where.setdefault(n, i)
+    assemble = row_getter([where[n] for n in out.names])
+    if not common:
+        return frozenset(assemble(l + r) for l in lbody for r in rbody)
+    if len(lbody) <= len(rbody):
+        index = {}
+        for l in lbody:
+            index.setdefault(lkey(l), []).append(l)
+        return frozenset(assemble(l + r) for r in rbody for l in index.get(rkey(r), ()))
+    index = {}
+    for r in rbody:
+        index.setdefault(rkey(r), []).append(r)
+    return frozenset(assemble(l + r) for l in lbody for r in index.get(lkey(l), ()))
+
+
+@evaluates(Join)
+def _join(node, ctx):
+    acc = ctx.eval(node.sources[0])
+    h, body = acc.heading, acc.body
+    for source in node.sources[1:]:
+        other = ctx.eval(source)
+        out = h.union(other.heading)
+        body = join_bodies(h, body, other.heading, other.body, out)
+        h = out
+    return Relation(node.heading, body)
+
+
+@evaluates(SemiJoin)
+def _semijoin(node, ctx):
+    l, r = ctx.eval(node.left), ctx.eval(node.right)
+    return Relation(node.heading, semijoin_body(l.heading, l.body, r.heading, r.body, True))
+
+
+@evaluates(SemiMinus)
+def _semiminus(node, ctx):
+    l, r = ctx.eval(node.left), ctx.eval(node.right)
+    return Relation(node.heading, semijoin_body(l.heading, l.body, r.heading, r.body, False))
+
+
+@evaluates(LeftJoin)
+def _leftjoin(node, ctx):
+    l, r = ctx.eval(node.left), ctx.eval(node.right)
+    joined = join_bodies(l.heading, l.body, r.heading, r.body, node.heading)
+    unmatched = list(semijoin_body(l.heading, l.body, r.heading, r.body, False))
+    fns = [compiler(ctx)(e, l.heading) for _, e in node.defaults]
+    where = {n: i for i, n in enumerate(l.heading.names + tuple(n for n, _ in node.defaults))}
+    assemble = row_getter([where[n] for n in node.heading.names])
+    values = map_rows(unmatched, lambda row: tuple(f(row) for f in fns), l.heading)
+    return Relation(node.heading,
+                    joined | frozenset(assemble(row + v) for row, v in zip(unmatched, values)))
+
+
+@evaluates(DivideBy)
+def _divideby(node, ctx):
+    return ctx.eval(lower_divideby(node))

@@ -1,0 +1,177 @@
+"""The SiraError tree.
+
+Every error sira raises on bad input is a ``SiraError`` with structured fields, so that
+programs (and the spec cases) match errors by class and fields, never by message text::
+
+    >>> from sira.errors import UnknownAttribute
+    >>> err = UnknownAttribute(attribute="nosuch", operator="PROJECT", available=("a", "b"))
+    >>> str(err)
+    "PROJECT: unknown attribute 'nosuch' (the heading has a, b)"
+    >>> err.attribute
+    'nosuch'
+"""
+
+from __future__ import annotations
+
+
+class SiraError(Exception):
+    """Base class of every error sira raises on purpose.
+
+    Subclasses set ``fields`` (the names of their structured fields); each is stored as an
+    attribute and used to match errors in spec cases.
+    """
+
+    fields: tuple[str, ...] = ()
+
+    def __init__(self, message: str | None = None, **fields):
+        for name in self.fields:
+            setattr(self, name, fields.pop(name, None))
+        if fields:
+            raise TypeError(f"{type(self).__name__} has no fields {sorted(fields)}")
+        self.message = message if message is not None else self.default_message()
+        super().__init__(self.message)
+
+    def default_message(self) -> str:
+        return type(self).__name__
+
+    def field_values(self) -> dict:
+        return {name: getattr(self, name) for name in self.fields}
+
+
+def _prefix(operator) -> str:
+    return f"{operator}: " if operator else ""
+
+
+class HeadingError(SiraError):
+    """A heading does not fit the operator."""
+
+
+class UnknownAttribute(HeadingError, KeyError):
+    fields = ("attribute", "operator", "available")
+
+    def default_message(self):
+        available = ", ".join(self.available or ())
+        return (f"{_prefix(self.operator)}unknown attribute '{self.attribute}'"
+                f" (the heading has {available or 'no attributes'})")
+
+    def __str__(self):  # KeyError would quote the message
+        return self.message
+
+
+class DuplicateAttribute(HeadingError):
+    fields = ("attribute", "operator")
+
+    def default_message(self):
+        return f"{_prefix(self.operator)}attribute '{self.attribute}' would appear twice"
+
+
+class HeadingMismatch(HeadingError):
+    fields = ("operator", "left", "right")
+
+    def default_message(self):
+        return (f"{self.operator} needs equal headings; left has {self.left},"
+                f" right has {self.right}")
+
+
+class SiraTypeError(SiraError, TypeError):
+    """A value or expression has the wrong type: ``'maximumlength' must be INT (got 'abc', a STRING)``."""
+
+    fields = ("operator", "expected", "got")
+
+    def default_message(self):
+        return f"{_prefix(self.operator)}expected {self.expected}, got {self.got}"
+
+
+class SiraValueError(SiraError, ValueError):
+    """A value is of the right type but not acceptable (a malformed date, an inverted interval...)."""
+
+    fields = ("operator", "value")
+
+
+class IntervalError(SiraValueError):
+    """An interval that cannot be: empty, inverted, or not one interval."""
+
+
+class ArithmeticFault(SiraError, ArithmeticError):
+    """Arithmetic went wrong while evaluating an expression for a tuple."""
+
+    fields = ("operator", "tuple")
+
+
+class IntOverflow(ArithmeticFault):
+    fields = ("operator", "tuple", "type", "value")
+
+    def default_message(self):
+        where = f" for tuple {self.tuple}" if self.tuple else ""
+        return f"{_prefix(self.operator)}{self.value} does not fit {self.type}{where}"
+
+
+class DivisionByZero(ArithmeticFault):
+    def default_message(self):
+        where = f" for tuple {self.tuple}" if self.tuple else ""
+        return f"{_prefix(self.operator)}division by zero{where}"
+
+
+class UnknownOperator(SiraError):
+    fields = ("operator",)
+
+    def default_message(self):
+        return f"unknown operator '{self.operator}'"
+
+
+class UnknownRelvar(SiraError, KeyError):
+    fields = ("relvar", "available")
+
+    def default_message(self):
+        available = ", ".join(self.available or ())
+        return f"unknown relvar '{self.relvar}' (known: {available or 'none'})"
+
+    def __str__(self):
+        return self.message
+
+
+class UnboundedClosure(SiraError):
+    """GTCLOSE whose computed attributes grow without end around a cycle."""
+
+    fields = ("operator", "node")
+
+    def default_message(self):
+        return (f"{_prefix(self.operator)}the closure grows without end around a cycle"
+                f" through {self.node}")
+
+
+class TooManyTuples(SiraError):
+    """An operator would produce more tuples than the limit the caller set."""
+
+    fields = ("operator", "limit")
+
+
+class ParseError(SiraError, SyntaxError):
+    """Malformed text. Carries ``line`` and ``col`` (1-based) and shows the line with a caret."""
+
+    fields = ("line", "col", "source_line", "expected")
+
+    def __init__(self, message: str | None = None, **fields):
+        super().__init__(message, **fields)
+        if self.line is not None:
+            caret = ""
+            if self.source_line is not None:
+                caret = f"\n  {self.source_line}\n  {' ' * max((self.col or 1) - 1, 0)}^"
+            self.message = f"{self.message} at line {self.line}, col {self.col}{caret}"
+            self.args = (self.message,)
+
+    def __str__(self):
+        return self.message
+
+
+class NotSupportedOnSpark(SiraError):
+    fields = ("node",)
+
+    def default_message(self):
+        return f"{self.node} has no Spark translation"
+
+
+class ExecutionError(SiraError):
+    """An engine failed while running a node; names the node."""
+
+    fields = ("node",)

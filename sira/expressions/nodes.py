@@ -1,0 +1,158 @@
+"""Scalar expression trees: attribute references, literals and operator calls.
+
+Conditions (RESTRICT), formulas (EXTEND, TRANSFORM, GTCLOSE) and aggregation specs are these
+trees, never Python lambdas, so every engine can translate them. Python operators build calls::
+
+    >>> e = (attr("pagesize") + 1 > 256) & ~attr("flag")
+    >>> e
+    and(gt(plus(pagesize,1),256),not(flag))
+    >>> attr("a").eq("x")
+    eq(a,string(x))
+
+``==`` is kept for comparing trees (so ``eq``/``ne`` are methods).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ..types import type_of_python
+from ..values import normalize_name
+
+
+class Expr:
+    """Base of expression nodes; Python operators build :class:`Call` nodes."""
+
+    def _call(self, op, *others):
+        return Call(op, (self,) + tuple(as_expr(o) for o in others))
+
+    def __add__(self, other):
+        return self._call("plus", other)
+
+    def __radd__(self, other):
+        return as_expr(other)._call("plus", self)
+
+    def __sub__(self, other):
+        return self._call("minus", other)
+
+    def __rsub__(self, other):
+        return as_expr(other)._call("minus", self)
+
+    def __mul__(self, other):
+        return self._call("mult", other)
+
+    def __rmul__(self, other):
+        return as_expr(other)._call("mult", self)
+
+    def __truediv__(self, other):
+        return self._call("div", other)
+
+    def __neg__(self):
+        return self._call("neg")
+
+    def __gt__(self, other):
+        return self._call("gt", other)
+
+    def __ge__(self, other):
+        return self._call("ge", other)
+
+    def __lt__(self, other):
+        return self._call("lt", other)
+
+    def __le__(self, other):
+        return self._call("le", other)
+
+    def __and__(self, other):
+        return self._call("and", other)
+
+    def __or__(self, other):
+        return self._call("or", other)
+
+    def __invert__(self):
+        return self._call("not")
+
+    def eq(self, other):
+        return self._call("eq", other)
+
+    def ne(self, other):
+        return self._call("ne", other)
+
+    def concat(self, other):
+        return self._call("concat", other)
+
+    def __repr__(self):
+        from ..syntax.printer import print_expression
+        return print_expression(self)
+
+
+@attrs.frozen(cache_hash=True, repr=False)
+class AttrRef(Expr):
+    """A reference to an attribute of the tuple at hand (names are case-insensitive)."""
+
+    name: str = attrs.field(converter=normalize_name)
+
+
+@attrs.frozen(cache_hash=True, repr=False)
+class Literal(Expr):
+    """A constant with its type."""
+
+    value: object
+    type: object
+
+
+@attrs.frozen(cache_hash=True, repr=False)
+class Call(Expr):
+    """An invocation of a library operator (``gt``, ``plus``, ``concat``...) on argument trees."""
+
+    op: str = attrs.field(converter=str.lower)
+    args: tuple = attrs.field(converter=tuple, default=())
+
+
+@attrs.frozen(cache_hash=True, repr=False)
+class RelationArg(Expr):
+    """A relational expression used as an operand (``cardinality(Y)``, ``eq(R1, R2)``)."""
+
+    node: object
+
+
+def attr(name: str) -> AttrRef:
+    """An attribute reference: ``attr("pagesize") > 256``."""
+    return AttrRef(name)
+
+
+def lit(value, type=None) -> Literal:
+    """A literal; the type is taken from the value when not given (ints: INT when they fit)."""
+    t = type if type is not None else type_of_python(value)
+    return Literal(t.check(value), t)
+
+
+def call(op: str, *args) -> Call:
+    """An operator call: ``call("length", attr("filename"))``."""
+    return Call(op, tuple(as_expr(a) for a in args))
+
+
+def as_expr(value) -> Expr:
+    """Expressions stay as they are; algebra nodes become RelationArg; Python values literals."""
+    if isinstance(value, Expr):
+        return value
+    from ..algebra.node import Node
+    if isinstance(value, Node):
+        return RelationArg(value)
+    from ..values import Relation
+    if isinstance(value, Relation):
+        from ..algebra.basic import RelationLiteral
+        return RelationArg(RelationLiteral(value))
+    return lit(value)
+
+
+def attributes_used(expr: Expr) -> set:
+    """The attribute names an expression reads."""
+    out = set()
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, AttrRef):
+            out.add(e.name)
+        elif isinstance(e, Call):
+            stack.extend(e.args)
+    return out

@@ -1,0 +1,159 @@
+"""Interval types and the interval value.
+
+Every interval is closed-open ``[begin, end)`` inside; ``end`` is None for an interval unbounded
+above ("until further notice"). The text syntax accepts ``from(a)to(b)`` (both ends included) and
+``begin(a)end(b)``, and prints ``BEGIN(a)END(b)`` as the seed does::
+
+    >>> INTINTERVAL.select_closed(4, 7)
+    Interval(begin=4, end=8)
+    >>> INTINTERVAL.format(INTINTERVAL.select_closed(4, 7))
+    'BEGIN(4)END(8)'
+    >>> INTINTERVAL.select(5, 5)
+    Traceback (most recent call last):
+    ...
+    sira.errors.IntervalError: INTINTERVAL: begin 5 is not before end 5
+"""
+
+from __future__ import annotations
+
+import datetime
+
+import attrs
+
+from .errors import IntervalError, SiraTypeError
+from .types import DATE, FLOAT, INT, LONG, TIMESTAMP, Type
+
+_ONE_DAY = datetime.timedelta(days=1)
+_ONE_MICROSECOND = datetime.timedelta(microseconds=1)
+
+
+@attrs.frozen(eq=False)
+class Interval:
+    """An interval value ``[begin, end)``; ``end`` None means unbounded above.
+
+    All empty intervals (``begin == end``, which only IINTERSECT produces) are one value.
+    """
+
+    begin: object
+    end: object = None
+
+    def __eq__(self, other):
+        if not isinstance(other, Interval):
+            return NotImplemented
+        if self.empty or other.empty:
+            return self.empty and other.empty
+        return self.begin == other.begin and self.end == other.end
+
+    def __hash__(self):
+        return hash(("empty interval",)) if self.empty else hash((self.begin, self.end))
+
+    @property
+    def unbounded(self) -> bool:
+        return self.end is None
+
+    @property
+    def empty(self) -> bool:
+        return self.end is not None and not self.begin < self.end
+
+    def overlaps(self, other: "Interval") -> bool:
+        return ((other.end is None or self.begin < other.end)
+                and (self.end is None or other.begin < self.end))
+
+    def intersect(self, other: "Interval") -> "Interval":
+        """The common points; the empty interval (shown at the lower begin) when there are none."""
+        if self.empty:
+            return self
+        if other.empty:
+            return other
+        begin = max(self.begin, other.begin)
+        ends = [e for e in (self.end, other.end) if e is not None]
+        end = min(ends) if ends else None
+        if end is not None and end <= begin:
+            low = min(self.begin, other.begin)
+            return Interval(low, low)
+        return Interval(begin, end)
+
+
+def successor(point_type: Type, value):
+    """The next point of an ordinal type."""
+    if point_type in (INT, LONG):
+        return point_type.fit(value + 1, operator="successor")
+    if point_type == DATE:
+        return value + _ONE_DAY
+    if point_type == TIMESTAMP:
+        return value + _ONE_MICROSECOND
+    raise SiraTypeError(f"{point_type.name} is not an ordinal type", operator="successor",
+                        expected="an ordinal type", got=point_type.name)
+
+
+@attrs.frozen
+class IntervalType(Type):
+    """INTERVAL over an ordered point type (INT, LONG, DATE, TIMESTAMP ordinal; FLOAT not)."""
+
+    point: Type
+    name: str
+
+    @property
+    def ordinal(self):  # noqa: D401 - property overriding a class attribute
+        return self.point.ordinal
+
+    def select(self, begin, end=None, *, operator=None) -> Interval:
+        """The interval ``[begin, end)``; raises IntervalError unless begin < end."""
+        begin = self.point.check(begin, operator=operator or self.name)
+        if end is not None:
+            end = self.point.check(end, operator=operator or self.name)
+            if not begin < end:
+                raise IntervalError(
+                    f"{operator or self.name}: begin {self.point.format(begin)} is not before"
+                    f" end {self.point.format(end)}", operator=operator or self.name,
+                    value=(begin, end))
+        return Interval(begin, end)
+
+    def select_closed(self, first, last=None, *, operator=None) -> Interval:
+        """The interval from ``first`` to ``last``, both included (ordinal point types only)."""
+        if last is None:
+            return self.select(first, None, operator=operator)
+        if not self.point.ordinal:
+            raise SiraTypeError(f"{self.name}: from/to needs an ordinal point type; use "
+                                f"begin/end", operator=operator or self.name,
+                                expected="an ordinal point type", got=self.point.name)
+        first = self.point.check(first, operator=operator or self.name)
+        last = self.point.check(last, operator=operator or self.name)
+        if last < first:
+            raise IntervalError(
+                f"{operator or self.name}: from {self.point.format(first)} is after"
+                f" to {self.point.format(last)}", operator=operator or self.name,
+                value=(first, last))
+        return Interval(first, successor(self.point, last))
+
+    def check(self, value, *, operator=None):
+        if not isinstance(value, Interval):
+            raise self._wrong(value, operator)
+        begin = self.point.check(value.begin, operator=operator)
+        end = None if value.end is None else self.point.check(value.end, operator=operator)
+        if end is not None and end < begin:
+            raise IntervalError(f"{operator or self.name}: begin {value.begin} is after end "
+                                f"{value.end}", operator=operator or self.name, value=value)
+        return Interval(begin, end)
+
+    def sort_key(self, value):
+        return (value.begin, value.end is None, value.end if value.end is not None else value.begin)
+
+    def format(self, value):
+        end = "" if value.end is None else self.point.format(value.end)
+        return f"BEGIN({self.point.format(value.begin)})END({end})"
+
+    def literal(self, value):
+        begin = f"begin({self.point.literal(value.begin)})"
+        end = "" if value.end is None else f"end({self.point.literal(value.end)})"
+        return f"{self.name.lower()}({begin}{end})"
+
+
+INTINTERVAL = IntervalType(INT, "INTINTERVAL")
+LONGINTERVAL = IntervalType(LONG, "LONGINTERVAL")
+DATEINTERVAL = IntervalType(DATE, "DATEINTERVAL")
+TIMESTAMPINTERVAL = IntervalType(TIMESTAMP, "TIMESTAMPINTERVAL")
+FLOATINTERVAL = IntervalType(FLOAT, "FLOATINTERVAL")
+
+INTERVAL_TYPES = {t.name.lower(): t for t in (INTINTERVAL, LONGINTERVAL, DATEINTERVAL,
+                                             TIMESTAMPINTERVAL, FLOATINTERVAL)}

@@ -1,0 +1,1 @@
+"""The text syntax of sira: lexer, concrete syntax tree and parser."""

@@ -1,0 +1,537 @@
+"""From the concrete syntax tree to algebra and expression trees.
+
+The builder gives SIRA_PRISE's notation its meaning: which calls are relational operators, how
+their spec lists read, how literals are typed. Names resolve in this order: in a scalar
+position an attribute of the heading at hand, then a relvar (``cardinality(Y)``), then a
+nullary operator (``currentdate``); in a relational position a relvar, ``TABLE_DEE`` or
+``TABLE_DUM``.
+
+    >>> from sira.types import INT
+    >>> from sira.values import Heading
+    >>> build_text("restrict(R, gt(a, 1))", {"r": Heading.of({"a": INT})})
+    restrict(r,gt(a,1))
+"""
+
+from __future__ import annotations
+
+import datetime
+import sys
+from contextlib import contextmanager
+
+from ..algebra.aggregation import Aggregate, SummarizeBy
+from ..algebra.basic import Extend, Project, RelationLiteral, RelvarRef, Rename, Restrict, Transform
+from ..algebra.closure import GTClose, TClose, closure_scope
+from ..algebra.joins import DivideBy, Join, LeftJoin, SemiJoin, SemiMinus
+from ..algebra.nesting import Group as GroupNode, Ungroup
+from ..algebra.node import Node
+from ..algebra.setops import Intersect, Minus, Union, XMinus
+from ..errors import ParseError, SiraError, SiraTypeError, SiraValueError, UnknownRelvar
+from ..expressions.evaluate import compile_row, infer_type
+from ..expressions.library import LIBRARY
+from ..expressions.nodes import AttrRef, Call as CallExpr, Literal, RelationArg
+from ..intervals import INTERVAL_TYPES, successor
+from ..types import (BOOLEAN, DATE, FLOAT, STRING, TIMESTAMP, Average, IntegerType,
+                     RelationType, TupleType, type_named, type_of_python)
+from ..values import TABLE_DEE, TABLE_DUM, Heading, Relation, Tuple, check_row
+from . import cst
+from .parser import parse_expression
+
+EMPTY = Heading()
+
+_BINARY = {"+": "plus", "-": "minus", "*": "mult", "/": "div", "||": "concat", "=": "eq",
+           "<>": "ne", "<": "lt", ">": "gt", "<=": "le", ">=": "ge", "and": "and", "or": "or"}
+
+_NAMED_RELATIONS = {"table_dee": TABLE_DEE, "table_dum": TABLE_DUM}
+
+
+@contextmanager
+def deep_recursion(limit: int = 20000):
+    """Allow the deep (but parser-bounded) recursion that walking a nested tree needs."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, limit))
+    try:
+        yield
+    except RecursionError:
+        raise SiraError("the expression is nested too deeply to evaluate") from None
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def _where(node) -> str:
+    line = getattr(node, "line", 0)
+    return f" (line {line}, col {node.col})" if line else ""
+
+
+def _error(node, message, expected="?"):
+    return ParseError(message, line=getattr(node, "line", 0) or None,
+                      col=getattr(node, "col", 0) or None, expected=expected)
+
+
+def _lname(node) -> str:
+    if isinstance(node, cst.Name):
+        return node.text.lower()
+    raise _error(node, f"expected a name, found {_show(node)}", "a name")
+
+
+def _show(node) -> str:
+    if isinstance(node, cst.Name):
+        return f"'{node.text}'"
+    if isinstance(node, cst.Call):
+        return f"'{node.name}(...)'"
+    if isinstance(node, cst.Number):
+        return node.text
+    return type(node).__name__.lower()
+
+
+def _items(node) -> tuple:
+    """The items of a parenthesised list; a lone item stands for a one-item list."""
+    if isinstance(node, cst.Group):
+        return node.items
+    return (node,)
+
+
+class Builder:
+    """Builds trees from CST nodes against a catalog of relvar headings."""
+
+    def __init__(self, catalog: dict | None = None, values: dict | None = None):
+        self.catalog = {k.lower(): v.heading if isinstance(v, Relation) else Heading.of(v)
+                        for k, v in (catalog or {}).items()}
+        self.values = values or {}
+
+    # ------------------------------------------------------------------ entry points
+    def build(self, node):
+        """A relational node when ``node`` is relational, else a scalar expression."""
+        if self.is_relational(node):
+            return self.relation(node)
+        return self.scalar(node, EMPTY)
+
+    def is_relational(self, node) -> bool:
+        if isinstance(node, cst.Name):
+            name = node.text.lower()
+            return name in self.catalog or name in _NAMED_RELATIONS
+        if isinstance(node, cst.Call):
+            name = node.name.lower()
+            return name in RELATIONAL or name == "relation"
+        if isinstance(node, cst.Group) and len(node.items) == 1:
+            return self.is_relational(node.items[0])
+        return False
+
+    # ------------------------------------------------------------------ relational
+    def relation(self, node) -> Node:
+        if isinstance(node, cst.Name):
+            name = node.text.lower()
+            if name in _NAMED_RELATIONS:
+                return RelationLiteral(_NAMED_RELATIONS[name])
+            if name in self.catalog:
+                return RelvarRef(name, self.catalog[name])
+            raise UnknownRelvar(relvar=name, available=tuple(sorted(self.catalog)))
+        if isinstance(node, cst.Group) and len(node.items) == 1:
+            return self.relation(node.items[0])
+        if isinstance(node, cst.Call):
+            name = node.name.lower()
+            if name == "relation":
+                return RelationLiteral(self.relation_literal(node))
+            if name in RELATIONAL:
+                return RELATIONAL[name](self, node, node.args)
+        raise _error(node, f"expected a relational expression, found {_show(node)}",
+                     "a relational expression")
+
+    def args(self, node, n_min, n_max=None):
+        args = node.args
+        if len(args) < n_min or (n_max is not None and len(args) > n_max):
+            want = n_min if n_max == n_min else f"{n_min} or more" if n_max is None \
+                else f"{n_min} to {n_max}"
+            raise _error(node, f"{node.name.upper()} takes {want} arguments, got {len(args)}",
+                         f"{want} arguments")
+        return args
+
+    def names(self, node) -> tuple:
+        return tuple(_lname(i) for i in _items(node))
+
+    def named_exprs(self, node, heading, allow_bare=False) -> tuple:
+        """``(name(expr) name2(expr))`` specs; with allow_bare a bare name keeps the attribute."""
+        out = []
+        for item in _items(node):
+            if allow_bare and isinstance(item, cst.Name):
+                out.append((item.text.lower(), None))
+                continue
+            if not isinstance(item, cst.Call) or len(item.args) != 1:
+                raise _error(item, f"expected name(expression), found {_show(item)}",
+                             "name(expression)")
+            out.append((item.name.lower(), self.scalar(item.args[0], heading)))
+        return tuple(out)
+
+    def agg_specs(self, node, heading) -> tuple:
+        """``(name(op(expr)) ...)`` aggregation specs."""
+        out = []
+        for item in _items(node):
+            if (not isinstance(item, cst.Call) or len(item.args) != 1
+                    or not isinstance(item.args[0], cst.Call) or len(item.args[0].args) != 1):
+                raise _error(item, f"expected name(operator(expression)), found {_show(item)}",
+                             "name(operator(expression))")
+            op_call = item.args[0]
+            out.append((item.name.lower(), op_call.name.lower(),
+                        self.scalar(op_call.args[0], heading)))
+        return tuple(out)
+
+    # ------------------------------------------------------------------ relation literals
+    def relation_literal(self, node) -> Relation:
+        heading = None
+        body = None
+        for part in node.args:
+            if isinstance(part, cst.Call) and part.name.lower() == "heading" and heading is None:
+                heading = self.heading_literal(part)
+            elif isinstance(part, cst.Call) and part.name.lower() == "body" and body is None:
+                body = part
+            else:
+                raise _error(part, f"expected heading(...) or body(...) in a relation literal, "
+                             f"found {_show(part)}", "heading(...) or body(...)")
+        rows = []
+        if body is not None:
+            for t in body.args:
+                if not isinstance(t, cst.Call) or t.name.lower() != "tuple":
+                    raise _error(t, f"expected tuple(...) in a body, found {_show(t)}",
+                                 "tuple(...)")
+                rows.append((t, self.tuple_values(t)))
+        if heading is None:
+            if not rows:
+                raise _error(node, "an empty relation literal needs a heading(...)",
+                             "heading(...)")
+            heading = _infer_heading(rows)
+        checked = set()
+        for t, values in rows:
+            try:
+                checked.add(check_row(heading, values, operator="RELATION"))
+            except SiraError as err:
+                raise type(err)(f"{err.message}{_where(t)}", **err.field_values()) from None
+        return Relation(heading, frozenset(checked))
+
+    def heading_literal(self, node) -> Heading:
+        pairs = []
+        for item in node.args:
+            if not isinstance(item, cst.Call) or len(item.args) != 1:
+                raise _error(item, f"expected name(type) in a heading, found {_show(item)}",
+                             "name(type)")
+            pairs.append((item.name.lower(), self.type_literal(item.args[0])))
+        return Heading.of(pairs)
+
+    def type_literal(self, node):
+        if isinstance(node, cst.Name):
+            try:
+                return type_named(node.text)
+            except SiraTypeError:
+                raise _error(node, f"unknown type '{node.text}'", "a type name") from None
+        if isinstance(node, cst.Call) and node.name.lower() in ("relation", "tuple") \
+                and len(node.args) == 1 and isinstance(node.args[0], cst.Call) \
+                and node.args[0].name.lower() == "heading":
+            h = self.heading_literal(node.args[0])
+            return RelationType(h) if node.name.lower() == "relation" else TupleType(h)
+        raise _error(node, f"expected a type, found {_show(node)}", "a type")
+
+    def tuple_values(self, node) -> dict:
+        values = {}
+        for item in node.args:
+            if not isinstance(item, cst.Call) or len(item.args) != 1:
+                raise _error(item, f"expected name(value) in a tuple, found {_show(item)}",
+                             "name(value)")
+            name = item.name.lower()
+            if name in values:
+                raise _error(item, f"attribute '{name}' appears twice in a tuple",
+                             "distinct attribute names")
+            values[name] = self.constant(item.args[0])
+        return values
+
+    def constant(self, node):
+        """Evaluate a literal-valued expression (selectors, nested literals, arithmetic)."""
+        expr = self.scalar(node, EMPTY)
+        if isinstance(expr, Literal):
+            return expr.value
+        if isinstance(expr, RelationArg) and isinstance(expr.node, RelationLiteral):
+            return expr.node.value
+        from ..engine import Context
+        infer_type(expr, EMPTY)
+        return compile_row(expr, EMPTY, Context(self.values).eval)(())
+
+    # ------------------------------------------------------------------ scalars
+    def scalar(self, node, heading):
+        if isinstance(node, cst.Number):
+            return _number(node.text)
+        if isinstance(node, cst.DateLit):
+            return Literal(_date(node.text, node), DATE)
+        if isinstance(node, cst.TimestampLit):
+            return Literal(_timestamp(node.text, node), TIMESTAMP)
+        if isinstance(node, cst.Raw):
+            if node.func == "string":
+                return Literal(node.text, STRING)
+            if node.func == "date":
+                return Literal(_date(node.text.strip(), node), DATE)
+            return Literal(_timestamp(node.text.strip(), node), TIMESTAMP)
+        if isinstance(node, cst.Name):
+            return self.scalar_name(node, heading)
+        if isinstance(node, cst.Group):
+            if len(node.items) != 1:
+                raise _error(node, "expected one expression in parentheses", "an expression")
+            return self.scalar(node.items[0], heading)
+        if isinstance(node, cst.UnaryOp):
+            if node.op == "-" and isinstance(node.operand, cst.Number):
+                lit = _number(node.operand.text)
+                return Literal(lit.type.check(-lit.value) if lit.type == FLOAT
+                               else -lit.value, lit.type if lit.type == FLOAT
+                               else type_of_python(-lit.value))
+            operand = self.scalar(node.operand, heading)
+            if node.op == "+":
+                return operand
+            return CallExpr("neg" if node.op == "-" else "not", (operand,))
+        if isinstance(node, cst.BinOp):
+            return CallExpr(_BINARY[node.op], (self.scalar(node.left, heading),
+                                                self.scalar(node.right, heading)))
+        if isinstance(node, cst.Call):
+            return self.scalar_call(node, heading)
+        raise _error(node, f"expected an expression, found {_show(node)}", "an expression")
+
+    def scalar_name(self, node, heading):
+        name = node.text.lower()
+        if name in heading:
+            return AttrRef(name)
+        if name in ("true", "false"):
+            return Literal(name == "true", BOOLEAN)
+        if name in self.catalog or name in _NAMED_RELATIONS:
+            return RelationArg(self.relation(node))
+        op = LIBRARY.get(name)
+        if op is not None and op.min_args == 0:
+            return CallExpr(name, ())
+        from ..errors import UnknownAttribute
+        raise UnknownAttribute(f"unknown attribute '{name}'{_where(node)} (the heading has "
+                               f"{', '.join(heading.names) or 'no attributes'})",
+                               attribute=name, operator=None, available=heading.names)
+
+    def scalar_call(self, node, heading):
+        name = node.name.lower()
+        if name in RELATIONAL or name == "relation":
+            return RelationArg(self.relation(node))
+        if name == "tuple":
+            values = self.tuple_values(node)
+            h = Heading.of({k: type_of_python(v) for k, v in values.items()})
+            return Literal(Tuple(h, check_row(h, values)), TupleType(h))
+        if name == "average":
+            return self.average(node, heading)
+        if name in INTERVAL_TYPES:
+            return self.interval(node, heading)
+        args = tuple(self.scalar(a, heading) for a in node.args)
+        if name in ("int", "long", "bigint", "float", "boolean") and len(args) == 1 \
+                and isinstance(args[0], Literal):
+            return _fold_selector(name, args[0], node)
+        if name not in LIBRARY:
+            from ..errors import UnknownOperator
+            raise UnknownOperator(f"unknown operator '{name}'{_where(node)}", operator=name)
+        return CallExpr(name, args)
+
+    def keyword_args(self, node, allowed) -> dict:
+        out = {}
+        for a in node.args:
+            if not isinstance(a, cst.Call) or a.name.lower() not in allowed or len(a.args) != 1 \
+                    or a.name.lower() in out:
+                raise _error(a, f"{node.name.upper()} takes {' '.join(k + '(...)' for k in allowed)}"
+                             f", found {_show(a)}", " ".join(k + "(...)" for k in allowed))
+            out[a.name.lower()] = a.args[0]
+        return out
+
+    def average(self, node, heading):
+        kw = self.keyword_args(node, ("count", "value"))
+        if set(kw) != {"count", "value"}:
+            raise _error(node, "AVERAGE takes count(...)value(...)", "count(...)value(...)")
+        count, value = self.scalar(kw["count"], heading), self.scalar(kw["value"], heading)
+        if isinstance(count, Literal) and isinstance(value, Literal) \
+                and isinstance(count.type, IntegerType) and value.type == FLOAT:
+            return Literal(Average(count.value, value.value), type_named("average"))
+        return CallExpr("average", (count, value))
+
+    def interval(self, node, heading):
+        itype = INTERVAL_TYPES[node.name.lower()]
+        kw = self.keyword_args(node, ("from", "to", "begin", "end"))
+        closed = "from" in kw or "to" in kw
+        if closed and ("begin" in kw or "end" in kw) or ("from" not in kw and "begin" not in kw):
+            raise _error(node, f"{itype.name} takes from(a)to(b) or begin(a)end(b) (the end may "
+                         f"be left out for an interval unbounded above)",
+                         "from(a)to(b) or begin(a)end(b)")
+        first = self.scalar(kw["from" if closed else "begin"], heading)
+        last_node = kw.get("to" if closed else "end")
+        last = None if last_node is None else self.scalar(last_node, heading)
+        if isinstance(first, Literal) and (last is None or isinstance(last, Literal)):
+            try:
+                value = (itype.select_closed if closed else itype.select)(
+                    first.value, None if last is None else last.value)
+            except SiraError as err:
+                raise type(err)(f"{err.message}{_where(node)}", **err.field_values()) from None
+            return Literal(value, itype)
+        if closed and last is not None:
+            last = CallExpr("next", (last,))
+        return CallExpr(itype.name.lower(), (first,) if last is None else (first, last))
+
+
+def _infer_heading(rows) -> Heading:
+    types = {}
+    for t, values in rows:
+        for name, v in values.items():
+            vt = type_of_python(v)
+            old = types.get(name)
+            if old is None or (isinstance(old, IntegerType) and isinstance(vt, IntegerType)
+                               and (old.bits or 10**9) < (vt.bits or 10**9)):
+                types[name] = vt
+        if rows and set(values) != set(rows[0][1]):
+            raise _error(t, "the tuples of a relation literal must have the same attributes",
+                         "the same attributes")
+    return Heading.of(types)
+
+
+def _number(text: str) -> Literal:
+    if any(c in text for c in ".eE"):
+        return Literal(FLOAT.check(float(text)), FLOAT)
+    value = int(text)
+    return Literal(value, type_of_python(value))
+
+
+def _date(text, node):
+    try:
+        return datetime.date.fromisoformat(text)
+    except ValueError:
+        raise SiraValueError(f"'{text}' is not a date (YYYY-MM-DD){_where(node)}",
+                             operator="DATE", value=text) from None
+
+
+def _timestamp(text, node):
+    try:
+        return TIMESTAMP.check(datetime.datetime.fromisoformat(text))
+    except ValueError:
+        raise SiraValueError(f"'{text}' is not a timestamp (YYYY-MM-DDTHH:MM:SS){_where(node)}",
+                             operator="TIMESTAMP", value=text) from None
+
+
+def _fold_selector(name, lit: Literal, node) -> Literal:
+    from ..expressions.library import resolve
+    result_type, impl = resolve(name, (lit.type,))
+    try:
+        return Literal(impl(lit.value), result_type)
+    except SiraError as err:
+        raise type(err)(f"{err.message}{_where(node)}", **err.field_values()) from None
+
+
+# ---------------------------------------------------------------------- relational operators
+
+def _restrict(b, node, args):
+    src, cond = b.args(node, 2, 2)
+    r = b.relation(src)
+    return Restrict(r, b.scalar(cond, r.heading))
+
+
+def _project(b, node, args):
+    src, names = b.args(node, 2, 2)
+    return Project(b.relation(src), b.names(names))
+
+
+def _extend(b, node, args):
+    src, specs = b.args(node, 2, 2)
+    r = b.relation(src)
+    return Extend(r, b.named_exprs(specs, r.heading))
+
+
+def _rename(b, node, args):
+    src, names = b.args(node, 2, 2)
+    flat = b.names(names)
+    if len(flat) % 2:
+        raise _error(names, "RENAME takes pairs of names (old,new,...)", "pairs of names")
+    return Rename(b.relation(src), tuple(zip(flat[0::2], flat[1::2])))
+
+
+def _transform(b, node, args):
+    src, specs = b.args(node, 2, 2)
+    r = b.relation(src)
+    return Transform(r, b.named_exprs(specs, r.heading, allow_bare=True))
+
+
+def _nary(cls):
+    def build(b, node, args):
+        b.args(node, 2)
+        return cls(tuple(b.relation(a) for a in args))
+    return build
+
+
+def _binary(cls):
+    def build(b, node, args):
+        left, right = b.args(node, 2, 2)
+        return cls(b.relation(left), b.relation(right))
+    return build
+
+
+def _leftjoin(b, node, args):
+    left, right, defaults = b.args(node, 3, 3)
+    lnode = b.relation(left)
+    return LeftJoin(lnode, b.relation(right), b.named_exprs(defaults, lnode.heading))
+
+
+def _divideby(b, node, args):
+    s, i, t = b.args(node, 3, 3)
+    return DivideBy(b.relation(s), b.relation(i), b.relation(t))
+
+
+def _tclose(b, node, args):
+    src, pairs = b.args(node, 2, 2)
+    return TClose(b.relation(src), b.names(pairs))
+
+
+def _gtclose(b, node, args):
+    src, pairs, specs = b.args(node, 3, 3)
+    r = b.relation(src)
+    return GTClose(r, b.names(pairs), b.named_exprs(specs, closure_scope(r.heading)))
+
+
+def _group(b, node, args):
+    src, specs = b.args(node, 2, 2)
+    out = []
+    for item in _items(specs):
+        if not isinstance(item, cst.Call):
+            raise _error(item, f"expected rva(attribute, ...), found {_show(item)}",
+                         "rva(attribute, ...)")
+        out.append((item.name.lower(), tuple(_lname(a) for a in item.args)))
+    return GroupNode(b.relation(src), tuple(out))
+
+
+def _ungroup(b, node, args):
+    src, names = b.args(node, 2, 2)
+    return Ungroup(b.relation(src), b.names(names))
+
+
+def _aggregate(b, node, args):
+    src, specs = b.args(node, 2, 2)
+    r = b.relation(src)
+    return Aggregate(r, b.agg_specs(specs, r.heading))
+
+
+def _summarizeby(b, node, args):
+    src, by, specs = b.args(node, 3, 3)
+    r = b.relation(src)
+    return SummarizeBy(r, b.names(by), b.agg_specs(specs, r.heading))
+
+
+RELATIONAL = {
+    "restrict": _restrict, "project": _project, "extend": _extend, "rename": _rename,
+    "transform": _transform, "union": _nary(Union), "intersect": _nary(Intersect),
+    "xminus": _nary(XMinus), "join": _nary(Join), "minus": _binary(Minus),
+    "semijoin": _binary(SemiJoin), "semiminus": _binary(SemiMinus), "leftjoin": _leftjoin,
+    "divideby": _divideby, "tclose": _tclose, "gtclose": _gtclose, "group": _group,
+    "ungroup": _ungroup, "aggregate": _aggregate, "summarizeby": _summarizeby,
+}
+
+
+def build_cst(node, catalog=None, values=None):
+    """Build an algebra node or scalar expression from a CST node."""
+    with deep_recursion():
+        return Builder(catalog, values).build(node)
+
+
+def build_text(text: str, catalog=None, values=None):
+    """Parse and build: the tree of ``text`` against relvar headings ``catalog``."""
+    return build_cst(parse_expression(text), catalog, values)
+
+
+__all__ = ["Builder", "build_cst", "build_text", "deep_recursion", "RELATIONAL", "successor"]

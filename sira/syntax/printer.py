@@ -1,0 +1,89 @@
+"""Trees back to text: ``parse(print_node(n)) == n``.
+
+    >>> from sira import parse
+    >>> print_node(parse("RENAME(TABLE_DEE, ())"))
+    'rename(TABLE_DEE,())'
+"""
+
+from __future__ import annotations
+
+from ..algebra.aggregation import Aggregate, SummarizeBy
+from ..algebra.basic import Extend, Project, RelationLiteral, RelvarRef, Rename, Restrict, Transform
+from ..algebra.closure import GTClose, TClose
+from ..algebra.joins import DivideBy, Join, LeftJoin, SemiJoin, SemiMinus
+from ..algebra.nesting import Group, Ungroup
+from ..algebra.setops import Intersect, Minus, Union, XMinus
+from ..expressions.nodes import AttrRef, Call, Literal, RelationArg
+from ..values import TABLE_DEE, TABLE_DUM
+
+
+def print_expression(expr) -> str:
+    """A scalar expression in the text syntax."""
+    if isinstance(expr, AttrRef):
+        return expr.name
+    if isinstance(expr, Literal):
+        return expr.type.literal(expr.value)
+    if isinstance(expr, RelationArg):
+        return print_node(expr.node)
+    if isinstance(expr, Call):
+        return f"{expr.op}(" + ",".join(print_expression(a) for a in expr.args) + ")"
+    return repr(expr)
+
+
+def _specs(specs) -> str:
+    return "(" + " ".join(f"{n}({print_expression(e)})" for n, e in specs) + ")"
+
+
+def _names(names) -> str:
+    return "(" + ",".join(names) + ")"
+
+
+def _agg(specs) -> str:
+    return "(" + " ".join(f"{n}({op}({print_expression(e)}))" for n, op, e in specs) + ")"
+
+
+def print_node(node) -> str:
+    """An algebra tree in the text syntax."""
+    p = print_node
+    if isinstance(node, RelvarRef):
+        return node.name
+    if isinstance(node, RelationLiteral):
+        if node.value == TABLE_DEE:
+            return "TABLE_DEE"
+        if node.value == TABLE_DUM:
+            return "TABLE_DUM"
+        return repr(node.value)
+    if isinstance(node, Restrict):
+        return f"restrict({p(node.source)},{print_expression(node.condition)})"
+    if isinstance(node, Project):
+        return f"project({p(node.source)},{_names(node.names)})"
+    if isinstance(node, Extend):
+        return f"extend({p(node.source)},{_specs(node.specs)})"
+    if isinstance(node, Rename):
+        return f"rename({p(node.source)},{_names([n for pair in node.pairs for n in pair])})"
+    if isinstance(node, Transform):
+        inner = " ".join(n if e is None else f"{n}({print_expression(e)})"
+                         for n, e in node.specs)
+        return f"transform({p(node.source)},({inner}))"
+    if isinstance(node, (Union, Intersect, XMinus, Join)):
+        return f"{node.operator_name.lower()}(" + ",".join(p(s) for s in node.sources) + ")"
+    if isinstance(node, (Minus, SemiJoin, SemiMinus)):
+        return f"{node.operator_name.lower()}({p(node.left)},{p(node.right)})"
+    if isinstance(node, LeftJoin):
+        return f"leftjoin({p(node.left)},{p(node.right)},{_specs(node.defaults)})"
+    if isinstance(node, DivideBy):
+        return f"divideby({p(node.subject)},{p(node.intersection)},{p(node.target)})"
+    if isinstance(node, TClose):
+        return f"tclose({p(node.source)},{_names(node.pairs)})"
+    if isinstance(node, GTClose):
+        return f"gtclose({p(node.source)},{_names(node.pairs)},{_specs(node.specs)})"
+    if isinstance(node, Group):
+        inner = " ".join(f"{rva}({','.join(names)})" for rva, names in node.specs)
+        return f"group({p(node.source)},({inner}))"
+    if isinstance(node, Ungroup):
+        return f"ungroup({p(node.source)},{_names(node.names)})"
+    if isinstance(node, Aggregate):
+        return f"aggregate({p(node.source)},{_agg(node.specs)})"
+    if isinstance(node, SummarizeBy):
+        return f"summarizeby({p(node.source)},{_names(node.by)},{_agg(node.specs)})"
+    return f"<{type(node).__name__}>"

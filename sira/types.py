@@ -1,0 +1,345 @@
+"""Scalar types: INT LONG BIGINT FLOAT STRING BOOLEAN DATE TIMESTAMP AVERAGE.
+
+A type validates Python values (``check``), orders them (``sort_key``) and prints them as the seed
+does (``format``). Python values: int for the integer types, float, str, bool, ``datetime.date``,
+``datetime.datetime`` (TIMESTAMP, microsecond granularity) and :class:`Average`.
+
+    >>> INT.check(124)
+    124
+    >>> INT.check(2**31)
+    Traceback (most recent call last):
+    ...
+    sira.errors.IntOverflow: 2147483648 does not fit INT
+    >>> type_named("long") is LONG
+    True
+"""
+
+from __future__ import annotations
+
+import abc
+import datetime
+import math
+
+import attrs
+
+from .errors import IntOverflow, SiraTypeError, SiraValueError
+
+
+class Type(abc.ABC):
+    """Base of every attribute type. Subclasses are frozen attrs classes, equal by value."""
+
+    name: str = "?"
+    ordinal = False  # has successor/predecessor (interval points may be unpacked)
+    ordered = True  # supports lt/gt
+
+    @abc.abstractmethod
+    def check(self, value, *, operator=None):
+        """Return ``value`` if it is a value of this type (normalised), else raise SiraTypeError."""
+
+    def sort_key(self, value):
+        return value
+
+    def format(self, value) -> str:
+        """The value as the seed prints it in tables."""
+        return str(value)
+
+    def literal(self, value) -> str:
+        """The value in sira's text syntax (``parse`` gives it back)."""
+        return self.format(value)
+
+    def _wrong(self, value, operator):
+        return SiraTypeError(
+            f"{operator + ': ' if operator else ''}expected a {self.name} "
+            f"(got {value!r}, a {python_type_name(value)})",
+            operator=operator, expected=self.name, got=python_type_name(value))
+
+    def __str__(self):
+        return self.name
+
+
+def python_type_name(value) -> str:
+    """The sira type name of a Python value, for messages."""
+    from .values import Relation, Tuple
+    if isinstance(value, bool):
+        return "BOOLEAN"
+    if isinstance(value, int):
+        return "INT" if INT.min <= value <= INT.max else "LONG" if LONG.min <= value <= LONG.max else "BIGINT"
+    for cls, name in ((float, "FLOAT"), (str, "STRING"), (datetime.datetime, "TIMESTAMP"),
+                      (datetime.date, "DATE"), (Average, "AVERAGE"), (Relation, "RELATION"),
+                      (Tuple, "TUPLE")):
+        if isinstance(value, cls):
+            return name
+    from .intervals import Interval
+    if isinstance(value, Interval):
+        return "INTERVAL"
+    return type(value).__name__
+
+
+@attrs.frozen
+class IntegerType(Type):
+    """INT (32-bit), LONG (64-bit) or BIGINT (unbounded). Overflow is an error, never a wrap."""
+
+    name: str
+    bits: int | None  # None: unbounded
+    ordinal = True
+
+    @property
+    def min(self):
+        return None if self.bits is None else -(2 ** (self.bits - 1))
+
+    @property
+    def max(self):
+        return None if self.bits is None else 2 ** (self.bits - 1) - 1
+
+    def check(self, value, *, operator=None):
+        if type(value) is not int:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise self._wrong(value, operator)
+            value = int(value)
+        return self.fit(value, operator=operator)
+
+    def fit(self, value: int, *, operator=None, tuple=None):
+        if self.bits is not None and not (self.min <= value <= self.max):
+            raise IntOverflow(operator=operator, type=self.name, value=value, tuple=tuple)
+        return value
+
+
+@attrs.frozen
+class FloatType(Type):
+    name: str = "FLOAT"
+
+    def check(self, value, *, operator=None):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self._wrong(value, operator)
+        value = float(value) + 0.0  # -0.0 and 0.0 are one value
+        if math.isnan(value):
+            raise SiraValueError(f"{operator + ': ' if operator else ''}NaN is not a FLOAT value",
+                                 operator=operator, value=value)
+        return value
+
+    def format(self, value):
+        return repr(value)
+
+
+@attrs.frozen
+class StringType(Type):
+    name: str = "STRING"
+
+    def check(self, value, *, operator=None):
+        if not isinstance(value, str):
+            raise self._wrong(value, operator)
+        return value
+
+    def literal(self, value):
+        return f"string({value})"
+
+
+@attrs.frozen
+class BooleanType(Type):
+    name: str = "BOOLEAN"
+
+    def check(self, value, *, operator=None):
+        if not isinstance(value, bool):
+            raise self._wrong(value, operator)
+        return value
+
+    def format(self, value):
+        return "True" if value else "False"
+
+    def literal(self, value):
+        return "true" if value else "false"
+
+
+@attrs.frozen
+class DateType(Type):
+    name: str = "DATE"
+    ordinal = True
+
+    def check(self, value, *, operator=None):
+        if isinstance(value, datetime.datetime) or not isinstance(value, datetime.date):
+            raise self._wrong(value, operator)
+        return value
+
+    def format(self, value):
+        return value.isoformat()
+
+
+@attrs.frozen
+class TimestampType(Type):
+    """TIMESTAMP at microsecond granularity (naive, read as UTC)."""
+
+    name: str = "TIMESTAMP"
+    ordinal = True
+
+    def check(self, value, *, operator=None):
+        if not isinstance(value, datetime.datetime):
+            raise self._wrong(value, operator)
+        return value.replace(tzinfo=None) if value.tzinfo is None else \
+            value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+
+    def format(self, value):
+        return value.isoformat()
+
+
+@attrs.frozen(order=True)
+class Average:
+    """A value of type AVERAGE: an observation count and the mean of the observations.
+
+    >>> Average(count=5, value=29491.199999999997)
+    average(count(5)value(29491.199999999997))
+    """
+
+    count: int
+    value: float
+
+    def __repr__(self):
+        return f"average(count({self.count})value({self.value!r}))"
+
+    def plus(self, other: "Average") -> "Average":
+        """Combine two averages; the formula reproduces the seed's figures to the last bit."""
+        total = self.count + other.count
+        if total == 0:
+            return Average(0, 0.0)
+        return Average(total, self.value * self.count / total + other.value * other.count / total)
+
+
+@attrs.frozen
+class AverageType(Type):
+    name: str = "AVERAGE"
+
+    def check(self, value, *, operator=None):
+        if not isinstance(value, Average):
+            raise self._wrong(value, operator)
+        return value
+
+    def format(self, value):
+        return f"COUNT({value.count})VALUE({value.value!r})"
+
+    def literal(self, value):
+        return repr(value)
+
+
+INT = IntegerType("INT", 32)
+LONG = IntegerType("LONG", 64)
+BIGINT = IntegerType("BIGINT", None)
+FLOAT = FloatType()
+STRING = StringType()
+BOOLEAN = BooleanType()
+DATE = DateType()
+TIMESTAMP = TimestampType()
+AVERAGE = AverageType()
+
+SCALAR_TYPES = {t.name.lower(): t for t in (INT, LONG, BIGINT, FLOAT, STRING, BOOLEAN, DATE,
+                                           TIMESTAMP, AVERAGE)}
+INTEGER_TYPES = (INT, LONG, BIGINT)
+NUMERIC_TYPES = (INT, LONG, BIGINT, FLOAT)
+
+
+def type_named(name: str) -> Type:
+    """The scalar or interval type with that (case-insensitive) name.
+
+    Raises:
+        SiraTypeError: no such type.
+    """
+    key = name.lower()
+    if key in SCALAR_TYPES:
+        return SCALAR_TYPES[key]
+    from .intervals import INTERVAL_TYPES
+    if key in INTERVAL_TYPES:
+        return INTERVAL_TYPES[key]
+    raise SiraTypeError(f"unknown type '{name}'", expected="a type name", got=name)
+
+
+def wider_integer(a: IntegerType, b: IntegerType) -> IntegerType:
+    """The integer type both INT/LONG/BIGINT operands widen to."""
+    order = {"INT": 0, "LONG": 1, "BIGINT": 2}
+    return a if order[a.name] >= order[b.name] else b
+
+
+def type_of_python(value) -> Type:
+    """The type a literal Python value is taken to have (ints: the narrowest that fits)."""
+    from .intervals import Interval
+    from .values import Relation, Tuple
+    if isinstance(value, bool):
+        return BOOLEAN
+    if isinstance(value, int):
+        for t in INTEGER_TYPES:
+            if t.bits is None or t.min <= value <= t.max:
+                return t
+    if isinstance(value, float):
+        return FLOAT
+    if isinstance(value, str):
+        return STRING
+    if isinstance(value, datetime.datetime):
+        return TIMESTAMP
+    if isinstance(value, datetime.date):
+        return DATE
+    if isinstance(value, Average):
+        return AVERAGE
+    if isinstance(value, Relation):
+        return RelationType(value.heading)
+    if isinstance(value, Tuple):
+        return TupleType(value.heading)
+    if isinstance(value, Interval):
+        raise SiraTypeError("an interval value alone does not tell its type; use an interval "
+                            "selector", expected="a typed value", got="INTERVAL")
+    raise SiraTypeError(f"{value!r} is not a value of any sira type", expected="a sira value",
+                        got=type(value).__name__)
+
+
+@attrs.frozen
+class RelationType(Type):
+    """The type of a relation-valued attribute: RELATION{heading}."""
+
+    heading: "object"
+    ordinal = False
+
+    @property
+    def name(self):
+        return f"RELATION{self.heading}"
+
+    def check(self, value, *, operator=None):
+        from .values import Relation
+        if not isinstance(value, Relation):
+            raise self._wrong(value, operator)
+        if value.heading != self.heading:
+            raise SiraTypeError(
+                f"{operator + ': ' if operator else ''}expected a relation with heading "
+                f"{self.heading} (got one with {value.heading})",
+                operator=operator, expected=self.name, got=f"RELATION{value.heading}")
+        return value
+
+    def sort_key(self, value):
+        return value.sort_key()
+
+    def format(self, value):
+        return repr(value)
+
+
+@attrs.frozen
+class TupleType(Type):
+    """The type of a tuple-valued attribute: TUPLE{heading}."""
+
+    heading: "object"
+    ordinal = False
+
+    @property
+    def name(self):
+        return f"TUPLE{self.heading}"
+
+    def check(self, value, *, operator=None):
+        from .values import Tuple
+        if not isinstance(value, Tuple):
+            raise self._wrong(value, operator)
+        if value.heading != self.heading:
+            raise SiraTypeError(
+                f"{operator + ': ' if operator else ''}expected a tuple with heading "
+                f"{self.heading} (got one with {value.heading})",
+                operator=operator, expected=self.name, got=f"TUPLE{value.heading}")
+        return value
+
+    def sort_key(self, value):
+        return value.sort_key()
+
+    def format(self, value):
+        return repr(value)

@@ -1,0 +1,371 @@
+"""Heading, Tuple, Relation, TABLE_DEE and TABLE_DUM: immutable, hashable, equal by value.
+
+A relation is a heading plus a frozen set of tuples. Inside, a tuple of a relation's body is a
+plain Python tuple holding the values in the order of the heading's (sorted) attribute names;
+:class:`Tuple` is the user-facing value.
+
+    >>> from sira.types import INT, STRING
+    >>> r = Relation.from_rows({"filename": STRING, "pagesize": INT},
+    ...                        [("BW_SPOTS.SPDB", 16384), ("BW_SPOTS.SPDB", 16384)])
+    >>> len(r)
+    1
+    >>> print(r)
+    +---------------+----------+
+    | FILENAME      | PAGESIZE |
+    | STRING        | INT      |
+    +---------------+----------+
+    | BW_SPOTS.SPDB | 16384    |
+    +---------------+----------+
+    1 tuple
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping
+
+import attrs
+
+from .errors import DuplicateAttribute, HeadingMismatch, SiraTypeError, UnknownAttribute
+from .types import RelationType, TupleType, Type, type_named
+
+
+def normalize_name(name) -> str:
+    """Attribute and relvar names are case-insensitive; sira keeps them in lowercase."""
+    if not isinstance(name, str) or not name:
+        raise SiraTypeError(f"an attribute name must be a non-empty string (got {name!r})",
+                            expected="a name", got=repr(name))
+    return name.lower()
+
+
+def type_text(t: Type) -> str:
+    """A type in the text syntax: ``int``, ``relation(heading(a(int)))``..."""
+    if isinstance(t, RelationType):
+        return f"relation({t.heading.literal()})"
+    if isinstance(t, TupleType):
+        return f"tuple({t.heading.literal()})"
+    return t.name.lower()
+
+
+@attrs.frozen(cache_hash=True, repr=False, slots=False)
+class Heading:
+    """A set of (name, type) pairs, kept sorted by name.
+
+    >>> from sira.types import INT, STRING
+    >>> h = Heading.of({"PageSize": INT, "filename": STRING})
+    >>> h.names
+    ('filename', 'pagesize')
+    >>> str(h)
+    '{filename: STRING, pagesize: INT}'
+    """
+
+    attributes: tuple = ()
+
+    @classmethod
+    def of(cls, spec) -> "Heading":
+        """A heading from a Heading, a mapping name -> type (or type name), or (name, type) pairs.
+
+        Raises:
+            DuplicateAttribute: a name appears twice (names are case-insensitive).
+        """
+        if isinstance(spec, Heading):
+            return spec
+        pairs = spec.items() if isinstance(spec, Mapping) else spec
+        seen = {}
+        for name, t in pairs:
+            key = normalize_name(name)
+            if key in seen:
+                raise DuplicateAttribute(attribute=key, operator="HEADING")
+            seen[key] = type_named(t) if isinstance(t, str) else t
+            if not isinstance(seen[key], Type):
+                raise SiraTypeError(f"attribute '{key}': {t!r} is not a sira type",
+                                    expected="a type", got=repr(t))
+        return cls(tuple(sorted(seen.items())))
+
+    @functools.cached_property
+    def names(self) -> tuple:
+        return tuple(n for n, _ in self.attributes)
+
+    @functools.cached_property
+    def types(self) -> tuple:
+        return tuple(t for _, t in self.attributes)
+
+    @property
+    def degree(self) -> int:
+        return len(self.attributes)
+
+    def __len__(self):
+        return len(self.attributes)
+
+    def __iter__(self):
+        return iter(self.names)
+
+    def __contains__(self, name) -> bool:
+        return isinstance(name, str) and name.lower() in self._positions
+
+    @functools.cached_property
+    def _positions(self) -> dict:
+        return {n: i for i, (n, _) in enumerate(self.attributes)}
+
+    def index(self, name: str, operator=None) -> int:
+        """Position of an attribute in the body's tuples. Raises UnknownAttribute."""
+        key = name.lower()
+        if key in self._positions:
+            return self._positions[key]
+        raise UnknownAttribute(attribute=key, operator=operator, available=self.names)
+
+    def type_of(self, name: str, operator=None) -> Type:
+        return self.attributes[self.index(name, operator)][1]
+
+    def __getitem__(self, name: str) -> Type:
+        return self.type_of(name)
+
+    def require(self, names: Iterable, operator=None) -> tuple:
+        """Lowercased names, each checked to be in this heading and to appear once."""
+        out = []
+        for name in names:
+            key = normalize_name(name)
+            if key not in self._positions:
+                raise UnknownAttribute(attribute=key, operator=operator, available=self.names)
+            if key in out:
+                raise DuplicateAttribute(attribute=key, operator=operator)
+            out.append(key)
+        return tuple(out)
+
+    def project(self, names: Iterable, operator=None) -> "Heading":
+        keep = set(self.require(names, operator))
+        return Heading(tuple(a for a in self.attributes if a[0] in keep))
+
+    def without(self, names: Iterable, operator=None) -> "Heading":
+        drop = set(self.require(names, operator))
+        return Heading(tuple(a for a in self.attributes if a[0] not in drop))
+
+    def extend(self, pairs: Iterable, operator=None) -> "Heading":
+        """This heading plus new (name, type) pairs; a name already present is an error."""
+        attrs_ = dict(self.attributes)
+        for name, t in pairs:
+            key = normalize_name(name)
+            if key in attrs_:
+                raise DuplicateAttribute(attribute=key, operator=operator)
+            attrs_[key] = t
+        return Heading(tuple(sorted(attrs_.items())))
+
+    def rename(self, mapping: Mapping, operator=None) -> "Heading":
+        """Parallel rename: only the names after all renaming must be distinct."""
+        old = self.require(mapping.keys(), operator)
+        new = {o: normalize_name(n) for o, n in zip(old, mapping.values())}
+        out = {}
+        for name, t in self.attributes:
+            target = new.get(name, name)
+            if target in out:
+                raise DuplicateAttribute(attribute=target, operator=operator)
+            out[target] = t
+        return Heading(tuple(sorted(out.items())))
+
+    def common(self, other: "Heading", operator=None) -> tuple:
+        """Names in both headings, checked to have the same type in both."""
+        mine = dict(self.attributes)
+        names = []
+        for name, t in other.attributes:
+            if name in mine:
+                if mine[name] != t:
+                    raise SiraTypeError(
+                        f"{operator + ': ' if operator else ''}attribute '{name}' is "
+                        f"{mine[name]} on the left but {t} on the right",
+                        operator=operator, expected=str(mine[name]), got=str(t))
+                names.append(name)
+        return tuple(names)
+
+    def union(self, other: "Heading", operator=None) -> "Heading":
+        self.common(other, operator)
+        return Heading(tuple(sorted(dict(self.attributes + other.attributes).items())))
+
+    def require_equal(self, other: "Heading", operator) -> None:
+        if self != other:
+            raise HeadingMismatch(operator=operator, left=str(self), right=str(other))
+
+    def __str__(self):
+        return "{" + ", ".join(f"{n}: {t}" for n, t in self.attributes) + "}"
+
+    def __repr__(self):
+        return f"Heading({str(self)})"
+
+    def literal(self) -> str:
+        """The heading in the text syntax: ``heading(a(int) b(string))``."""
+        return "heading(" + " ".join(f"{n}({type_text(t)})" for n, t in self.attributes) + ")"
+
+    def sort_key_function(self):
+        """A function mapping a body tuple to a key that orders tuples canonically."""
+        keys = [t.sort_key for t in self.types]
+        identity = Type.sort_key
+        if all(type(t).sort_key is identity for t in self.types):
+            return None
+        return lambda row: tuple(k(v) for k, v in zip(keys, row))
+
+
+@attrs.frozen(cache_hash=True, repr=False)
+class Tuple:
+    """A tuple value: a heading and one value per attribute.
+
+    >>> from sira.types import INT
+    >>> t = Tuple.from_dict({"a": INT}, {"A": 1})
+    >>> t["a"], t.to_dict()
+    (1, {'a': 1})
+    """
+
+    heading: Heading
+    values: tuple
+
+    @classmethod
+    def from_dict(cls, heading, values: Mapping) -> "Tuple":
+        heading = Heading.of(heading)
+        return cls(heading, check_row(heading, values))
+
+    def __getitem__(self, name: str):
+        return self.values[self.heading.index(name)]
+
+    def to_dict(self) -> dict:
+        return dict(zip(self.heading.names, self.values))
+
+    def sort_key(self):
+        return tuple(t.sort_key(v) for t, v in zip(self.heading.types, self.values))
+
+    def __repr__(self):
+        return tuple_literal(self.heading, self.values)
+
+
+def value_literal(t: Type, v) -> str:
+    return t.literal(v)
+
+
+def tuple_literal(heading: Heading, values) -> str:
+    return "tuple(" + " ".join(f"{n}({value_literal(t, v)})"
+                               for (n, t), v in zip(heading.attributes, values)) + ")"
+
+
+def check_row(heading: Heading, row, operator=None) -> tuple:
+    """Validate one row (a mapping by name, or a sequence in heading order) into a body tuple."""
+    if isinstance(row, Tuple):
+        row.heading.require_equal(heading, operator or "RELATION")
+        return row.values
+    if isinstance(row, Mapping):
+        given = {normalize_name(k): v for k, v in row.items()}
+        extra = set(given) - set(heading.names)
+        if extra:
+            raise UnknownAttribute(attribute=sorted(extra)[0], operator=operator,
+                                   available=heading.names)
+        missing = [n for n in heading.names if n not in given]
+        if missing:
+            raise SiraTypeError(f"{operator + ': ' if operator else ''}no value for attribute "
+                                f"'{missing[0]}' (sira has no nulls)", operator=operator,
+                                expected=f"a value for {missing[0]}", got="nothing")
+        values = [given[n] for n in heading.names]
+    else:
+        values = list(row)
+        if len(values) != heading.degree:
+            raise SiraTypeError(f"{operator + ': ' if operator else ''}a row of {len(values)} "
+                                f"values for a heading of {heading.degree} attributes {heading}",
+                                operator=operator, expected=str(heading.degree),
+                                got=str(len(values)))
+    out = []
+    for (name, t), v in zip(heading.attributes, values):
+        try:
+            out.append(t.check(v, operator=operator))
+        except SiraTypeError as err:
+            raise SiraTypeError(f"attribute '{name}': {err.message}", operator=operator,
+                                expected=err.expected, got=err.got) from None
+    return tuple(out)
+
+
+class Relation:
+    """A relation value: a heading and a set of tuples. Immutable and hashable.
+
+    >>> from sira.types import INT
+    >>> Relation.from_rows({"a": INT}, [{"a": 2}, {"a": 1}]).to_rows()
+    [{'a': 1}, {'a': 2}]
+    """
+
+    __slots__ = ("heading", "body", "_hash")
+
+    def __init__(self, heading: Heading, body: frozenset = frozenset()):
+        """Trusted constructor: ``body`` must be a frozenset of already checked value tuples."""
+        object.__setattr__(self, "heading", heading)
+        object.__setattr__(self, "body", body)
+        object.__setattr__(self, "_hash", None)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Relation values are immutable")
+
+    @classmethod
+    def from_rows(cls, heading, rows: Iterable = ()) -> "Relation":
+        """A relation from a heading and rows (mappings by name, or sequences in heading order).
+
+        Args:
+            heading: a Heading or a mapping name -> type (or type name).
+            rows: the tuples; duplicates collapse into one.
+        Returns:
+            the relation.
+        Raises:
+            SiraTypeError: a value does not fit its attribute's type.
+            UnknownAttribute: a row names an attribute not in the heading.
+        """
+        heading = Heading.of(heading)
+        return cls(heading, frozenset(check_row(heading, row) for row in rows))
+
+    @property
+    def cardinality(self) -> int:
+        return len(self.body)
+
+    def __len__(self):
+        return len(self.body)
+
+    def __bool__(self):
+        return bool(self.body)
+
+    def sorted_body(self) -> list:
+        key = self.heading.sort_key_function()
+        return sorted(self.body, key=key)
+
+    def __iter__(self):
+        heading = self.heading
+        return (Tuple(heading, row) for row in self.sorted_body())
+
+    def __contains__(self, row) -> bool:
+        try:
+            return check_row(self.heading, row) in self.body
+        except Exception:
+            return False
+
+    def to_rows(self) -> list:
+        """The tuples as dicts, in a deterministic (sorted) order."""
+        names = self.heading.names
+        return [dict(zip(names, row)) for row in self.sorted_body()]
+
+    def sort_key(self):
+        key = self.heading.sort_key_function() or (lambda row: row)
+        return (len(self.body), tuple(sorted(key(row) for row in self.body)))
+
+    def __eq__(self, other):
+        if not isinstance(other, Relation):
+            return NotImplemented
+        return self.heading == other.heading and self.body == other.body
+
+    def __hash__(self):
+        if self._hash is None:
+            object.__setattr__(self, "_hash", hash((self.heading, self.body)))
+        return self._hash
+
+    def __repr__(self):
+        rows = " ".join(tuple_literal(self.heading, row) for row in self.sorted_body())
+        return f"relation({self.heading.literal()} body({rows}))"
+
+    def __str__(self):
+        from .display import format_table
+        return format_table(self)
+
+    def __reduce__(self):
+        return (Relation, (self.heading, self.body))
+
+
+TABLE_DEE = Relation(Heading(), frozenset({()}))
+TABLE_DUM = Relation(Heading(), frozenset())

@@ -1,0 +1,1 @@
+"""Spark backend for sira (compiles algebra trees to DataFrame plans)."""
