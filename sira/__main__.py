@@ -1,3 +1,6 @@
-from sira.cli import main
+"""``python -m sira``: the command line (see sira.cli)."""
 
-raise SystemExit(main())
+if __name__ == "__main__":
+    from sira.cli import main
+
+    raise SystemExit(main())

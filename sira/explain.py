@@ -10,30 +10,29 @@
 from __future__ import annotations
 
 
-def _detail(node) -> str:
-    from .syntax.printer import print_expression, print_node
+def spec_text(node) -> str:
+    """The node's own arguments in the text syntax, without its relational operands."""
+    from .syntax.printer import print_node
     text = print_node(node)
-    name = node.operator_name.lower()
-    if text.startswith(name + "("):
-        inner = text[len(name) + 1:-1]
-        for child in node.children:
-            child_text = print_node(child)
-            if inner.startswith(child_text + ","):
-                inner = inner[len(child_text) + 1:]
-            elif inner == child_text:
-                inner = ""
-        return inner
-    del print_expression
-    return text
-
-
-def explain_lines(node, depth=0) -> list:
-    lines = [f"{'  ' * depth}{node.operator_name} {_detail(node)} -> {node.heading}".replace("  ->", " ->")]
+    prefix = node.operator_name.lower() + "("
+    if not node.children or not text.startswith(prefix):
+        return text
+    rest = text[len(prefix):-1]
     for child in node.children:
-        lines.extend(explain_lines(child, depth + 1))
-    return lines
+        child_text = print_node(child)
+        if rest.startswith(child_text):
+            rest = rest[len(child_text):].lstrip(",")
+    return rest
 
 
 def explain(node) -> str:
     """The plan of an algebra tree as indented text (plan tests compare this text)."""
-    return "\n".join(explain_lines(node))
+    lines = []
+    stack = [(node, 0)]
+    while stack:
+        current, depth = stack.pop()
+        spec = spec_text(current)
+        lines.append(f"{'  ' * depth}{current.operator_name}{' ' + spec if spec else ''}"
+                     f" -> {current.heading}")
+        stack.extend((child, depth + 1) for child in reversed(current.children))
+    return "\n".join(lines)

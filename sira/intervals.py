@@ -86,7 +86,7 @@ def successor(point_type: Type, value):
                         expected="an ordinal type", got=point_type.name)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class IntervalType(Type):
     """INTERVAL over an ordered point type (INT, LONG, DATE, TIMESTAMP ordinal; FLOAT not)."""
 

@@ -56,6 +56,9 @@ class Type(abc.ABC):
     def __str__(self):
         return self.name
 
+    def __repr__(self):
+        return self.name
+
 
 def python_type_name(value) -> str:
     """The sira type name of a Python value, for messages."""
@@ -75,7 +78,7 @@ def python_type_name(value) -> str:
     return type(value).__name__
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class IntegerType(Type):
     """INT (32-bit), LONG (64-bit) or BIGINT (unbounded). Overflow is an error, never a wrap."""
 
@@ -104,7 +107,7 @@ class IntegerType(Type):
         return value
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class FloatType(Type):
     name: str = "FLOAT"
 
@@ -121,7 +124,7 @@ class FloatType(Type):
         return repr(value)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class StringType(Type):
     name: str = "STRING"
 
@@ -134,7 +137,7 @@ class StringType(Type):
         return f"string({value})"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class BooleanType(Type):
     name: str = "BOOLEAN"
 
@@ -150,7 +153,7 @@ class BooleanType(Type):
         return "true" if value else "false"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class DateType(Type):
     name: str = "DATE"
     ordinal = True
@@ -164,7 +167,7 @@ class DateType(Type):
         return value.isoformat()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class TimestampType(Type):
     """TIMESTAMP at microsecond granularity (naive, read as UTC)."""
 
@@ -203,7 +206,7 @@ class Average:
         return Average(total, self.value * self.count / total + other.value * other.count / total)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class AverageType(Type):
     name: str = "AVERAGE"
 
@@ -287,7 +290,7 @@ def type_of_python(value) -> Type:
                         got=type(value).__name__)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class RelationType(Type):
     """The type of a relation-valued attribute: RELATION{heading}."""
 
@@ -316,7 +319,7 @@ class RelationType(Type):
         return repr(value)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class TupleType(Type):
     """The type of a tuple-valued attribute: TUPLE{heading}."""
 

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 
 import pytest
+
+# Spark's Python workers must run this interpreter (the one with sira installed), on loopback.
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 ENGINES = ["python"]
 

@@ -5,7 +5,7 @@ One evaluation function per node class, registered with :func:`evaluates` in the
 twice in a tree is evaluated once.
 
     >>> from sira import parse
-    >>> print(evaluate(parse("project(relation(body(tuple(a(1)) tuple(a(2)))), ())")))
+    >>> print(evaluate_node(parse("project(relation(body(tuple(a(1)) tuple(a(2)))), ())")))
     TABLE_DEE (no attributes, one tuple: the empty tuple)
 """
 
@@ -58,15 +58,11 @@ def evaluate_node(node, relvars: dict | None = None, **options) -> Relation:
     return Context(relvars, options).eval(node)
 
 
-evaluate = evaluate_node
-
-
 def row_error(err: ArithmeticFault, heading, row) -> ArithmeticFault:
     """The same error, naming the tuple it happened on."""
     fields = err.field_values()
     fields["tuple"] = tuple_literal(heading, row)
-    fresh = type(err)(**fields)
-    return fresh
+    return type(err)(**fields)
 
 
 def map_rows(rows, fn, heading):
@@ -87,5 +83,3 @@ def _load_families():
         return
     from . import aggregation, basic, closure, joins, nesting, setops  # noqa: F401
 
-
-_load_families_done = False

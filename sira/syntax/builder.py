@@ -111,6 +111,8 @@ class Builder:
             return name in self.catalog or name in _NAMED_RELATIONS
         if isinstance(node, cst.Call):
             name = node.name.lower()
+            if name in RELATIONAL and name in LIBRARY:  # minus: relational or arithmetic
+                return bool(node.args) and self.is_relational(node.args[0])
             return name in RELATIONAL or name == "relation"
         if isinstance(node, cst.Group) and len(node.items) == 1:
             return self.is_relational(node.items[0])
@@ -307,7 +309,7 @@ class Builder:
 
     def scalar_call(self, node, heading):
         name = node.name.lower()
-        if name in RELATIONAL or name == "relation":
+        if self.is_relational(node):
             return RelationArg(self.relation(node))
         if name == "tuple":
             values = self.tuple_values(node)

@@ -1,0 +1,1 @@
+"""Algebra trees: one frozen node class per relational operator, headings checked when built."""

@@ -1,0 +1,1 @@
+"""Scalar expression trees, the operator library, typing and Python evaluation."""
