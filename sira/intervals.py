@@ -86,6 +86,18 @@ def successor(point_type: Type, value):
                         expected="an ordinal type", got=point_type.name)
 
 
+def predecessor(point_type: Type, value):
+    """The previous point of an ordinal type."""
+    if point_type in (INT, LONG):
+        return point_type.fit(value - 1, operator="predecessor")
+    if point_type == DATE:
+        return value - _ONE_DAY
+    if point_type == TIMESTAMP:
+        return value - _ONE_MICROSECOND
+    raise SiraTypeError(f"{point_type.name} is not an ordinal type", operator="predecessor",
+                        expected="an ordinal type", got=point_type.name)
+
+
 @attrs.frozen(repr=False)
 class IntervalType(Type):
     """INTERVAL over an ordered point type (INT, LONG, DATE, TIMESTAMP ordinal; FLOAT not)."""

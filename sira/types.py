@@ -49,8 +49,8 @@ class Type(abc.ABC):
 
     def _wrong(self, value, operator):
         return SiraTypeError(
-            f"{operator + ': ' if operator else ''}expected a {self.name} "
-            f"(got {value!r}, a {python_type_name(value)})",
+            f"{operator + ': ' if operator else ''}expected {article(self.name)} "
+            f"(got {value!r}, {article(python_type_name(value))})",
             operator=operator, expected=self.name, got=python_type_name(value))
 
     def __str__(self):
@@ -58,6 +58,11 @@ class Type(abc.ABC):
 
     def __repr__(self):
         return self.name
+
+
+def article(name: str) -> str:
+    """'an INT', 'a STRING'."""
+    return ("an " if name[:1].upper() in "AEIOU" else "a ") + name
 
 
 def python_type_name(value) -> str:

@@ -26,6 +26,7 @@ class RelvarRef(Node):
     name: str = attrs.field(converter=normalize_name)
     declared: Heading = attrs.field(converter=Heading.of)
     operator_name = "RELVAR"
+    packs = False
 
     def compute_heading(self):
         return self.declared
@@ -37,6 +38,7 @@ class RelationLiteral(Node):
 
     value: Relation
     operator_name = "RELATION"
+    packs = False
 
     def compute_heading(self):
         return self.value.heading
@@ -49,6 +51,7 @@ class Restrict(Node):
     source: Node
     condition: object
     operator_name = "RESTRICT"
+    packs = False  # a restriction of a packed relation is packed (seed 004)
 
     def compute_heading(self):
         require_type(self.condition, self.source.heading, BOOLEAN, "RESTRICT", "the condition")
@@ -82,6 +85,7 @@ class Extend(Node):
     source: Node
     specs: tuple = attrs.field(converter=_lower_specs)
     operator_name = "EXTEND"
+    packs = False  # seed 004: "when fed unpacked relations, expect them to produce unpacked results"
 
     def compute_heading(self):
         h = self.source.heading
@@ -99,6 +103,7 @@ class Rename(Node):
     source: Node
     pairs: tuple = attrs.field(converter=_lower_specs)
     operator_name = "RENAME"
+    packs = False
 
     def compute_heading(self):
         olds = [o for o, _ in self.pairs]

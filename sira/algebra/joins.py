@@ -8,14 +8,20 @@ from ..errors import SiraTypeError, UnknownAttribute
 from ..expressions.evaluate import infer_type
 from .basic import _lower_specs
 from .node import Node, node_class
+from .packing import UsingMixin, optional_names
 from .setops import _at_least_two
 
 
 @node_class
-class Join(Node):
-    """Natural JOIN (seed 004): ``join(R1, R2, ...)``; RVAs may be join attributes."""
+class Join(UsingMixin, Node):
+    """Natural JOIN (seed 004): ``join(R1, R2, ...)``; RVAs may be join attributes.
+
+    Interval join attributes match when they overlap (the result holds the intersection);
+    ``joinusing(R1, R2, (L))`` names the pointwise attributes explicitly.
+    """
 
     sources: tuple = attrs.field(converter=tuple)
+    using: tuple | None = attrs.field(default=None, converter=optional_names)
     operator_name = "JOIN"
 
     def compute_heading(self):
@@ -23,6 +29,7 @@ class Join(Node):
         h = self.sources[0].heading
         for other in self.sources[1:]:
             h = h.union(other.heading, "JOIN")
+        self.check_using(h)
         return h
 
     @property
@@ -30,9 +37,10 @@ class Join(Node):
         return self.sources
 
 
-class _BinaryJoin(Node):
+class _BinaryJoin(UsingMixin, Node):
     def compute_heading(self):
         self.left.heading.common(self.right.heading, self.operator_name)
+        self.check_using(self.left.heading.union(self.right.heading))
         return self.left.heading
 
     @property
@@ -46,6 +54,7 @@ class SemiJoin(_BinaryJoin):
 
     left: Node
     right: Node
+    using: tuple | None = attrs.field(default=None, converter=optional_names)
     operator_name = "SEMIJOIN"
 
 
@@ -55,11 +64,12 @@ class SemiMinus(_BinaryJoin):
 
     left: Node
     right: Node
+    using: tuple | None = attrs.field(default=None, converter=optional_names)
     operator_name = "SEMIMINUS"
 
 
 @node_class
-class LeftJoin(Node):
+class LeftJoin(UsingMixin, Node):
     """LEFTJOIN (seed 004, "Left join"): ``leftjoin(R1, R2, (category(string(unknown))))``.
 
     Equals ``union(join(R1,R2), extend(semiminus(R1,R2), defaults))``: the defaults give a value
@@ -69,6 +79,7 @@ class LeftJoin(Node):
     left: Node
     right: Node
     defaults: tuple = attrs.field(converter=_lower_specs)
+    using: tuple | None = attrs.field(default=None, converter=optional_names)
     operator_name = "LEFTJOIN"
 
     def compute_heading(self):
@@ -94,6 +105,7 @@ class LeftJoin(Node):
                     raise SiraTypeError(f"LEFTJOIN: the default for '{name}' must be {want} "
                                         f"(got {got})", operator="LEFTJOIN",
                                         expected=str(want), got=str(got))
+        self.check_using(joined)
         return joined
 
     @property

@@ -28,6 +28,15 @@ class Node:
     """Base of every relational operator node."""
 
     operator_name = "?"
+    packs = True  # False: the node keeps its input's pack state (RESTRICT, EXTEND, RENAME...)
+
+    @property
+    def pack_list(self) -> tuple:
+        """The attributes the result is packed on, in order (() for none)."""
+        if not self.packs:
+            return ()
+        from .packing import interval_names
+        return interval_names(self.heading)
 
     def __attrs_post_init__(self):
         object.__setattr__(self, "heading", self.compute_heading())
@@ -144,6 +153,16 @@ class Node:
         """AGGREGATE: ``r.aggregate(total=("plus", attr("pagesize")))``."""
         from .aggregation import Aggregate
         return Aggregate(self, _agg_specs(specs))
+
+    def pack(self, *names):
+        """PACK on an ordered list of interval attributes."""
+        from .packing import Pack
+        return Pack(self, _names(names))
+
+    def unpack(self, *names):
+        """UNPACK on interval attributes (one tuple per combination of points)."""
+        from .packing import Unpack
+        return Unpack(self, _names(names))
 
     def summarizeby(self, by, **specs):
         """SUMMARIZEBY: ``r.summarizeby(("filename",), cnt=("plus", 1))``."""

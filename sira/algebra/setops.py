@@ -6,6 +6,7 @@ import attrs
 
 from ..errors import SiraTypeError
 from .node import Node, node_class
+from .packing import UsingMixin, optional_names
 
 
 def _at_least_two(operator, sources):
@@ -15,12 +16,13 @@ def _at_least_two(operator, sources):
                             got=str(len(sources)))
 
 
-class _NarySetOp(Node):
+class _NarySetOp(UsingMixin, Node):
     def compute_heading(self):
         _at_least_two(self.operator_name, self.sources)
         first = self.sources[0].heading
         for other in self.sources[1:]:
             first.require_equal(other.heading, self.operator_name)
+        self.check_using(first)
         return first
 
     @property
@@ -33,6 +35,7 @@ class Union(_NarySetOp):
     """UNION (seed 004, "Union"): ``union(R1, R2, ...)``; duplicates eliminated."""
 
     sources: tuple = attrs.field(converter=tuple)
+    using: tuple | None = attrs.field(default=None, converter=optional_names)
     operator_name = "UNION"
 
 
@@ -41,6 +44,7 @@ class Intersect(_NarySetOp):
     """INTERSECT (seed 004, "Intersection"): ``intersect(R1, R2, ...)``."""
 
     sources: tuple = attrs.field(converter=tuple)
+    using: tuple | None = attrs.field(default=None, converter=optional_names)
     operator_name = "INTERSECT"
 
 
@@ -52,19 +56,22 @@ class XMinus(_NarySetOp):
     """
 
     sources: tuple = attrs.field(converter=tuple)
+    using: tuple | None = attrs.field(default=None, converter=optional_names)
     operator_name = "XMINUS"
 
 
 @node_class
-class Minus(Node):
-    """MINUS (seed 004, "Difference"): ``minus(R1, R2)``."""
+class Minus(UsingMixin, Node):
+    """MINUS (seed 004, "Difference"): ``minus(R1, R2)``; ``minususing(R1, R2, (during))``."""
 
     left: Node
     right: Node
+    using: tuple | None = attrs.field(default=None, converter=optional_names)
     operator_name = "MINUS"
 
     def compute_heading(self):
         self.left.heading.require_equal(self.right.heading, "MINUS")
+        self.check_using(self.left.heading)
         return self.left.heading
 
     @property

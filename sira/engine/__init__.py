@@ -48,6 +48,11 @@ class Context:
         if fn is None:
             raise SiraError(f"the Python engine cannot evaluate {type(node).__name__}")
         result = fn(node, self)
+        if node.packs:
+            pack_list = node.pack_list
+            if pack_list:
+                from .packing import pack_relation
+                result = pack_relation(result, pack_list)
         self._memo[node] = result
         return result
 
@@ -81,5 +86,5 @@ def map_rows(rows, fn, heading):
 def _load_families():
     if _EVALUATORS:
         return
-    from . import aggregation, basic, closure, joins, nesting, setops  # noqa: F401
+    from . import aggregation, basic, closure, joins, nesting, packing, setops  # noqa: F401
 

@@ -13,6 +13,7 @@ from ..expressions.library import NO_IDENTITY
 from ..values import Relation
 from . import evaluates, map_rows
 from .basic import compiler, row_getter
+from .packing import split_relations
 
 
 def fold(agg, values: list):
@@ -59,7 +60,12 @@ def _summarizeby(node, ctx):
     h = src.heading
     aggs, fns = _spec_functions(node, ctx, h)
     key = row_getter([h.index(n) for n in node.by])
-    rows = list(src.body)
+    if node.using:  # pointwise: aggregate over elementary segments, packed afterwards
+        split_key = [n for n in node.by if n not in node.using]
+        (body,) = split_relations([src], node.using, split_key)
+        rows = list(body)
+    else:
+        rows = list(src.body)
     if len(fns) == 1:
         (f,) = fns
         values = [(v,) for v in map_rows(rows, f, h)]

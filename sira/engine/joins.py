@@ -7,6 +7,17 @@ from ..algebra.joins import DivideBy, Join, LeftJoin, SemiJoin, SemiMinus
 from ..values import Heading, Relation
 from . import evaluates, map_rows
 from .basic import compiler, row_getter
+from .packing import split_relations
+
+
+def pointwise_pair(node, left: Relation, right: Relation):
+    """The two inputs, split together on the pointwise attributes they share."""
+    shared = [n for n in node.pointwise if n in left.heading and n in right.heading]
+    if not shared:
+        return left, right
+    key = [n for n in left.heading.names if n in right.heading and n not in shared]
+    lbody, rbody = split_relations([left, right], shared, key)
+    return Relation(left.heading, frozenset(lbody)), Relation(right.heading, frozenset(rbody))
 
 
 def key_functions(lh: Heading, rh: Heading):
@@ -54,7 +65,8 @@ def _join(node, ctx):
     acc = ctx.eval(node.sources[0])
     h, body = acc.heading, acc.body
     for source in node.sources[1:]:
-        other = ctx.eval(source)
+        acc, other = pointwise_pair(node, Relation(h, body), ctx.eval(source))
+        body = acc.body
         out = h.union(other.heading)
         body = join_bodies(h, body, other.heading, other.body, out)
         h = out
@@ -63,19 +75,19 @@ def _join(node, ctx):
 
 @evaluates(SemiJoin)
 def _semijoin(node, ctx):
-    l, r = ctx.eval(node.left), ctx.eval(node.right)
+    l, r = pointwise_pair(node, ctx.eval(node.left), ctx.eval(node.right))
     return Relation(node.heading, semijoin_body(l.heading, l.body, r.heading, r.body, True))
 
 
 @evaluates(SemiMinus)
 def _semiminus(node, ctx):
-    l, r = ctx.eval(node.left), ctx.eval(node.right)
+    l, r = pointwise_pair(node, ctx.eval(node.left), ctx.eval(node.right))
     return Relation(node.heading, semijoin_body(l.heading, l.body, r.heading, r.body, False))
 
 
 @evaluates(LeftJoin)
 def _leftjoin(node, ctx):
-    l, r = ctx.eval(node.left), ctx.eval(node.right)
+    l, r = pointwise_pair(node, ctx.eval(node.left), ctx.eval(node.right))
     joined = join_bodies(l.heading, l.body, r.heading, r.body, node.heading)
     unmatched = list(semijoin_body(l.heading, l.body, r.heading, r.body, False))
     fns = [compiler(ctx)(e, l.heading) for _, e in node.defaults]

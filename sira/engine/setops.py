@@ -7,6 +7,16 @@ from functools import reduce
 from ..algebra.setops import Intersect, Minus, Union, XMinus
 from ..values import Relation
 from . import evaluates
+from .packing import split_relations
+
+
+def pointwise_bodies(node, relations) -> list:
+    """The inputs' bodies, split together on the node's pointwise attributes when it has any."""
+    names = [n for n in node.pointwise if n in node.heading]
+    if not names:
+        return [r.body for r in relations]
+    key = [n for n in node.heading.names if n not in names]
+    return split_relations(relations, names, key)
 
 
 @evaluates(Union)
@@ -17,16 +27,18 @@ def _union(node, ctx):
 
 @evaluates(Intersect)
 def _intersect(node, ctx):
-    bodies = sorted((ctx.eval(s).body for s in node.sources), key=len)
-    return Relation(node.heading, bodies[0].intersection(*bodies[1:]))
+    bodies = pointwise_bodies(node, [ctx.eval(s) for s in node.sources])
+    bodies = sorted(bodies, key=len)
+    return Relation(node.heading, frozenset(bodies[0].intersection(*bodies[1:])))
 
 
 @evaluates(Minus)
 def _minus(node, ctx):
-    return Relation(node.heading, ctx.eval(node.left).body - ctx.eval(node.right).body)
+    left, right = pointwise_bodies(node, [ctx.eval(node.left), ctx.eval(node.right)])
+    return Relation(node.heading, frozenset(left - right))
 
 
 @evaluates(XMinus)
 def _xminus(node, ctx):
-    bodies = [ctx.eval(s).body for s in node.sources]
+    bodies = [frozenset(b) for b in pointwise_bodies(node, [ctx.eval(s) for s in node.sources])]
     return Relation(node.heading, reduce(frozenset.symmetric_difference, bodies))

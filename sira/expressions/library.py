@@ -27,7 +27,7 @@ from collections.abc import Callable
 import attrs
 
 from ..errors import DivisionByZero, IntervalError, SiraTypeError, SiraValueError, UnknownOperator
-from ..intervals import Interval, IntervalType, successor
+from ..intervals import Interval, IntervalType, predecessor, successor
 from ..types import (AVERAGE, BIGINT, BOOLEAN, DATE, FLOAT, INT, INTEGER_TYPES, LONG,
                      NUMERIC_TYPES, STRING, TIMESTAMP, Average, IntegerType, RelationType, Type,
                      TupleType, wider_integer)
@@ -450,6 +450,117 @@ def _overlaps(name, types):
     return BOOLEAN, Interval.overlaps
 
 
+@operator("the_to", 1, 1, "the last point of an interval (ordinal point types)")
+def _the_to(name, types):
+    t = _interval_arg(name, types)
+    if not t.point.ordinal:
+        raise _bad(name, "an interval over an ordinal type", types)
+
+    def impl(i):
+        if i.end is None:
+            raise IntervalError(f"{name}: the interval is unbounded above", operator=name,
+                                value=i)
+        if i.empty:
+            raise IntervalError(f"{name}: the empty interval has no last point", operator=name,
+                                value=i)
+        return predecessor(t.point, i.end)
+    return t.point, impl
+
+
+@operator("iminus", 2, 2, "the points of the first interval not in the second (one interval)")
+def _iminus(name, types):
+    _interval_pair(name, types)
+    return types[0], _iminus_impl
+
+
+def _iminus_impl(a: Interval, b: Interval) -> Interval:
+    if not a.overlaps(b) or b.empty:
+        return a
+    left = a.begin < b.begin
+    right = b.end is not None and (a.end is None or b.end < a.end)
+    if left and right:
+        raise IntervalError(f"iminus: {b} lies strictly inside {a}, so the difference is two "
+                            f"intervals", operator="iminus", value=(a, b))
+    if left:
+        return Interval(a.begin, b.begin)
+    if right:
+        return Interval(b.end, a.end)
+    raise IntervalError(f"iminus: {b} covers {a}, so the difference is empty",
+                        operator="iminus", value=(a, b))
+
+
+def _lt_end(x, y):
+    """x < y for interval ends, None meaning +infinity."""
+    return y is None if x is None else (y is None or x < y)
+
+
+def _relations():
+    """Allen's thirteen relations and SIRA_PRISE's/TDATRM's interval comparisons."""
+    def eq_end(x, y):
+        return x == y
+
+    return {
+        "before": lambda a, b: a.end is not None and a.end < b.begin,
+        "after": lambda a, b: b.end is not None and b.end < a.begin,
+        "meets": lambda a, b: a.end is not None and a.end == b.begin,
+        "met_by": lambda a, b: b.end is not None and b.end == a.begin,
+        "allen_overlaps": lambda a, b: a.begin < b.begin and _lt_end(b.begin, a.end)
+        and _lt_end(a.end, b.end),
+        "overlapped_by": lambda a, b: b.begin < a.begin and _lt_end(a.begin, b.end)
+        and _lt_end(b.end, a.end),
+        "starts": lambda a, b: a.begin == b.begin and _lt_end(a.end, b.end),
+        "started_by": lambda a, b: a.begin == b.begin and _lt_end(b.end, a.end),
+        "during": lambda a, b: b.begin < a.begin and _lt_end(a.end, b.end),
+        "allen_contains": lambda a, b: a.begin < b.begin and _lt_end(b.end, a.end),
+        "finishes": lambda a, b: b.begin < a.begin and eq_end(a.end, b.end),
+        "finished_by": lambda a, b: a.begin < b.begin and eq_end(a.end, b.end),
+        "iequals": lambda a, b: a == b,
+        "overlaps": Interval.overlaps,
+        "adjacent": lambda a, b: (a.end is not None and a.end == b.begin)
+        or (b.end is not None and b.end == a.begin),
+        "merges": lambda a, b: a.overlaps(b) or (a.end is not None and a.end == b.begin)
+        or (b.end is not None and b.end == a.begin),
+        "includes": lambda a, b: a.begin <= b.begin and not _lt_end(a.end, b.end),
+        "included_in": lambda a, b: b.begin <= a.begin and not _lt_end(b.end, a.end),
+    }
+
+
+for _rel_name, _rel in _relations().items():
+    def _rel_resolver(name, types, _rel=_rel):
+        _interval_pair(name, types)
+        return BOOLEAN, _rel
+    operator(_rel_name, 2, 2, f"interval relation {_rel_name}")(_rel_resolver)
+
+
+@operator("contains", 2, 2, "whether an interval contains another interval or a point")
+def _contains(name, types):
+    t = _interval_arg(name, types)
+    if types[1] == t:
+        return BOOLEAN, _relations()["includes"]
+    if types[1] == t.point or (isinstance(types[1], IntegerType)
+                               and isinstance(t.point, IntegerType)):
+        return BOOLEAN, lambda i, p: i.begin <= p and (i.end is None or p < i.end)
+    raise _bad(name, f"an interval and a {t.point} point or {t}", types)
+
+
+@operator("duration,count_points", 1, 1, "the number of points of an interval (FLOAT: length)")
+def _duration(name, types):
+    t = _interval_arg(name, types)
+
+    def impl(i):
+        if i.end is None:
+            raise IntervalError(f"{name}: the interval is unbounded above", operator=name,
+                                value=i)
+        if isinstance(t.point, IntegerType):
+            return i.end - i.begin
+        if t.point == DATE:
+            return (i.end - i.begin).days
+        if t.point == TIMESTAMP:
+            return (i.end - i.begin) // datetime.timedelta(microseconds=1)
+        return i.end - i.begin
+    return (FLOAT if t.point == FLOAT else LONG), impl
+
+
 def _interval_selector(itype: IntervalType):
     def resolver(name, types):
         for t in types:
@@ -546,7 +657,7 @@ def aggregation(op: str, value_type: Type) -> Aggregation:
             return Aggregation(op, t, ident, Interval.intersect, False)
     elif op == "iunion":
         if isinstance(t, IntervalType):
-            return Aggregation(op, t, NO_IDENTITY, _iunion, True)
+            return Aggregation(op, t, NO_IDENTITY, _iunion, False)  # folded in order of begin
     elif op in ("union", "intersect", "xminus", "join"):
         if isinstance(t, RelationType):
             from ..values import Relation

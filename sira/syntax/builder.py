@@ -24,6 +24,7 @@ from ..algebra.closure import GTClose, TClose, closure_scope
 from ..algebra.joins import DivideBy, Join, LeftJoin, SemiJoin, SemiMinus
 from ..algebra.nesting import Group as GroupNode, Ungroup
 from ..algebra.node import Node
+from ..algebra.packing import Pack, Unpack
 from ..algebra.setops import Intersect, Minus, Union, XMinus
 from ..errors import ParseError, SiraError, SiraTypeError, SiraValueError, UnknownRelvar
 from ..expressions.evaluate import compile_row, infer_type
@@ -201,7 +202,8 @@ class Builder:
                              "heading(...)")
             heading = _infer_heading(rows)
         checked = set()
-        for t, values in rows:
+        for t, typed in rows:
+            values = {k: v for k, (v, _) in typed.items()}
             try:
                 checked.add(check_row(heading, values, operator="RELATION"))
             except SiraError as err:
@@ -244,15 +246,15 @@ class Builder:
         return values
 
     def constant(self, node):
-        """Evaluate a literal-valued expression (selectors, nested literals, arithmetic)."""
+        """(value, type) of a literal-valued expression (selectors, nested literals, arithmetic)."""
         expr = self.scalar(node, EMPTY)
         if isinstance(expr, Literal):
-            return expr.value
+            return expr.value, expr.type
+        t = infer_type(expr, EMPTY)
         if isinstance(expr, RelationArg) and isinstance(expr.node, RelationLiteral):
-            return expr.node.value
+            return expr.node.value, t
         from ..engine import Context
-        infer_type(expr, EMPTY)
-        return compile_row(expr, EMPTY, Context(self.values).eval)(())
+        return compile_row(expr, EMPTY, Context(self.values).eval)(()), t
 
     # ------------------------------------------------------------------ scalars
     def scalar(self, node, heading):
@@ -312,11 +314,19 @@ class Builder:
         if self.is_relational(node):
             return RelationArg(self.relation(node))
         if name == "tuple":
-            values = self.tuple_values(node)
-            h = Heading.of({k: type_of_python(v) for k, v in values.items()})
+            typed = self.tuple_values(node)
+            h = Heading.of({k: t for k, (_, t) in typed.items()})
+            values = {k: v for k, (v, _) in typed.items()}
             return Literal(Tuple(h, check_row(h, values)), TupleType(h))
         if name == "average":
             return self.average(node, heading)
+        if name == "equsing":
+            if len(node.args) != 3:
+                raise _error(node, "EQUSING takes two relations and a list of attributes",
+                             "equsing(R1, R2, (attributes))")
+            names = self.names(node.args[2])
+            return CallExpr("eq", (RelationArg(Pack(self.relation(node.args[0]), names)),
+                                   RelationArg(Pack(self.relation(node.args[1]), names))))
         if name in INTERVAL_TYPES:
             return self.interval(node, heading)
         args = tuple(self.scalar(a, heading) for a in node.args)
@@ -374,8 +384,7 @@ class Builder:
 def _infer_heading(rows) -> Heading:
     types = {}
     for t, values in rows:
-        for name, v in values.items():
-            vt = type_of_python(v)
+        for name, (_, vt) in values.items():
             old = types.get(name)
             if old is None or (isinstance(old, IntegerType) and isinstance(vt, IntegerType)
                                and (old.bits or 10**9) < (vt.bits or 10**9)):
@@ -451,15 +460,21 @@ def _transform(b, node, args):
     return Transform(r, b.named_exprs(specs, r.heading, allow_bare=True))
 
 
-def _nary(cls):
+def _nary(cls, using=False):
     def build(b, node, args):
+        if using:
+            b.args(node, 3)
+            return cls(tuple(b.relation(a) for a in args[:-1]), b.names(args[-1]))
         b.args(node, 2)
         return cls(tuple(b.relation(a) for a in args))
     return build
 
 
-def _binary(cls):
+def _binary(cls, using=False):
     def build(b, node, args):
+        if using:
+            left, right, names = b.args(node, 3, 3)
+            return cls(b.relation(left), b.relation(right), b.names(names))
         left, right = b.args(node, 2, 2)
         return cls(b.relation(left), b.relation(right))
     return build
@@ -469,6 +484,20 @@ def _leftjoin(b, node, args):
     left, right, defaults = b.args(node, 3, 3)
     lnode = b.relation(left)
     return LeftJoin(lnode, b.relation(right), b.named_exprs(defaults, lnode.heading))
+
+
+def _leftjoinusing(b, node, args):
+    left, right, defaults, names = b.args(node, 4, 4)
+    lnode = b.relation(left)
+    return LeftJoin(lnode, b.relation(right), b.named_exprs(defaults, lnode.heading),
+                    b.names(names))
+
+
+def _pack(cls):
+    def build(b, node, args):
+        src, names = b.args(node, 2, 2)
+        return cls(b.relation(src), b.names(names))
+    return build
 
 
 def _divideby(b, node, args):
@@ -515,6 +544,12 @@ def _summarizeby(b, node, args):
     return SummarizeBy(r, b.names(by), b.agg_specs(specs, r.heading))
 
 
+def _summarizebyusing(b, node, args):
+    src, by, specs, names = b.args(node, 4, 4)
+    r = b.relation(src)
+    return SummarizeBy(r, b.names(by), b.agg_specs(specs, r.heading), b.names(names))
+
+
 RELATIONAL = {
     "restrict": _restrict, "project": _project, "extend": _extend, "rename": _rename,
     "transform": _transform, "union": _nary(Union), "intersect": _nary(Intersect),
@@ -522,6 +557,12 @@ RELATIONAL = {
     "semijoin": _binary(SemiJoin), "semiminus": _binary(SemiMinus), "leftjoin": _leftjoin,
     "divideby": _divideby, "tclose": _tclose, "gtclose": _gtclose, "group": _group,
     "ungroup": _ungroup, "aggregate": _aggregate, "summarizeby": _summarizeby,
+    "pack": _pack(Pack), "unpack": _pack(Unpack),
+    "unionusing": _nary(Union, True), "intersectusing": _nary(Intersect, True),
+    "xminususing": _nary(XMinus, True), "joinusing": _nary(Join, True),
+    "minususing": _binary(Minus, True), "semijoinusing": _binary(SemiJoin, True),
+    "semiminususing": _binary(SemiMinus, True), "leftjoinusing": _leftjoinusing,
+    "summarizebyusing": _summarizebyusing,
 }
 
 

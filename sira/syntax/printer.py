@@ -12,6 +12,7 @@ from ..algebra.basic import Extend, Project, RelationLiteral, RelvarRef, Rename,
 from ..algebra.closure import GTClose, TClose
 from ..algebra.joins import DivideBy, Join, LeftJoin, SemiJoin, SemiMinus
 from ..algebra.nesting import Group, Ungroup
+from ..algebra.packing import Pack, Unpack
 from ..algebra.setops import Intersect, Minus, Union, XMinus
 from ..expressions.nodes import AttrRef, Call, Literal, RelationArg
 from ..values import TABLE_DEE, TABLE_DUM
@@ -44,6 +45,14 @@ def _agg(specs) -> str:
 
 def print_node(node) -> str:
     """An algebra tree in the text syntax."""
+    text = _print_node(node)
+    if getattr(node, "using", None) is not None:
+        name = node.operator_name.lower()
+        text = f"{name}using{text[len(name):-1]},{_names(node.using)})"
+    return text
+
+
+def _print_node(node) -> str:
     p = print_node
     if isinstance(node, RelvarRef):
         return node.name
@@ -84,6 +93,8 @@ def print_node(node) -> str:
         return f"ungroup({p(node.source)},{_names(node.names)})"
     if isinstance(node, Aggregate):
         return f"aggregate({p(node.source)},{_agg(node.specs)})"
+    if isinstance(node, (Pack, Unpack)):
+        return f"{node.operator_name.lower()}({p(node.source)},{_names(node.on)})"
     if isinstance(node, SummarizeBy):
         return f"summarizeby({p(node.source)},{_names(node.by)},{_agg(node.specs)})"
     return f"<{type(node).__name__}>"

@@ -1,0 +1,217 @@
+"""Interval types, PACK/UNPACK and the USING operators, checked against the UNPACK reference."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sira
+from sira import INT, INTINTERVAL, Relation
+from sira.errors import IntervalError, SiraTypeError, TooManyTuples, UnknownAttribute
+from sira.intervals import DATEINTERVAL, FLOATINTERVAL, Interval
+
+from interval_reference import ref_pack, ref_unpack, ref_using
+
+intervals = st.tuples(st.integers(0, 7), st.integers(1, 4)).map(
+    lambda t: Interval(t[0], t[0] + t[1]))
+
+
+def relations(names=("x",), keys=("k",), max_size=6):
+    heading = {**{k: INT for k in keys}, **{n: INTINTERVAL for n in names}}
+    row = st.fixed_dictionaries({**{k: st.integers(0, 1) for k in keys},
+                                 **{n: intervals for n in names}})
+    return st.lists(row, max_size=max_size).map(lambda rows: Relation.from_rows(heading, rows))
+
+
+def lit(r):
+    return sira.literal(r)
+
+
+SETTINGS = settings(max_examples=150, deadline=None)
+
+
+@SETTINGS
+@given(relations(("x", "y")), st.sampled_from([("x",), ("y",), ("x", "y"), ("y", "x")]))
+def test_pack_equals_its_unpack_definition(r, names):
+    assert sira.evaluate(lit(r).pack(*names)) == ref_pack(r, names)
+
+
+@SETTINGS
+@given(relations(("x", "y")), st.sampled_from([("x",), ("x", "y"), ("y", "x")]))
+def test_pack_is_idempotent(r, names):
+    once = sira.evaluate(lit(r).pack(*names))
+    assert sira.evaluate(lit(once).pack(*names)) == once
+
+
+@SETTINGS
+@given(relations(("x", "y")), st.sampled_from([("x",), ("x", "y"), ("y", "x")]))
+def test_unpack_of_pack_equals_unpack(r, names):
+    packed = sira.evaluate(lit(r).pack(*names))
+    assert sira.evaluate(lit(packed).unpack(*names)) == ref_unpack(r, names)
+
+
+@SETTINGS
+@given(relations(("x",), ("k", "j")))
+def test_packed_results_have_no_overlapping_or_meeting_tuples(r):
+    packed = sira.evaluate(lit(r).pack("x"))
+    rows = packed.to_rows()
+    for a in rows:
+        for b in rows:
+            if a is not b and (a["k"], a["j"]) == (b["k"], b["j"]):
+                x, y = a["x"], b["x"]
+                assert x.end < y.begin or y.end < x.begin
+
+
+OPS = ["union", "intersect", "minus", "xminus", "join", "semijoin", "semiminus"]
+BUILD = {
+    "union": lambda a, b, u: a.union(b) if u is None else _using(a.union(b), u),
+    "intersect": lambda a, b, u: _using(a.intersect(b), u),
+    "minus": lambda a, b, u: _using(a.minus(b), u),
+    "xminus": lambda a, b, u: _using(a.xminus(b), u),
+    "join": lambda a, b, u: _using(a.join(b), u),
+    "semijoin": lambda a, b, u: _using(a.semijoin(b), u),
+    "semiminus": lambda a, b, u: _using(a.semiminus(b), u),
+}
+
+
+def _using(node, using):
+    import attrs
+    return node if using is None else attrs.evolve(node, using=using)
+
+
+@SETTINGS
+@given(st.sampled_from(OPS), relations(("x", "y")), relations(("x", "y")),
+       st.sampled_from([("x",), ("y",), ("x", "y"), ("y", "x")]))
+def test_using_operators_equal_their_definition(op, r1, r2, names):
+    got = sira.evaluate(BUILD[op](lit(r1), lit(r2), names))
+    assert got == ref_using(op, r1, r2, names)
+
+
+@SETTINGS
+@given(st.sampled_from(OPS), relations(("x",)), relations(("x",)))
+def test_default_operators_are_pointwise_on_every_interval_attribute(op, r1, r2):
+    got = sira.evaluate(BUILD[op](lit(r1), lit(r2), None))
+    assert got == ref_using(op, r1, r2, ("x",))
+
+
+@SETTINGS
+@given(relations(("x",)), relations(("x",)))
+def test_using_nothing_is_the_plain_operator(r1, r2):
+    got = sira.evaluate(_using(lit(r1).intersect(lit(r2)), ()))
+    assert got.body == r1.body & r2.body
+
+
+@SETTINGS
+@given(relations(("x",), ("k",)), relations(("x",), ("j",)))
+def test_join_on_an_interval_attribute_matches_overlaps(r1, r2):
+    got = sira.evaluate(lit(r1).join(lit(r2)))
+    assert got == ref_using("join", r1, r2, ("x",))
+
+
+@SETTINGS
+@given(relations(("x",), ("k", "v"), max_size=8))
+def test_pointwise_summarizeby_counts_at_each_point(r):
+    node = sira.parse("summarizebyusing(R, (k, x), (n(plus(1))), (x))", {"r": r})
+    got = sira.evaluate(node, {"r": r})
+    unpacked = ref_unpack(r, ["x"])
+    counts = {}
+    for row in unpacked.to_rows():
+        counts[(row["k"], row["x"])] = counts.get((row["k"], row["x"]), 0) + 1
+    expected_units = Relation.from_rows({"k": INT, "x": INTINTERVAL, "n": INT},
+                                        [{"k": k, "x": x, "n": n} for (k, x), n in counts.items()])
+    assert got == ref_pack(expected_units, ["x"])
+
+
+def test_pack_may_increase_cardinality():
+    r = sira.parse("relation(body(tuple(x(intinterval(begin(1)end(10))) y(intinterval(begin(1)"
+                   "end(10)))) tuple(x(intinterval(begin(7)end(24))) y(intinterval(begin(8)"
+                   "end(34))))))")
+    assert len(sira.evaluate(sira.literal(sira.evaluate(r)).pack("y", "x"))) == 3
+
+
+def test_cost_does_not_depend_on_interval_length():
+    # a billion-point interval packs and intersects instantly: nothing is unpacked
+    big = Relation.from_rows({"k": INT, "x": INTINTERVAL},
+                             [(1, Interval(0, 10**9)), (1, Interval(5 * 10**8, 2 * 10**9))])
+    other = Relation.from_rows({"k": INT, "x": INTINTERVAL}, [(1, Interval(10**8, 10**8 + 5))])
+    assert sira.evaluate(lit(big).pack("x")).to_rows() == [{"k": 1, "x": Interval(0, 2 * 10**9)}]
+    assert len(sira.evaluate(lit(big).minus(lit(other)))) == 2
+
+
+def test_unpack_refuses_beyond_the_limit_and_the_limit_can_be_raised():
+    r = Relation.from_rows({"x": INTINTERVAL}, [(Interval(0, 50),)])
+    with pytest.raises(TooManyTuples) as err:
+        sira.evaluate(lit(r).unpack("x"), max_tuples=10)
+    assert err.value.limit == 10
+    assert len(sira.evaluate(lit(r).unpack("x"), max_tuples=50)) == 50
+
+
+def test_unpack_refuses_unbounded_and_float_intervals():
+    r = Relation.from_rows({"x": INTINTERVAL}, [(Interval(0, None),)])
+    with pytest.raises(IntervalError):
+        sira.evaluate(lit(r).unpack("x"))
+    f = Relation.from_rows({"x": FLOATINTERVAL}, [(Interval(0.5, 1.5),)])
+    with pytest.raises(SiraTypeError) as err:
+        lit(f).unpack("x")
+    assert "x" in str(err.value)
+
+
+def test_pack_list_must_name_interval_attributes():
+    r = Relation.from_rows({"k": INT, "x": INTINTERVAL}, [])
+    with pytest.raises(SiraTypeError) as err:
+        lit(r).pack("k")
+    assert "'k'" in str(err.value)
+    with pytest.raises(UnknownAttribute) as err2:
+        lit(r).pack("nosuch")
+    assert err2.value.attribute == "nosuch"
+
+
+def test_interval_selectors_reject_empty_and_inverted_intervals():
+    for text in ("intinterval(begin(5)end(5))", "intinterval(from(7)to(4))",
+                 "dateinterval(begin(2015-08-02)end(2015-07-30))"):
+        with pytest.raises(IntervalError):
+            sira.evaluate(f"extend(TABLE_DEE, (x({text})))")
+
+
+def test_interval_operators():
+    def ev(text):
+        return sira.evaluate(text)
+    assert ev("the_to(intinterval(from(4)to(7)))") == 7
+    assert ev("the_begin(intinterval(from(4)to(7)))") == 4
+    assert ev("the_end(intinterval(from(4)to(7)))") == 8
+    assert ev("iunion(intinterval(begin(1)end(3)), intinterval(begin(3)end(5)))") == Interval(1, 5)
+    with pytest.raises(IntervalError):
+        ev("iunion(intinterval(begin(1)end(3)), intinterval(begin(4)end(5)))")
+    with pytest.raises(IntervalError):
+        ev("iminus(intinterval(begin(1)end(10)), intinterval(begin(4)end(5)))")
+    assert ev("iminus(intinterval(begin(1)end(10)), intinterval(begin(4)end(12)))") == \
+        Interval(1, 4)
+    assert ev("meets(intinterval(begin(1)end(3)), intinterval(begin(3)end(5)))") is True
+    assert ev("overlaps(intinterval(begin(1)end(3)), intinterval(begin(3)end(5)))") is False
+    assert ev("during(intinterval(begin(2)end(3)), intinterval(begin(1)end(5)))") is True
+    assert ev("contains(intinterval(begin(1)end(5)), 4)") is True
+    assert ev("duration(dateinterval(from(2015-07-30)to(2015-08-01)))") == 3
+    assert ev("the_to(dateinterval(from(2015-07-30)to(2015-08-01)))") == datetime.date(2015, 8, 1)
+    with pytest.raises(SiraTypeError):
+        ev("overlaps(intinterval(begin(1)end(3)), dateinterval(begin(2015-07-30)end(2015-08-01)))")
+
+
+ALLEN = ["before", "after", "meets", "met_by", "allen_overlaps", "overlapped_by", "starts",
+         "started_by", "during", "allen_contains", "finishes", "finished_by", "iequals"]
+
+
+@SETTINGS
+@given(intervals, intervals)
+def test_exactly_one_allen_relation_holds(a, b):
+    holding = [name for name in ALLEN
+               if sira.evaluate(sira.call(name, sira.lit(a, INTINTERVAL), sira.lit(b, INTINTERVAL)))]
+    assert len(holding) == 1, holding
+
+
+def test_dates_print_as_the_seed_shows_them():
+    r = Relation.from_rows({"d": DATEINTERVAL},
+                           [(Interval(datetime.date(2015, 7, 30), datetime.date(2015, 8, 2)),)])
+    assert "BEGIN(2015-07-30)END(2015-08-02)" in str(r)
