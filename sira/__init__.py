@@ -95,7 +95,10 @@ def evaluate(expr, relvars: dict | None = None, engine="python", **options):
                     return compile_row(expr, Heading(), ctx.eval)(())
                 return python_engine.evaluate_node(expr, relvars, **options)
         if engine == "spark":
-            from sira_spark import default_engine
+            try:
+                from sira_spark import default_engine
+            except ImportError as err:
+                raise SiraError(f"the Spark engine is not available here ({err})") from None
             return default_engine().evaluate(expr, relvars, **options)
         raise SiraError(f"unknown engine '{engine}' (python or spark)")
     return engine.evaluate(expr, relvars, **options)

@@ -34,7 +34,8 @@ JSON
 
 Relation literal (``.sira``, ``.rel``)
     Any expression in the text syntax that needs no relvar, usually a relation literal:
-    ``relation(heading(filename(string) pagesize(int)) body(tuple(filename(string(A)) pagesize(1))))``.
+    ``relation(heading(filename(string) pagesize(int))
+    body(tuple(filename(string(A)) pagesize(1))))``.
 
 Exit codes: 0 success, 1 a sira error (printed as ``ErrorClass: message`` on stderr, no
 traceback), 2 a usage error (bad arguments, an unreadable file).

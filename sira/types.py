@@ -139,7 +139,15 @@ class StringType(Type):
         return value
 
     def literal(self, value):
-        return f"string({value})"
+        """``string(raw)`` when the parentheses balance, else a quoted ``'...'`` literal."""
+        depth = 0
+        for ch in value:
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            if depth < 0:
+                break
+        if depth == 0:
+            return f"string({value})"
+        return "'" + value.replace("'", "''") + "'"
 
 
 @attrs.frozen(repr=False)

@@ -9,11 +9,11 @@
   key attributes), every interval is cut at every boundary of that group, so two resulting
   intervals are either equal or disjoint. Set operations on split bodies are then the pointwise
   ones. Cost depends on the number of tuples and boundaries, never on interval lengths.
-* ``unpack_body`` counts first and refuses results beyond the caller's limit.
+* ``unpack_relation`` counts first and refuses results beyond the caller's limit.
 
     >>> from sira.intervals import Interval
     >>> rows = {(Interval(1, 4),), (Interval(3, 6),), (Interval(6, 7),), (Interval(9, 10),)}
-    >>> sorted(r[0] for r in pack_rows(rows, [0]))
+    >>> sorted((r[0] for r in pack_rows(rows, [0])), key=lambda iv: iv.begin)
     [Interval(begin=1, end=7), Interval(begin=9, end=10)]
 """
 

@@ -142,6 +142,8 @@ class Lexer:
         if c == ",":
             self.pos = pos + 1
             return Token(COMMA, ",", pos, pos + 1)
+        if c == "'":
+            return self._quoted(pos)
         if c == ":" and text.startswith(":=", pos):
             self.pos = pos + 2
             return Token(ASSIGN, ":=", pos, pos + 2)
@@ -183,6 +185,24 @@ class Lexer:
             raise self.source.error("malformed number", pos, "a number")
         self.pos = m.end()
         return Token(NUMBER, m.group(), pos, m.end())
+
+    def _quoted(self, pos: int) -> Token:
+        """``'it''s'``: a CQL-style quoted STRING literal (a doubled quote is one quote)."""
+        text = self.text
+        parts = []
+        i = pos + 1
+        while True:
+            j = text.find("'", i)
+            if j < 0:
+                raise self.source.error("unterminated string literal: expected ' but found end "
+                                        "of input", pos, "'")
+            parts.append(text[i:j])
+            if text.startswith("''", j):
+                parts.append("'")
+                i = j + 2
+                continue
+            self.pos = j + 1
+            return Token(RAW, ("string", "".join(parts)), pos, j + 1)
 
     def _raw(self, pos: int, func: str, open_pos: int) -> Token:
         """``string(...)``: everything up to the balancing parenthesis is raw text."""
