@@ -27,6 +27,12 @@ def spec_text(node) -> str:
 
 def explain(node) -> str:
     """The plan of an algebra tree as indented text (plan tests compare this text)."""
+    from .syntax.builder import deep_recursion
+    with deep_recursion():
+        return _explain(node)
+
+
+def _explain(node) -> str:
     lines = []
     stack = [(node, 0)]
     while stack:

@@ -106,6 +106,10 @@ class IntegerType(Type):
             value = int(value)
         return self.fit(value, operator=operator)
 
+    def literal(self, value):
+        """INT as a bare number; LONG and BIGINT through their selectors so the type survives."""
+        return str(value) if self.name == "INT" else f"{self.name.lower()}({value})"
+
     def fit(self, value: int, *, operator=None, tuple=None):
         if self.bits is not None and not (self.min <= value <= self.max):
             raise IntOverflow(operator=operator, type=self.name, value=value, tuple=tuple)
@@ -126,6 +130,11 @@ class FloatType(Type):
         return value
 
     def format(self, value):
+        return repr(value)
+
+    def literal(self, value):
+        if math.isinf(value):  # 1e999 reads back as infinity
+            return "1e999" if value > 0 else "-1e999"
         return repr(value)
 
 

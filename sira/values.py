@@ -26,7 +26,8 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from .errors import DuplicateAttribute, HeadingMismatch, SiraTypeError, UnknownAttribute
+from .errors import (DuplicateAttribute, HeadingMismatch, SiraError, SiraTypeError,
+                     UnknownAttribute)
 from .types import RelationType, TupleType, Type, type_named
 
 
@@ -271,9 +272,9 @@ def check_row(heading: Heading, row, operator=None) -> tuple:
     for (name, t), v in zip(heading.attributes, values):
         try:
             out.append(t.check(v, operator=operator))
-        except SiraTypeError as err:
-            raise SiraTypeError(f"attribute '{name}': {err.message}", operator=operator,
-                                expected=err.expected, got=err.got) from None
+        except SiraError as err:
+            raise type(err)(f"attribute '{name}': {err.message}",
+                            **err.field_values()) from None
     return tuple(out)
 
 

@@ -283,9 +283,6 @@ def test_float_minus_zero_is_zero():
     assert FLOAT.check(1) == 1.0 and type(FLOAT.check(1)) is float
 
 
-@pytest.mark.xfail(strict=True, reason="sira bug: check_row only names the attribute for "
-                   "SiraTypeError; IntOverflow and SiraValueError (NaN) from from_rows do not "
-                   "say which attribute was wrong")
 def test_from_rows_range_errors_name_the_attribute():
     with pytest.raises(IntOverflow) as info:
         Relation.from_rows({"pagesize": INT}, [(2**31,)])

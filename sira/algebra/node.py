@@ -40,6 +40,12 @@ class Node:
 
     def __attrs_post_init__(self):
         object.__setattr__(self, "heading", self.compute_heading())
+        # hashed now, from the children's stored hashes: deep trees never hash recursively
+        object.__setattr__(self, "_hash", hash((type(self).__name__,) + attrs.astuple(
+            self, recurse=False)))
+
+    def __hash__(self):
+        return self._hash
 
     def compute_heading(self):
         raise TypeError(f"{type(self).__name__} must define compute_heading")
@@ -49,8 +55,10 @@ class Node:
         return ()
 
     def __repr__(self):
+        from ..syntax.builder import deep_recursion
         from ..syntax.printer import print_node
-        return print_node(self)
+        with deep_recursion():
+            return print_node(self)
 
     # ------------------------------------------------------------------ builder methods
     def restrict(self, condition):
@@ -188,4 +196,4 @@ def _agg_specs(specs) -> tuple:
 
 def node_class(cls):
     """Decorator: a frozen attrs node with a cached hash and a computed ``heading``."""
-    return attrs.frozen(cache_hash=True, repr=False, slots=False)(cls)
+    return attrs.frozen(unsafe_hash=False, repr=False, slots=False)(cls)

@@ -11,6 +11,8 @@ twice in a tree is evaluated once.
 
 from __future__ import annotations
 
+import gc
+
 from ..errors import ArithmeticFault, SiraError, UnknownRelvar
 from ..values import Relation, tuple_literal
 
@@ -58,9 +60,19 @@ class Context:
 
 
 def evaluate_node(node, relvars: dict | None = None, **options) -> Relation:
-    """Evaluate an algebra tree on the Python engine."""
+    """Evaluate an algebra tree on the Python engine.
+
+    The cyclic garbage collector is paused while it runs: bodies are millions of tuples that
+    form no reference cycles, and collections scanning them would dominate the run time.
+    """
     _load_families()
-    return Context(relvars, options).eval(node)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return Context(relvars, options).eval(node)
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def row_error(err: ArithmeticFault, heading, row) -> ArithmeticFault:

@@ -12,7 +12,7 @@ from ..errors import SiraValueError
 from ..expressions.library import NO_IDENTITY
 from ..values import Relation
 from . import evaluates, map_rows
-from .basic import compiler, row_getter
+from .basic import compiler, key_getter, row_getter
 from .packing import split_relations
 
 
@@ -59,28 +59,41 @@ def _summarizeby(node, ctx):
     src = ctx.eval(node.source)
     h = src.heading
     aggs, fns = _spec_functions(node, ctx, h)
-    key = row_getter([h.index(n) for n in node.by])
     if node.using:  # pointwise: aggregate over elementary segments, packed afterwards
         split_key = [n for n in node.by if n not in node.using]
         (body,) = split_relations([src], node.using, split_key)
         rows = list(body)
     else:
         rows = list(src.body)
-    if len(fns) == 1:
+    by_positions = [h.index(n) for n in node.by]
+    if len(fns) == 1:  # the common case, without per-row tuples
         (f,) = fns
-        values = [(v,) for v in map_rows(rows, f, h)]
+        key = key_getter(by_positions)
+        groups: dict = {}
+        for row, v in zip(rows, map_rows(rows, f, h)):
+            k = key(row)
+            lst = groups.get(k)
+            if lst is None:
+                groups[k] = [v]
+            else:
+                lst.append(v)
+        (agg,) = aggs
+        single = len(by_positions) == 1
+        results = (((k,) if single else k, (fold(agg, lst),)) for k, lst in groups.items())
     else:
+        key = row_getter(by_positions)
         values = map_rows(rows, lambda r: tuple(f(r) for f in fns), h)
-    groups: dict = {}
-    for row, vals in zip(rows, values):
-        k = key(row)
-        lists = groups.get(k)
-        if lists is None:
-            lists = groups[k] = [[] for _ in fns]
-        for lst, v in zip(lists, vals):
-            lst.append(v)
+        groups = {}
+        for row, vals in zip(rows, values):
+            k = key(row)
+            lists = groups.get(k)
+            if lists is None:
+                lists = groups[k] = [[] for _ in fns]
+            for lst, v in zip(lists, vals):
+                lst.append(v)
+        results = ((k, tuple(fold(a, lst) for a, lst in zip(aggs, lists)))
+                   for k, lists in groups.items())
     where = {n: i for i, n in enumerate(tuple(node.by) + tuple(n for n, _, _ in node.specs))}
     assemble = row_getter([where[n] for n in node.heading.names])
-    out = frozenset(assemble(k + tuple(fold(a, lst) for a, lst in zip(aggs, lists)))
-                    for k, lists in groups.items())
+    out = frozenset(assemble(k + v) for k, v in results)
     return Relation(node.heading, out)

@@ -23,6 +23,14 @@ def row_getter(positions):
     return itemgetter(*positions)
 
 
+def key_getter(positions):
+    """A hashable key of the values at ``positions``: a scalar for one position (cheaper)."""
+    positions = tuple(positions)
+    if len(positions) == 1:
+        return itemgetter(positions[0])
+    return row_getter(positions)
+
+
 def project_body(body, positions):
     positions = tuple(positions)
     if len(positions) == 0:

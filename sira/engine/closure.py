@@ -24,12 +24,8 @@ def _edge_functions(node, heading):
             row_getter([heading.index(b) for b in tos]), froms, tos)
 
 
-@evaluates(TClose)
-def _tclose(node, ctx):
-    src = ctx.eval(node.source)
-    h = src.heading
-    source_of, target_of, froms, tos = _edge_functions(node, h)
-    edges = {(source_of(r), target_of(r)) for r in src.body}
+def closure_pairs(edges: set) -> set:
+    """The transitive closure of a set of (from, to) pairs, semi-naively."""
     successors: dict = {}
     for a, b in edges:
         successors.setdefault(a, []).append(b)
@@ -37,12 +33,28 @@ def _tclose(node, ctx):
     delta = edges
     while delta:
         fresh = set()
+        add = fresh.add
         for a, b in delta:
             for c in successors.get(b, ()):
                 if (a, c) not in closure:
-                    fresh.add((a, c))
+                    add((a, c))
         closure |= fresh
         delta = fresh
+    return closure
+
+
+@evaluates(TClose)
+def _tclose(node, ctx):
+    src = ctx.eval(node.source)
+    h = src.heading
+    if len(node.pair_list) == 1:  # the binary relation of the seed: nodes are plain values
+        ((a, b),) = node.pair_list
+        if h.index(a) == 0:
+            return Relation(node.heading, frozenset(closure_pairs(set(src.body))))
+        flipped = closure_pairs({(y, x) for x, y in src.body})
+        return Relation(node.heading, frozenset((y, x) for x, y in flipped))
+    source_of, target_of, froms, tos = _edge_functions(node, h)
+    closure = closure_pairs({(source_of(r), target_of(r)) for r in src.body})
     where = {n: i for i, n in enumerate(froms + tos)}
     assemble = row_getter([where[n] for n in h.names])
     return Relation(node.heading, frozenset(assemble(a + b) for a, b in closure))

@@ -6,7 +6,7 @@ from ..algebra.derived import lower_divideby
 from ..algebra.joins import DivideBy, Join, LeftJoin, SemiJoin, SemiMinus
 from ..values import Heading, Relation
 from . import evaluates, map_rows
-from .basic import compiler, row_getter
+from .basic import compiler, key_getter, row_getter
 from .packing import split_relations
 
 
@@ -23,8 +23,8 @@ def pointwise_pair(node, left: Relation, right: Relation):
 def key_functions(lh: Heading, rh: Heading):
     """(left key, right key) over the attributes the headings share."""
     common = [n for n in lh.names if n in rh]
-    return (row_getter([lh.index(n) for n in common]),
-            row_getter([rh.index(n) for n in common]), common)
+    return (key_getter([lh.index(n) for n in common]),
+            key_getter([rh.index(n) for n in common]), common)
 
 
 def semijoin_body(lh, lbody, rh, rbody, keep: bool) -> frozenset:
@@ -50,14 +50,42 @@ def join_bodies(lh: Heading, lbody, rh: Heading, rbody, out: Heading) -> frozens
     if not common:
         return frozenset(assemble(l + r) for l in lbody for r in rbody)
     if len(lbody) <= len(rbody):
-        index = {}
-        for l in lbody:
-            index.setdefault(lkey(l), []).append(l)
-        return frozenset(assemble(l + r) for r in rbody for l in index.get(rkey(r), ()))
+        index = build_index(lbody, lkey)
+        return frozenset(probe(rbody, rkey, index, lambda r, l: assemble(l + r)))
+    index = build_index(rbody, rkey)
+    return frozenset(probe(lbody, lkey, index, lambda l, r: assemble(l + r)))
+
+
+def build_index(body, key) -> dict:
+    """key -> the one row with that key, or a list of rows when several share it.
+
+    Keeping single rows unwrapped saves a list per key (keys are mostly unique in joins).
+    """
     index = {}
-    for r in rbody:
-        index.setdefault(rkey(r), []).append(r)
-    return frozenset(assemble(l + r) for l in lbody for r in index.get(lkey(l), ()))
+    for row in body:
+        k = key(row)
+        found = index.get(k)
+        if found is None:
+            index[k] = row
+        elif type(found) is list:
+            found.append(row)
+        else:
+            index[k] = [found, row]
+    return index
+
+
+def probe(body, key, index, combine):
+    """combine(row, match) for every row of ``body`` and every indexed row with its key."""
+    get = index.get
+    for row in body:
+        found = get(key(row))
+        if found is None:
+            continue
+        if type(found) is list:
+            for match in found:
+                yield combine(row, match)
+        else:
+            yield combine(row, found)
 
 
 @evaluates(Join)

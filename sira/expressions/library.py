@@ -610,11 +610,11 @@ NO_IDENTITY = object()
 _INTEGER_EXTREMES = {INT: (INT.min, INT.max), LONG: (LONG.min, LONG.max)}
 
 
-def _fold_checked(t, fn):
+def _fold_checked(t, fn, name):
     """A fold whose result must fit t (the sum of ints checked once, at the end)."""
     def fold(values):
         v = fn(values)
-        return t.fit(v, operator="AGGREGATE") if isinstance(t, IntegerType) else v
+        return t.fit(v, operator=name) if isinstance(t, IntegerType) else v
     return fold
 
 
@@ -631,12 +631,12 @@ def aggregation(op: str, value_type: Type) -> Aggregation:
         if t == AVERAGE:
             return Aggregation(op, t, Average(0, 0.0), Average.plus, False)
         if t in INTEGER_TYPES:
-            return Aggregation(op, t, 0, py_operator.add, True, _fold_checked(t, sum))
+            return Aggregation(op, t, 0, py_operator.add, True, _fold_checked(t, sum, op))
         if t == FLOAT:
             return Aggregation(op, t, 0.0, py_operator.add, False)
     elif op == "mult":
         if t in INTEGER_TYPES:
-            return Aggregation(op, t, 1, py_operator.mul, True, _fold_checked(t, math.prod))
+            return Aggregation(op, t, 1, py_operator.mul, True, _fold_checked(t, math.prod, op))
         if t == FLOAT:
             return Aggregation(op, t, 1.0, py_operator.mul, False)
     elif op in ("max", "min"):

@@ -81,8 +81,10 @@ class Expr:
         return self._call("concat", other)
 
     def __repr__(self):
+        from ..syntax.builder import deep_recursion
         from ..syntax.printer import print_expression
-        return print_expression(self)
+        with deep_recursion():
+            return print_expression(self)
 
 
 @attrs.frozen(cache_hash=True, repr=False)
@@ -100,12 +102,19 @@ class Literal(Expr):
     type: object
 
 
-@attrs.frozen(cache_hash=True, repr=False)
+@attrs.frozen(unsafe_hash=False, repr=False, slots=False)
 class Call(Expr):
     """An invocation of a library operator (``gt``, ``plus``, ``concat``...) on argument trees."""
 
     op: str = attrs.field(converter=str.lower)
     args: tuple = attrs.field(converter=tuple, default=())
+
+    def __attrs_post_init__(self):
+        # hashed bottom-up from the arguments' stored hashes: deep trees never recurse here
+        object.__setattr__(self, "_hash", hash(("call", self.op, self.args)))
+
+    def __hash__(self):
+        return self._hash
 
 
 @attrs.frozen(cache_hash=True, repr=False)

@@ -15,6 +15,7 @@ from ..algebra.nesting import Group, Ungroup
 from ..algebra.packing import Pack, Unpack
 from ..algebra.setops import Intersect, Minus, Union, XMinus
 from ..expressions.nodes import AttrRef, Call, Literal, RelationArg
+from ..intervals import INTERVAL_TYPES
 from ..values import TABLE_DEE, TABLE_DUM
 
 
@@ -27,7 +28,12 @@ def print_expression(expr) -> str:
     if isinstance(expr, RelationArg):
         return print_node(expr.node)
     if isinstance(expr, Call):
-        return f"{expr.op}(" + ",".join(print_expression(a) for a in expr.args) + ")"
+        args = [print_expression(a) for a in expr.args]
+        if expr.op == "average" and len(args) == 2:
+            return f"average(count({args[0]})value({args[1]}))"
+        if expr.op in INTERVAL_TYPES:
+            return f"{expr.op}(begin({args[0]})" + (f"end({args[1]})" if len(args) > 1 else "") + ")"
+        return f"{expr.op}(" + ",".join(args) + ")"
     return repr(expr)
 
 
