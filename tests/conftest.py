@@ -12,6 +12,7 @@ import pytest
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+os.environ.setdefault("SIRA_SPARK_PARTITIONS", "2")  # small data: few partitions, fast tests
 
 ENGINES = ["python"]
 

@@ -14,7 +14,7 @@ from .basic import compiler, row_getter
 
 #: GTCLOSE rounds allowed after the reachable node pairs stopped growing, beyond the number of
 #: nodes; only a cycle can keep producing new tuples that long.
-EXTRA_ROUNDS = 64
+EXTRA_ROUNDS = 16
 
 
 def _edge_functions(node, heading):

@@ -1,0 +1,454 @@
+"""Scalar expressions as Spark Columns: one translation per library operator name.
+
+Spark runs in ANSI mode, so integer overflow and division by zero raise, as in sira. Checks
+Spark has no built-in error for (an inverted interval, an iunion of disjoint intervals) raise
+``raise_error`` with a ``SIRA|ErrorClass|message`` text that the engine turns back into the
+sira exception.
+
+    >>> from sira import INT, attr
+    >>> from sira.values import Heading
+    >>> "+" in str(column(attr("a") + 1, Heading.of({"a": INT}), None))
+    True
+"""
+
+from __future__ import annotations
+
+import datetime
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from sira.errors import NotSupportedOnSpark
+from sira.expressions.evaluate import infer_type
+from sira.expressions.library import resolve
+from sira.expressions.nodes import AttrRef, Call, Literal, RelationArg
+from sira.intervals import INTERVAL_TYPES, IntervalType
+from sira.types import (AVERAGE, BOOLEAN, DATE, FLOAT, STRING, TIMESTAMP, IntegerType,
+                        RelationType, TupleType)
+
+from .types import spark_type
+
+TRANSLATIONS: dict = {}
+
+
+def translates(*names):
+    """Register the Spark translation of library operators ``names``."""
+    def register(fn):
+        for name in names:
+            TRANSLATIONS[name] = fn
+        return fn
+    return register
+
+
+def sira_error(cls: str, message: str) -> Column:
+    """A column that fails the query with a sira error when evaluated."""
+    return F.raise_error(F.lit(f"SIRA|{cls}|{message}"))
+
+
+def literal_column(t, value) -> Column:
+    """A Spark literal of sira type ``t``."""
+    st = spark_type(t)
+    if isinstance(t, IntervalType):
+        end = F.lit(None).cast(spark_type(t.point)) if value.end is None else \
+            literal_column(t.point, value.end)
+        return F.struct(literal_column(t.point, value.begin).alias("begin"),
+                        end.alias("end"))
+    if t == AVERAGE:
+        return F.struct(F.lit(value.count).cast("int").alias("count"),
+                        F.lit(value.value).cast("double").alias("value"))
+    if isinstance(t, TupleType):
+        return F.struct(*[literal_column(ty, v).alias(n)
+                          for (n, ty), v in zip(t.heading.attributes, value.values)])
+    if isinstance(t, RelationType):
+        from sira.types import TupleType as TT
+        from sira.values import Tuple
+        rows = [literal_column(TT(t.heading), Tuple(t.heading, row))
+                for row in value.sorted_body()]
+        return (F.array(*rows) if rows else F.array()).cast(st)
+    if t == TIMESTAMP:
+        return F.lit(value).cast(st)
+    return F.lit(value).cast(st)
+
+
+class Scope:
+    """How attribute names map to columns (plain names, or GTCLOSE's prefixed pairs)."""
+
+    def __init__(self, heading, columns=None, compiler=None):
+        self.heading = heading
+        self.columns = columns or {}
+        self.compiler = compiler
+
+    def col(self, name) -> Column:
+        return self.columns.get(name) if name in self.columns else F.col(f"`{name}`")
+
+
+def column(expr, heading, compiler, scope: Scope | None = None) -> Column:
+    """The Spark column computing ``expr`` on rows of ``heading``."""
+    scope = scope or Scope(heading, compiler=compiler)
+    if isinstance(expr, AttrRef):
+        return scope.col(expr.name)
+    if isinstance(expr, Literal):
+        return literal_column(expr.type, expr.value)
+    if isinstance(expr, RelationArg):
+        value = compiler.engine.evaluate(expr.node, compiler.relvars)
+        return literal_column(RelationType(expr.node.heading), value)
+    if isinstance(expr, Call):
+        arg_types = tuple(infer_type(a, heading) for a in expr.args)
+        result_type, _ = resolve(expr.op, arg_types)
+        fn = TRANSLATIONS.get(expr.op)
+        if fn is None:
+            raise NotSupportedOnSpark(node=f"the operator '{expr.op}'")
+        if expr.op == "cardinality" and isinstance(expr.args[0], RelationArg):
+            n = compiler.compile(expr.args[0].node).count()
+            return F.lit(n).cast("int")
+        args = [column(a, heading, compiler, scope) for a in expr.args]
+        return fn(args, arg_types, result_type)
+    raise NotSupportedOnSpark(node=f"the expression {expr!r}")
+
+
+def _cast(result_type):
+    return lambda c: c.cast(spark_type(result_type))
+
+
+# ----------------------------------------------------------------------------- comparison
+@translates("eq")
+def _eq(args, types, rt):
+    return args[0].eqNullSafe(args[1])
+
+
+@translates("ne")
+def _ne(args, types, rt):
+    return ~args[0].eqNullSafe(args[1])
+
+
+for _name, _op in (("gt", "__gt__"), ("ge", "__ge__"), ("lt", "__lt__"), ("le", "__le__")):
+    translates(_name)(lambda args, types, rt, _op=_op: getattr(args[0], _op)(args[1]))
+
+
+@translates("and")
+def _and(args, types, rt):
+    out = args[0]
+    for a in args[1:]:
+        out = out & a
+    return out
+
+
+@translates("or")
+def _or(args, types, rt):
+    out = args[0]
+    for a in args[1:]:
+        out = out | a
+    return out
+
+
+@translates("not")
+def _not(args, types, rt):
+    return ~args[0]
+
+
+@translates("xor")
+def _xor(args, types, rt):
+    return args[0] != args[1]
+
+
+# ----------------------------------------------------------------------------- arithmetic
+def _arith(op):
+    def translate(args, types, rt):
+        if rt == AVERAGE:
+            return _average_plus(args[0], args[1])
+        a, b = (x.cast(spark_type(rt)) for x in args)
+        return getattr(a, op)(b).cast(spark_type(rt))
+    return translate
+
+
+translates("plus")(_arith("__add__"))
+translates("minus")(_arith("__sub__"))
+translates("mult")(_arith("__mul__"))
+
+
+def _average_plus(a: Column, b: Column) -> Column:
+    total = a["count"] + b["count"]
+    value = F.when(total == 0, F.lit(0.0)).otherwise(
+        a["value"] * a["count"] / total + b["value"] * b["count"] / total)
+    return F.struct(total.alias("count"), value.alias("value"))
+
+
+@translates("div")
+def _div(args, types, rt):
+    if rt == FLOAT:
+        return args[0].cast("double") / args[1].cast("double")
+    return F.call_function("div", args[0], args[1]).cast(spark_type(rt))
+
+
+@translates("mod")
+def _mod(args, types, rt):
+    if rt == FLOAT:
+        return F.when(args[1] == 0, sira_error("DivisionByZero", "mod: division by zero")) \
+            .otherwise(args[0] % args[1])
+    return (args[0] % args[1]).cast(spark_type(rt))
+
+
+@translates("neg")
+def _neg(args, types, rt):
+    return (-args[0]).cast(spark_type(rt))
+
+
+@translates("abs")
+def _abs(args, types, rt):
+    return F.abs(args[0]).cast(spark_type(rt))
+
+
+@translates("max")
+def _max(args, types, rt):
+    return F.greatest(*args)
+
+
+@translates("min")
+def _min(args, types, rt):
+    return F.least(*args)
+
+
+# ----------------------------------------------------------------------------- strings
+@translates("concat")
+def _concat(args, types, rt):
+    return F.concat(*args)
+
+
+translates("length")(lambda args, types, rt: F.char_length(args[0]).cast("int"))
+translates("lowercase")(lambda args, types, rt: F.lower(args[0]))
+translates("uppercase")(lambda args, types, rt: F.upper(args[0]))
+translates("contains_string", "matches_substring")(
+    lambda args, types, rt: F.instr(args[0], args[1]) > 0)
+
+
+@translates("the_string")
+def _the_string(args, types, rt):
+    t = types[0]
+    c = args[0]
+    if t == STRING:
+        return c
+    if isinstance(t, IntegerType) or t == DATE:
+        return c.cast("string")
+    if t == BOOLEAN:
+        return F.when(c, F.lit("True")).otherwise(F.lit("False"))
+    if isinstance(t, IntervalType) and (isinstance(t.point, IntegerType) or t.point == DATE):
+        return F.concat(F.lit("BEGIN("), c["begin"].cast("string"), F.lit(")END("),
+                        F.coalesce(c["end"].cast("string"), F.lit("")), F.lit(")"))
+    raise NotSupportedOnSpark(node=f"the_string of a {t} (Spark formats it differently)")
+
+
+# ----------------------------------------------------------------------------- conversions
+translates("tofloat")(lambda args, types, rt: args[0].cast("double"))
+
+
+@translates("int", "long", "bigint", "float")
+def _selector(args, types, rt):
+    c = args[0]
+    if types[0] == STRING:
+        c = F.trim(c)
+    return c.cast(spark_type(rt))
+
+
+@translates("boolean")
+def _boolean(args, types, rt):
+    if types[0] == BOOLEAN:
+        return args[0]
+    low = F.lower(F.trim(args[0]))
+    return F.when(low == "true", F.lit(True)).when(low == "false", F.lit(False)).otherwise(
+        sira_error("SiraValueError", "boolean: the text is not true or false"))
+
+
+@translates("average")
+def _average(args, types, rt):
+    return F.struct(args[0].cast("int").alias("count"), args[1].cast("double").alias("value"))
+
+
+translates("the_count")(lambda args, types, rt: args[0]["count"])
+translates("the_value")(lambda args, types, rt: args[0]["value"])
+translates("currentdate")(lambda args, types, rt: F.current_date())
+translates("cardinality")(lambda args, types, rt: F.size(args[0]).cast("int"))
+translates("is_empty")(lambda args, types, rt: F.size(args[0]) == 0)
+
+
+# ----------------------------------------------------------------------------- intervals
+def end_before(x: Column, y: Column) -> Column:
+    """x < y for interval ends, a null end meaning +infinity."""
+    return F.when(x.isNull(), F.lit(False)).when(y.isNull(), F.lit(True)).otherwise(x < y)
+
+
+def point_before_end(p: Column, end: Column) -> Column:
+    return end.isNull() | (p < end)
+
+
+def overlaps(a: Column, b: Column) -> Column:
+    return point_before_end(a["begin"], b["end"]) & point_before_end(b["begin"], a["end"])
+
+
+def interval(begin: Column, end: Column) -> Column:
+    return F.struct(begin.alias("begin"), end.alias("end"))
+
+
+@translates("the_begin", "the_from", "startpointof")
+def _the_begin(args, types, rt):
+    return args[0]["begin"]
+
+
+@translates("the_end", "endpointof")
+def _the_end(args, types, rt):
+    end = args[0]["end"]
+    return F.when(end.isNull(), sira_error("IntervalError", "the_end: the interval is unbounded "
+                                           "above")).otherwise(end)
+
+
+def previous_point(point, c: Column) -> Column:
+    if isinstance(point, IntegerType):
+        return (c - 1).cast(spark_type(point))
+    if point == DATE:
+        return F.date_sub(c, 1)
+    return c - F.expr("INTERVAL 1 MICROSECOND")
+
+
+def next_point(point, c: Column) -> Column:
+    if isinstance(point, IntegerType):
+        return (c + 1).cast(spark_type(point))
+    if point == DATE:
+        return F.date_add(c, 1)
+    return c + F.expr("INTERVAL 1 MICROSECOND")
+
+
+@translates("the_to")
+def _the_to(args, types, rt):
+    end = args[0]["end"]
+    return F.when(end.isNull(), sira_error("IntervalError", "the_to: the interval is unbounded "
+                                           "above")).otherwise(previous_point(types[0].point, end))
+
+
+@translates("next")
+def _next(args, types, rt):
+    return next_point(types[0], args[0])
+
+
+@translates("iintersect")
+def _iintersect(args, types, rt):
+    return interval_intersect(args[0], args[1])
+
+
+def interval_intersect(a: Column, b: Column) -> Column:
+    begin = F.greatest(a["begin"], b["begin"])
+    end = F.when(a["end"].isNull(), b["end"]).when(b["end"].isNull(), a["end"]) \
+        .otherwise(F.least(a["end"], b["end"]))
+    low = F.least(a["begin"], b["begin"])
+    empty_a = a["end"].isNotNull() & (a["end"] <= a["begin"])
+    empty_b = b["end"].isNotNull() & (b["end"] <= b["begin"])
+    disjoint = end.isNotNull() & (end <= begin)
+    return F.when(empty_a, a).when(empty_b, b).when(disjoint, interval(low, low)) \
+        .otherwise(interval(begin, end))
+
+
+@translates("iunion")
+def _iunion(args, types, rt):
+    a, b = args
+    touching = point_before_end(a["begin"], b["end"]) & point_before_end(b["begin"], a["end"]) \
+        | a["end"].eqNullSafe(b["begin"]) | b["end"].eqNullSafe(a["begin"])
+    end = F.when(a["end"].isNull() | b["end"].isNull(), F.lit(None)) \
+        .otherwise(F.greatest(a["end"], b["end"]))
+    return F.when(~touching, sira_error("IntervalError", "iunion: the intervals neither overlap "
+                                        "nor meet, so their union is not one interval")) \
+        .otherwise(interval(F.least(a["begin"], b["begin"]), end))
+
+
+@translates("overlaps")
+def _overlaps(args, types, rt):
+    return overlaps(args[0], args[1])
+
+
+def _relation(fn):
+    return lambda args, types, rt: fn(args[0], args[1])
+
+
+def _ends_equal(a, b):
+    return a.eqNullSafe(b)
+
+
+translates("before")(_relation(lambda a, b: a["end"].isNotNull() & (a["end"] < b["begin"])))
+translates("after")(_relation(lambda a, b: b["end"].isNotNull() & (b["end"] < a["begin"])))
+translates("meets")(_relation(lambda a, b: a["end"].isNotNull() & (a["end"] == b["begin"])))
+translates("met_by")(_relation(lambda a, b: b["end"].isNotNull() & (b["end"] == a["begin"])))
+translates("allen_overlaps")(_relation(
+    lambda a, b: (a["begin"] < b["begin"]) & point_before_end(b["begin"], a["end"])
+    & end_before(a["end"], b["end"])))
+translates("overlapped_by")(_relation(
+    lambda a, b: (b["begin"] < a["begin"]) & point_before_end(a["begin"], b["end"])
+    & end_before(b["end"], a["end"])))
+translates("starts")(_relation(
+    lambda a, b: (a["begin"] == b["begin"]) & end_before(a["end"], b["end"])))
+translates("started_by")(_relation(
+    lambda a, b: (a["begin"] == b["begin"]) & end_before(b["end"], a["end"])))
+translates("during")(_relation(
+    lambda a, b: (b["begin"] < a["begin"]) & end_before(a["end"], b["end"])))
+translates("allen_contains")(_relation(
+    lambda a, b: (a["begin"] < b["begin"]) & end_before(b["end"], a["end"])))
+translates("finishes")(_relation(
+    lambda a, b: (b["begin"] < a["begin"]) & _ends_equal(a["end"], b["end"])))
+translates("finished_by")(_relation(
+    lambda a, b: (a["begin"] < b["begin"]) & _ends_equal(a["end"], b["end"])))
+translates("iequals")(_relation(lambda a, b: a.eqNullSafe(b)))
+translates("adjacent")(_relation(
+    lambda a, b: a["end"].eqNullSafe(b["begin"]) | b["end"].eqNullSafe(a["begin"])))
+translates("merges")(_relation(
+    lambda a, b: overlaps(a, b) | a["end"].eqNullSafe(b["begin"])
+    | b["end"].eqNullSafe(a["begin"])))
+translates("includes")(_relation(
+    lambda a, b: (a["begin"] <= b["begin"]) & ~end_before(a["end"], b["end"])))
+translates("included_in")(_relation(
+    lambda a, b: (b["begin"] <= a["begin"]) & ~end_before(b["end"], a["end"])))
+
+
+@translates("contains")
+def _contains(args, types, rt):
+    a, b = args
+    if types[1] == types[0]:
+        return (a["begin"] <= b["begin"]) & ~end_before(a["end"], b["end"])
+    return (a["begin"] <= b) & point_before_end(b, a["end"])
+
+
+@translates("duration", "count_points")
+def _duration(args, types, rt):
+    t = types[0]
+    a = args[0]
+    guard = a["end"].isNull()
+    if isinstance(t.point, IntegerType) or t.point == FLOAT:
+        value = (a["end"] - a["begin"]).cast(spark_type(rt))
+    elif t.point == DATE:
+        value = F.datediff(a["end"], a["begin"]).cast("long")
+    else:
+        value = (F.unix_micros(a["end"].cast("timestamp"))
+                 - F.unix_micros(a["begin"].cast("timestamp")))
+    return F.when(guard, sira_error("IntervalError", "duration: the interval is unbounded "
+                                    "above")).otherwise(value)
+
+
+def _interval_selector(itype):
+    def translate(args, types, rt):
+        begin = args[0].cast(spark_type(itype.point))
+        if len(args) == 1:
+            return interval(begin, F.lit(None).cast(spark_type(itype.point)))
+        end = args[1].cast(spark_type(itype.point))
+        return F.when(begin >= end, sira_error(
+            "IntervalError", f"{itype.name}: begin is not before end")).otherwise(
+            interval(begin, end))
+    return translate
+
+
+for _key, _itype in INTERVAL_TYPES.items():
+    translates(_key)(_interval_selector(_itype))
+
+
+def unsupported_operators() -> list:
+    """Library operators with no Spark translation (documentation and tests use this)."""
+    from sira.expressions.library import LIBRARY
+    return sorted(set(LIBRARY) - set(TRANSLATIONS))
+
+
+__all__ = ["column", "literal_column", "translates", "unsupported_operators", "Scope",
+           "sira_error", "interval", "overlaps", "end_before", "datetime"]
