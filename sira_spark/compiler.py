@@ -8,15 +8,16 @@ lowered to their derived definition (``LOWERED``); the rest raise NotSupportedOn
 
     >>> from sira import parse
     >>> sorted(n.__name__ for n in LOWERED)
-    ['DivideBy']
+    ['Changes', 'DivideBy']
 """
 
 from __future__ import annotations
 
 import re
 
-from sira.algebra.derived import lower_divideby
+from sira.algebra.derived import lower_changes, lower_divideby
 from sira.algebra.joins import DivideBy
+from sira.algebra.windows import Changes
 from sira.errors import (DivisionByZero, ExecutionError, IntOverflow, NotSupportedOnSpark,
                          SiraError)
 from sira.expressions.nodes import Expr
@@ -24,7 +25,7 @@ from sira import errors as sira_errors
 from sira.values import Heading
 
 TRANSLATIONS: dict = {}
-LOWERED = {DivideBy: lower_divideby}
+LOWERED = {DivideBy: lower_divideby, Changes: lower_changes}
 
 
 def translates(node_class):

@@ -59,6 +59,16 @@ def lower_summarizeby(node: SummarizeBy, rva: str = "__group__"):
     return Group(node.source, ((rva, rest),)) if rest else Project(node.source, node.by)
 
 
+def lower_changes(node):
+    """CHANGES: ISTREAM tagged '+' union DSTREAM tagged '-'."""
+    from ..expressions.nodes import Literal
+    from ..types import STRING
+    from .windows import DStream, IStream
+    ins = Extend(IStream(node.source, node.at, node.during), (("kind", Literal("+", STRING)),))
+    dels = Extend(DStream(node.source, node.at, node.during), (("kind", Literal("-", STRING)),))
+    return Union((ins, dels))
+
+
 def lower_intersect(node: Intersect):
     """INTERSECT is JOIN of relations with equal headings."""
     return Join(node.sources)

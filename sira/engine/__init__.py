@@ -95,8 +95,13 @@ def map_rows(rows, fn, heading):
         raise err
 
 
+_LOADED = []
+
+
 def _load_families():
-    if _EVALUATORS:
+    if _LOADED:
         return
-    from . import aggregation, basic, closure, joins, nesting, packing, setops  # noqa: F401
+    _LOADED.append(True)
+    from . import (aggregation, basic, closure, joins, nesting, packing, setops,  # noqa: F401
+                   windows)
 

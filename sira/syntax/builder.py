@@ -25,6 +25,8 @@ from ..algebra.joins import DivideBy, Join, LeftJoin, SemiJoin, SemiMinus
 from ..algebra.nesting import Group as GroupNode, Ungroup
 from ..algebra.node import Node
 from ..algebra.packing import Pack, Unpack
+from ..algebra.windows import (Changes, DStream, Duration, IStream, RStream, Window, WindowSpec,
+                               unit_name)
 from ..algebra.setops import Intersect, Minus, Union, XMinus
 from ..errors import ParseError, SiraError, SiraTypeError, SiraValueError, UnknownRelvar
 from ..expressions.evaluate import compile_row, infer_type
@@ -107,6 +109,8 @@ class Builder:
         return self.scalar(node, EMPTY)
 
     def is_relational(self, node) -> bool:
+        if isinstance(node, cst.Raw):
+            return node.func in ("stream", "deltas")
         if isinstance(node, cst.Name):
             name = node.text.lower()
             return name in self.catalog or name in _NAMED_RELATIONS
@@ -121,6 +125,10 @@ class Builder:
 
     # ------------------------------------------------------------------ relational
     def relation(self, node) -> Node:
+        if isinstance(node, cst.Raw) and node.func in ("stream", "deltas"):
+            from ..streams.notation import parse_deltas, parse_stream
+            return RelationLiteral((parse_stream if node.func == "stream" else parse_deltas)(
+                node.text))
         if isinstance(node, cst.Name):
             name = node.text.lower()
             if name in _NAMED_RELATIONS:
@@ -550,6 +558,103 @@ def _summarizebyusing(b, node, args):
     return SummarizeBy(r, b.names(by), b.agg_specs(specs, r.heading), b.names(names))
 
 
+def _duration(b, node, what) -> Duration:
+    args = node.args
+    if len(args) == 2 and isinstance(args[1], cst.Name):
+        amount = b.scalar(args[0], EMPTY)
+        unit = unit_name(args[1].text)
+    elif len(args) == 1:
+        amount, unit = b.scalar(args[0], EMPTY), None
+    else:
+        raise _error(node, f"{what} takes a number and an optional unit: {what}(10 second)",
+                     f"{what}(number [unit])")
+    if not isinstance(amount, Literal) or not isinstance(amount.type, IntegerType):
+        raise _error(node, f"{what} takes an integer amount", "an integer")
+    return Duration(amount.value, unit)
+
+
+def _window(b, node, args):
+    b.args(node, 3)
+    src = b.relation(args[0])
+    ts = _lname(args[1])
+    opts: dict = {}
+    kind = None
+    during = "during"
+    for item in args[2:]:
+        name = item.text.lower() if isinstance(item, cst.Name) else \
+            item.name.lower() if isinstance(item, cst.Call) else None
+        if name in opts or (name == "now" and kind is not None):
+            raise _error(item, f"WINDOW: {name} appears twice", "each window option once")
+        if name == "now" and isinstance(item, cst.Name):
+            kind = "now"
+        elif name == "range" and isinstance(item, cst.Call):
+            if len(item.args) == 1 and isinstance(item.args[0], cst.Name) \
+                    and item.args[0].text.lower() == "unbounded":
+                opts["range"] = None
+            else:
+                opts["range"] = item
+        elif name in ("slide", "rows", "on", "partition", "arrival", "unit", "as") \
+                and isinstance(item, cst.Call):
+            opts[name] = item
+        else:
+            raise _error(item, f"WINDOW: expected now, range(...), slide(...), rows(...), "
+                         f"on(...), partition(...), arrival(...), unit(...) or as(...), found "
+                         f"{_show(item)}", "a window option")
+    spec = {}
+    if "unit" in opts:
+        spec["unit"] = unit_name(_lname(opts["unit"].args[0]))
+    if "partition" in opts:
+        spec["partition"] = tuple(_lname(a) for a in opts["partition"].args)
+    if "arrival" in opts:
+        spec["arrival"] = _lname(opts["arrival"].args[0])
+    if "as" in opts:
+        during = _lname(opts["as"].args[0])
+    if "rows" in opts:
+        rows = _duration(b, opts["rows"], "rows")
+        spec["rows"] = rows.amount
+        kind = kind or "rows"
+    if "on" in opts:
+        kind = "range_on"
+        spec["on"] = _lname(opts["on"].args[0])
+        rng = opts.get("range")
+        if rng is None:
+            raise _error(opts["on"], "WINDOW: on(E) needs range(C)", "range(C) on(E)")
+        if len(rng.args) == 2:
+            spec["on_amount"] = _duration(b, rng, "range")
+        else:
+            value = b.scalar(rng.args[0], EMPTY)
+            if not isinstance(value, Literal):
+                raise _error(rng, "WINDOW: range(C) takes a constant", "a constant")
+            spec["on_amount"] = value.value
+    elif "range" in opts:
+        kind = kind or "range"
+        spec["range"] = None if opts["range"] is None else _duration(b, opts["range"], "range")
+        if opts["range"] is None and kind != "range":
+            raise _error(node, "WINDOW: range(unbounded) goes alone", "range(unbounded)")
+    if "slide" in opts:
+        if kind == "rows" and "range" not in opts:
+            spec["slide_rows"] = _duration(b, opts["slide"], "slide").amount
+        else:
+            spec["slide"] = _duration(b, opts["slide"], "slide")
+    if kind is None:
+        raise _error(node, "WINDOW needs now, range(...) or rows(...)", "a window kind")
+    return Window(src, ts, WindowSpec(kind, **spec), during)
+
+
+def _tostream(cls):
+    def build(b, node, args):
+        src, at = b.args(node, 2, 3)[:2]
+        during = (_lname(args[2]),) if len(args) == 3 else ()
+        return cls(b.relation(src), _lname(at), *during)
+    return build
+
+
+def _rstream(b, node, args):
+    b.args(node, 3, 4)
+    during = (_lname(args[3]),) if len(args) == 4 else ()
+    return RStream(b.relation(args[0]), _lname(args[1]), b.relation(args[2]), *during)
+
+
 RELATIONAL = {
     "restrict": _restrict, "project": _project, "extend": _extend, "rename": _rename,
     "transform": _transform, "union": _nary(Union), "intersect": _nary(Intersect),
@@ -563,6 +668,8 @@ RELATIONAL = {
     "minususing": _binary(Minus, True), "semijoinusing": _binary(SemiJoin, True),
     "semiminususing": _binary(SemiMinus, True), "leftjoinusing": _leftjoinusing,
     "summarizebyusing": _summarizebyusing,
+    "window": _window, "istream": _tostream(IStream), "dstream": _tostream(DStream),
+    "rstream": _rstream, "changes": _tostream(Changes),
 }
 
 

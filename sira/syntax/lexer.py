@@ -25,7 +25,7 @@ OP = "OP"
 ASSIGN = "ASSIGN"
 EOF = "EOF"
 
-RAW_FUNCS = frozenset({"string", "date", "timestamp"})
+RAW_FUNCS = frozenset({"string", "date", "timestamp", "stream", "deltas"})
 
 _WS = re.compile(r"\s+")
 _NAME = re.compile(r"[^\W\d]\w*")

@@ -13,6 +13,7 @@ from ..algebra.closure import GTClose, TClose
 from ..algebra.joins import DivideBy, Join, LeftJoin, SemiJoin, SemiMinus
 from ..algebra.nesting import Group, Ungroup
 from ..algebra.packing import Pack, Unpack
+from ..algebra.windows import Changes, DStream, IStream, RStream, Window
 from ..algebra.setops import Intersect, Minus, Union, XMinus
 from ..expressions.nodes import AttrRef, Call, Literal, RelationArg
 from ..intervals import INTERVAL_TYPES
@@ -99,6 +100,15 @@ def _print_node(node) -> str:
         return f"ungroup({p(node.source)},{_names(node.names)})"
     if isinstance(node, Aggregate):
         return f"aggregate({p(node.source)},{_agg(node.specs)})"
+    if isinstance(node, Window):
+        alias = "" if node.during == "during" else f" as({node.during})"
+        return f"window({p(node.source)},{node.ts},{node.spec.text()}{alias})"
+    if isinstance(node, (IStream, DStream, Changes)):
+        extra = "" if node.during == "during" else f",{node.during}"
+        return f"{node.operator_name.lower()}({p(node.source)},{node.at}{extra})"
+    if isinstance(node, RStream):
+        extra = "" if node.during == "during" else f",{node.during}"
+        return f"rstream({p(node.source)},{node.at},{p(node.ticks)}{extra})"
     if isinstance(node, (Pack, Unpack)):
         return f"{node.operator_name.lower()}({p(node.source)},{_names(node.on)})"
     if isinstance(node, SummarizeBy):

@@ -1,0 +1,1 @@
+"""Streams: the seeds' stream notation, and (later) the incremental runtime."""
