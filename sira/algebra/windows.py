@@ -299,6 +299,82 @@ class RStream(Node):
 
 
 @node_class
+class WindowTable(Node):
+    """Window table functions as Flink and Spark users know them, each adding the window's
+    interval as an attribute (default ``window``):
+
+    * ``tumble(S, ts, size(T) [offset(O)])``: the one window ``[k*T+O, (k+1)*T+O)`` holding t;
+    * ``hop(S, ts, size(T) slide(L) [offset(O)])``: one tuple per window ``[k*L+O, k*L+O+T)``
+      holding t;
+    * ``cumulate(S, ts, step(L) size(T) [offset(O)])``: the growing windows
+      ``[s, s+j*L)`` (j = 1..T/L) of the period ``[s, s+T)`` holding t, one tuple each;
+    * ``session(S, ts, gap(G) [partition(A, ...)])``: the session holding t: PACK of
+      ``[t, t+G)`` per partition.
+    """
+
+    source: Node
+    ts: str = attrs.field(converter=normalize_name)
+    kind: str
+    size: Duration | None = None
+    slide: Duration | None = None
+    offset: Duration | None = None
+    partition: tuple = attrs.field(default=(), converter=_lower_names)
+    unit: str | None = None
+    name: str = attrs.field(default="window", converter=normalize_name)
+    operator_name = "WINDOWTABLE"
+    packs = False
+
+    def compute_heading(self):
+        h = self.source.heading
+        t = check_ts(h, self.ts, self.kind.upper())
+        op = self.kind.upper()
+        if self.kind not in ("tumble", "hop", "cumulate", "session"):
+            raise SiraValueError(f"unknown window table function {self.kind}", operator=op,
+                                 value=self.kind)
+        if self.unit is not None:
+            unit_name(self.unit)
+        h.require(self.partition, op)
+        if self.partition and self.kind != "session":
+            raise SiraValueError(f"{op}: partition(...) is for session windows", operator=op,
+                                 value=self.kind)
+        need = {"tumble": ("size",), "hop": ("size", "slide"), "cumulate": ("size", "slide"),
+                "session": ("size",)}[self.kind]
+        for field in ("size", "slide"):
+            value = getattr(self, field)
+            if field in need and value is None:
+                raise SiraValueError(f"{op} needs {field}(...)", operator=op, value=field)
+            if field not in need and value is not None:
+                raise SiraValueError(f"{op} takes no {field}(...)", operator=op, value=field)
+            if value is not None:
+                _positive(value, field)
+        if self.offset is not None and self.kind == "session":
+            raise SiraValueError("SESSION takes no offset(...)", operator=op, value="offset")
+        if self.kind == "hop" and self.units("size") < self.units("slide"):
+            raise SiraValueError(f"HOP: the size ({self.size}) is shorter than the slide "
+                                 f"({self.slide})", operator=op, value=str(self.size))
+        if self.kind == "cumulate" and self.units("size") % self.units("slide"):
+            raise SiraValueError(f"CUMULATE: the size ({self.size}) must be a multiple of the "
+                                 f"step ({self.slide})", operator=op, value=str(self.size))
+        if self.name in h:
+            raise DuplicateAttribute(attribute=self.name, operator=op)
+        return h.extend([(self.name, interval_type_for(t))], op)
+
+    def units(self, field) -> int:
+        value = getattr(self, field)
+        if value is None:
+            return 0
+        return value.in_units(self.unit, self.source.heading.type_of(self.ts))
+
+    @property
+    def operator_text(self) -> str:
+        return self.kind
+
+    @property
+    def children(self):
+        return (self.source,)
+
+
+@node_class
 class Changes(_ToStream):
     """The insertions and deletions of a temporal relation, as CQL prints a relation's output:
     ``changes(W, at)`` has W's attributes (without ``during``), the instant ``at`` and ``kind``
@@ -314,5 +390,5 @@ class Changes(_ToStream):
         return super().compute_heading().extend([("kind", STRING)], "CHANGES")
 
 
-__all__ = ["Changes", "Duration", "WindowSpec", "Window", "IStream", "DStream", "RStream", "UNITS",
+__all__ = ["Changes", "WindowTable", "Duration", "WindowSpec", "Window", "IStream", "DStream", "RStream", "UNITS",
            "unit_name"]

@@ -12,7 +12,7 @@ import datetime
 from sortedcontainers import SortedList
 
 from ..algebra.derived import lower_changes
-from ..algebra.windows import Changes, DStream, IStream, RStream, Window
+from ..algebra.windows import Changes, DStream, IStream, RStream, Window, WindowTable
 from ..errors import SiraValueError
 from ..intervals import Interval
 from ..types import TIMESTAMP
@@ -37,6 +37,12 @@ class _Time:
 
     def plus(self, t, units: int):
         return t + units * _MICRO if self.timestamp else t + units
+
+    def floor(self, t, step: int):
+        if self.timestamp:
+            micros = (t - self.epoch) // _MICRO
+            return self.epoch + (micros // step) * step * _MICRO
+        return (t // step) * step
 
     def ceil(self, t, step: int):
         if self.timestamp:
@@ -178,6 +184,62 @@ def _istream(node, ctx):
 @evaluates(DStream)
 def _dstream(node, ctx):
     return _to_stream(node, ctx, lambda iv: None if iv.empty else iv.end)
+
+
+def _windows_of(node, time: _Time, t):
+    """The window intervals holding instant t (tumble, hop, cumulate)."""
+    size, slide, offset = node.units("size"), node.units("slide"), node.units("offset")
+    base = time.plus(t, -offset)
+    if node.kind == "tumble":
+        start = time.plus(time.floor(base, size), offset)
+        return [Interval(start, time.plus(start, size))]
+    if node.kind == "hop":
+        last = time.floor(base, slide)
+        out = []
+        start = last
+        while time.plus(start, size) > base:
+            out.append(Interval(time.plus(start, offset), time.plus(start, offset + size)))
+            start = time.plus(start, -slide)
+        return out
+    period = time.plus(time.floor(base, size), offset)
+    out = []
+    for j in range(1, size // slide + 1):
+        end = time.plus(period, j * slide)
+        if end > t:
+            out.append(Interval(period, end))
+    return out
+
+
+@evaluates(WindowTable)
+def _window_table(node, ctx):
+    src = ctx.eval(node.source)
+    h = src.heading
+    ts = h.index(node.ts)
+    time = _Time(node.source.heading.type_of(node.ts))
+    where = {n: i for i, n in enumerate(h.names + (node.name,))}
+    assemble = row_getter([where[n] for n in node.heading.names])
+    out = set()
+    if node.kind != "session":
+        for row in src.body:
+            for iv in _windows_of(node, time, row[ts]):
+                out.add(assemble(row + (iv,)))
+        return Relation(node.heading, frozenset(out))
+    gap = node.units("size")
+    part = row_getter([h.index(n) for n in node.partition])
+    groups: dict = {}
+    for row in src.body:
+        groups.setdefault(part(row), []).append(row)
+    for rows in groups.values():
+        rows.sort(key=lambda r: r[ts])
+        session: list = []
+        for row in rows + [None]:
+            if row is None or (session and row[ts] > time.plus(session[-1][ts], gap)):
+                iv = Interval(session[0][ts], time.plus(session[-1][ts], gap))
+                out.update(assemble(r + (iv,)) for r in session)
+                session = []
+            if row is not None:
+                session.append(row)
+    return Relation(node.heading, frozenset(out))
 
 
 @evaluates(Changes)

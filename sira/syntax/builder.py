@@ -26,7 +26,7 @@ from ..algebra.nesting import Group as GroupNode, Ungroup
 from ..algebra.node import Node
 from ..algebra.packing import Pack, Unpack
 from ..algebra.windows import (Changes, DStream, Duration, IStream, RStream, Window, WindowSpec,
-                               unit_name)
+                               WindowTable, unit_name)
 from ..algebra.setops import Intersect, Minus, Union, XMinus
 from ..errors import ParseError, SiraError, SiraTypeError, SiraValueError, UnknownRelvar
 from ..expressions.evaluate import compile_row, infer_type
@@ -641,6 +641,35 @@ def _window(b, node, args):
     return Window(src, ts, WindowSpec(kind, **spec), during)
 
 
+def _window_table(kind):
+    def build(b, node, args):
+        b.args(node, 3)
+        src = b.relation(args[0])
+        ts = _lname(args[1])
+        opts: dict = {}
+        allowed = {"size", "slide", "step", "offset", "gap", "partition", "unit", "as"}
+        for item in args[2:]:
+            name = item.name.lower() if isinstance(item, cst.Call) else None
+            if name not in allowed or name in opts:
+                raise _error(item, f"{kind.upper()}: expected one of "
+                             f"{', '.join(sorted(allowed))} (each once), found {_show(item)}",
+                             "a window option")
+            opts[name] = item
+        fields = {}
+        if "unit" in opts:
+            fields["unit"] = unit_name(_lname(opts["unit"].args[0]))
+        if "partition" in opts:
+            fields["partition"] = tuple(_lname(a) for a in opts["partition"].args)
+        if "as" in opts:
+            fields["name"] = _lname(opts["as"].args[0])
+        for key, field in (("size", "size"), ("gap", "size"), ("slide", "slide"),
+                           ("step", "slide"), ("offset", "offset")):
+            if key in opts:
+                fields[field] = _duration(b, opts[key], key)
+        return WindowTable(src, ts, kind, **fields)
+    return build
+
+
 def _tostream(cls):
     def build(b, node, args):
         src, at = b.args(node, 2, 3)[:2]
@@ -670,6 +699,8 @@ RELATIONAL = {
     "summarizebyusing": _summarizebyusing,
     "window": _window, "istream": _tostream(IStream), "dstream": _tostream(DStream),
     "rstream": _rstream, "changes": _tostream(Changes),
+    "tumble": _window_table("tumble"), "hop": _window_table("hop"),
+    "cumulate": _window_table("cumulate"), "session": _window_table("session"),
 }
 
 

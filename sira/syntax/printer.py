@@ -13,7 +13,7 @@ from ..algebra.closure import GTClose, TClose
 from ..algebra.joins import DivideBy, Join, LeftJoin, SemiJoin, SemiMinus
 from ..algebra.nesting import Group, Ungroup
 from ..algebra.packing import Pack, Unpack
-from ..algebra.windows import Changes, DStream, IStream, RStream, Window
+from ..algebra.windows import Changes, DStream, IStream, RStream, Window, WindowTable
 from ..algebra.setops import Intersect, Minus, Union, XMinus
 from ..expressions.nodes import AttrRef, Call, Literal, RelationArg
 from ..intervals import INTERVAL_TYPES
@@ -103,6 +103,21 @@ def _print_node(node) -> str:
     if isinstance(node, Window):
         alias = "" if node.during == "during" else f" as({node.during})"
         return f"window({p(node.source)},{node.ts},{node.spec.text()}{alias})"
+    if isinstance(node, WindowTable):
+        names = {"tumble": ("size", None), "hop": ("size", "slide"),
+                 "cumulate": ("size", "step"), "session": ("gap", None)}[node.kind]
+        parts = [f"{names[0]}({node.size})"] if node.size is not None else []
+        if node.slide is not None:
+            parts.append(f"{names[1]}({node.slide})")
+        if node.offset is not None:
+            parts.append(f"offset({node.offset})")
+        if node.partition:
+            parts.append(f"partition({','.join(node.partition)})")
+        if node.unit:
+            parts.insert(0, f"unit({node.unit})")
+        if node.name != "window":
+            parts.append(f"as({node.name})")
+        return f"{node.kind}({p(node.source)},{node.ts},{' '.join(parts)})"
     if isinstance(node, (IStream, DStream, Changes)):
         extra = "" if node.during == "during" else f",{node.during}"
         return f"{node.operator_name.lower()}({p(node.source)},{node.at}{extra})"
