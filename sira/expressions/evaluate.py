@@ -17,10 +17,36 @@ from __future__ import annotations
 
 from operator import itemgetter
 
-from ..errors import SiraTypeError
-from ..types import RelationType
-from .library import resolve
-from .nodes import AttrRef, Call, Literal, RelationArg
+from ..errors import SiraTypeError, SiraValueError
+from ..types import FLOAT, INT, Average, IntegerType, RelationType, TupleType
+from .library import aggregation, resolve
+from .nodes import Aggregated, AttrRef, Call, FieldOf, Literal, RelationArg
+
+RVA_AGGREGATES = ("count", "sum", "avg", "min", "max")
+
+
+def aggregated_type(expr, heading, operator=None):
+    """(relation heading, attribute type or None, result type) of an Aggregated node."""
+    t = infer_type(expr.source, heading, operator)
+    if not isinstance(t, RelationType):
+        raise SiraTypeError(f"{expr.op}: expected a relation-valued operand (got {t})",
+                            operator=expr.op, expected="a relation", got=str(t))
+    if expr.op not in RVA_AGGREGATES:
+        raise SiraTypeError(f"{expr.op} is not an aggregate of a relation-valued operand",
+                            operator=expr.op, expected=", ".join(RVA_AGGREGATES), got=expr.op)
+    if expr.op == "count":
+        return t.heading, None, INT
+    if expr.name is None:
+        raise SiraTypeError(f"{expr.op}(r, attribute) needs the attribute to aggregate",
+                            operator=expr.op, expected="an attribute", got="none")
+    at = t.heading.type_of(expr.name, expr.op)
+    if expr.op == "avg":
+        if not (isinstance(at, IntegerType) or at == FLOAT):
+            raise SiraTypeError(f"avg needs a numeric attribute ('{expr.name}' is {at})",
+                                operator="avg", expected="a number", got=str(at))
+        return t.heading, at, FLOAT
+    agg = aggregation({"sum": "plus"}.get(expr.op, expr.op), at)
+    return t.heading, at, agg.result_type
 
 _SHORT_CIRCUIT = {"and", "or"}
 
@@ -38,6 +64,14 @@ def infer_type(expr, heading, operator=None):
         return expr.type
     if isinstance(expr, RelationArg):
         return RelationType(expr.node.heading)
+    if isinstance(expr, FieldOf):
+        t = infer_type(expr.source, heading, operator)
+        if not isinstance(t, TupleType):
+            raise SiraTypeError(f"'{expr.name}' is a field of a tuple, but the operand is {t}",
+                                operator=operator, expected="a tuple", got=str(t))
+        return t.heading.type_of(expr.name, operator)
+    if isinstance(expr, Aggregated):
+        return aggregated_type(expr, heading, operator)[2]
     if isinstance(expr, Call):
         arg_types = tuple(infer_type(a, heading, operator) for a in expr.args)
         return resolve(expr.op, arg_types)[0]
@@ -72,6 +106,13 @@ def compile_row(expr, heading, relation_of):
                 cache.append(relation_of(expr.node))
             return cache[0]
         return relation
+    if isinstance(expr, FieldOf):
+        t = infer_type(expr.source, heading)
+        i = t.heading.index(expr.name)
+        f = compile_row(expr.source, heading, relation_of)
+        return lambda row: f(row).values[i]
+    if isinstance(expr, Aggregated):
+        return _compile_aggregated(expr, heading, relation_of)
     arg_types = tuple(infer_type(a, heading) for a in expr.args)
     _, impl = resolve(expr.op, arg_types)
     fns = [compile_row(a, heading, relation_of) for a in expr.args]
@@ -94,3 +135,25 @@ def compile_row(expr, heading, relation_of):
         f, g = fns
         return lambda row: impl(f(row), g(row))
     return lambda row: impl(*[f(row) for f in fns])
+
+
+def _compile_aggregated(expr, heading, relation_of):
+    rel_heading, at, result = aggregated_type(expr, heading)
+    f = compile_row(expr.source, heading, relation_of)
+    if expr.op == "count":
+        return lambda row: len(f(row).body)
+    i = rel_heading.index(expr.name)
+    if expr.op == "avg":
+        def avg(row):
+            values = sorted(float(r[i]) for r in f(row).body)
+            if not values:
+                raise SiraValueError(f"avg({expr.name}) of an empty relation has no value",
+                                     operator="avg", value=None)
+            acc = Average(0, 0.0)
+            for v in values:
+                acc = acc.plus(Average(1, v))
+            return acc.value
+        return avg
+    from ..engine.aggregation import fold
+    agg = aggregation({"sum": "plus"}.get(expr.op, expr.op), at)
+    return lambda row: fold(agg, [r[i] for r in f(row).body])

@@ -118,6 +118,24 @@ class Call(Expr):
 
 
 @attrs.frozen(cache_hash=True, repr=False)
+class FieldOf(Expr):
+    """A field of a tuple-valued expression: ``s.val`` (``s`` a tuple-valued attribute)."""
+
+    source: Expr
+    name: str = attrs.field(converter=normalize_name)
+
+
+@attrs.frozen(cache_hash=True, repr=False)
+class Aggregated(Expr):
+    """An aggregate over one attribute of a relation-valued expression: ``sum(w, val)``,
+    ``avg(w, val)``, ``min(w, val)``, ``max(w, val)``, ``count(w)`` (Tutorial D's SUM(w, val))."""
+
+    op: str = attrs.field(converter=str.lower)
+    source: Expr
+    name: str | None = attrs.field(default=None, converter=lambda n: n and normalize_name(n))
+
+
+@attrs.frozen(cache_hash=True, repr=False)
 class RelationArg(Expr):
     """A relational expression used as an operand (``cardinality(Y)``, ``eq(R1, R2)``)."""
 
@@ -164,4 +182,6 @@ def attributes_used(expr: Expr) -> set:
             out.add(e.name)
         elif isinstance(e, Call):
             stack.extend(e.args)
+        elif isinstance(e, (FieldOf, Aggregated)):
+            stack.append(e.source)
     return out

@@ -31,7 +31,8 @@ from ..algebra.setops import Intersect, Minus, Union, XMinus
 from ..errors import ParseError, SiraError, SiraTypeError, SiraValueError, UnknownRelvar
 from ..expressions.evaluate import compile_row, infer_type
 from ..expressions.library import LIBRARY
-from ..expressions.nodes import AttrRef, Call as CallExpr, Literal, RelationArg
+from ..expressions.evaluate import RVA_AGGREGATES
+from ..expressions.nodes import Aggregated, AttrRef, Call as CallExpr, FieldOf, Literal, RelationArg
 from ..intervals import INTERVAL_TYPES, successor
 from ..types import (BOOLEAN, DATE, FLOAT, STRING, TIMESTAMP, Average, IntegerType,
                      RelationType, TupleType, type_named, type_of_python)
@@ -303,6 +304,13 @@ class Builder:
 
     def scalar_name(self, node, heading):
         name = node.text.lower()
+        if "." in name:
+            first, *fields = name.split(".")
+            expr = self.scalar_name(cst.Name(first, line=node.line, col=node.col), heading)
+            for f in fields:
+                expr = FieldOf(expr, f)
+            infer_type(expr, heading)
+            return expr
         if name in heading:
             return AttrRef(name)
         if name in ("true", "false"):
@@ -328,6 +336,13 @@ class Builder:
             return Literal(Tuple(h, check_row(h, values)), TupleType(h))
         if name == "average":
             return self.average(node, heading)
+        if name in RVA_AGGREGATES and node.args and len(node.args) <= 2:
+            first = self.scalar(node.args[0], heading)
+            if isinstance(infer_type(first, heading), RelationType):
+                attr = _lname(node.args[1]) if len(node.args) == 2 else None
+                expr = Aggregated(name, first, attr)
+                infer_type(expr, heading)
+                return expr
         if name == "equsing":
             if len(node.args) != 3:
                 raise _error(node, "EQUSING takes two relations and a list of attributes",

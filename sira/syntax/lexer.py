@@ -28,7 +28,7 @@ EOF = "EOF"
 RAW_FUNCS = frozenset({"string", "date", "timestamp", "stream", "deltas"})
 
 _WS = re.compile(r"\s+")
-_NAME = re.compile(r"[^\W\d]\w*")
+_NAME = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")  # s.val: a field of a tuple-valued s
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _DATE_PREFIX = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?")

@@ -15,7 +15,7 @@ from ..algebra.nesting import Group, Ungroup
 from ..algebra.packing import Pack, Unpack
 from ..algebra.windows import Changes, DStream, IStream, RStream, Window, WindowTable
 from ..algebra.setops import Intersect, Minus, Union, XMinus
-from ..expressions.nodes import AttrRef, Call, Literal, RelationArg
+from ..expressions.nodes import Aggregated, AttrRef, Call, FieldOf, Literal, RelationArg
 from ..intervals import INTERVAL_TYPES
 from ..values import TABLE_DEE, TABLE_DUM
 
@@ -28,6 +28,11 @@ def print_expression(expr) -> str:
         return expr.type.literal(expr.value)
     if isinstance(expr, RelationArg):
         return print_node(expr.node)
+    if isinstance(expr, FieldOf):
+        return f"{print_expression(expr.source)}.{expr.name}"
+    if isinstance(expr, Aggregated):
+        name = "" if expr.name is None else f",{expr.name}"
+        return f"{expr.op}({print_expression(expr.source)}{name})"
     if isinstance(expr, Call):
         args = [print_expression(a) for a in expr.args]
         if expr.op == "average" and len(args) == 2:
