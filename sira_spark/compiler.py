@@ -37,7 +37,7 @@ def translates(node_class):
 
 
 def _load_families():
-    from . import aggregation, basic, closure, joins, nesting, packing, setops  # noqa: F401
+    from . import aggregation, basic, closure, joins, nesting, packing, setops, windows  # noqa: F401
 
 
 def ordered(df, heading: Heading):

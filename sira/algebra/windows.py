@@ -194,6 +194,9 @@ class Window(Node):
                 raise SiraValueError(f"WINDOW: the constant C of range(C) on({s.on}) must be "
                                      f"positive (got {s.on_amount})", operator="WINDOW",
                                      value=str(s.on_amount))
+        for duration in (s.range, s.slide):  # a unit without the stream's unit: an error now
+            if duration is not None:
+                duration.in_units(s.unit, t)
         if s.range is not None and s.slide is not None:
             if self.range_units < self.slide_units:
                 raise SiraValueError(f"WINDOW: the range ({s.range}) is shorter than the slide "
@@ -347,6 +350,8 @@ class WindowTable(Node):
                 raise SiraValueError(f"{op} takes no {field}(...)", operator=op, value=field)
             if value is not None:
                 _positive(value, field)
+        for field in ("size", "slide", "offset"):
+            self.units(field)  # a unit without the stream's unit is an error when built
         if self.offset is not None and self.kind == "session":
             raise SiraValueError("SESSION takes no offset(...)", operator=op, value="offset")
         if self.kind == "hop" and self.units("size") < self.units("slide"):

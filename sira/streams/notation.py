@@ -133,7 +133,7 @@ def parse_deltas(text: str) -> Relation:
     rows = []
     schema = []
     for schema, lineno, raw, line in _lines(text):
-        m = re.match(r"(\d+)\s*:\s*([+-])\s*(.*)$", line)
+        m = re.match(r"(\d+)\s*:?\s*([+-])\s*(.*)$", line)
         if not m:
             raise ParseError("expected 'time: + values' or 'time: - values'", line=lineno,
                              col=1, source_line=raw, expected="time: +|- values")

@@ -1,0 +1,274 @@
+"""Spark translations of the CQL windows (WINDOW) and ISTREAM, DSTREAM, RSTREAM.
+
+WINDOW gives every stream element the interval ``during`` of ``sira/engine/windows.py``
+(``element_intervals``, the reference), computed with window functions over each partition
+ordered by (timestamp, arrival attribute, or else every attribute in heading order):
+
+* all time arithmetic is done on a LONG "time" column (the timestamp itself, or microseconds
+  since the epoch for a TIMESTAMP) and turned back into the timestamp's type at the end;
+  ``ceil(t/L)*L`` is ``t + pmod(-t, L)``;
+* ``rows(N)`` ends at ``lead(time, N)``; with ``range(T)`` at the earlier of that and t+T
+  (``least`` skips the null of "no N-th later element"); a time slide rounds both ends up;
+* ``rows(N) slide(M)`` uses each element's position p: the times at positions ceil(p/M)*M and
+  ceil((p+N)/M)*M are leads by a varying offset (a ``when`` over the M possible offsets) when M is
+  small, and otherwise a join with the table of batches (last time, size) on (partition, batch);
+* ``range(C) on(E)``: when E is non-decreasing along the order (checked with one action) the exit
+  is a "next greater or equal" search: a threshold marker row E+C per element is unioned with the
+  elements, ordered by E, and ``first(time, ignorenulls)`` over the following rows finds the
+  first element reaching it; otherwise a self-join within the partition takes the ``min``.
+
+Elements never visible (begin >= end) are dropped; WINDOW does not pack its result. With
+``arrival(A)`` the stream must be in order: one action looks for an element whose timestamp is
+after that of an element arriving later, and raises the Python engine's SiraValueError.
+
+ISTREAM/DSTREAM pack on ``during`` and take its begin / (bounded) end; RSTREAM joins the ticks on
+``begin <= at < end``.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+from pyspark.sql import Window as W
+from pyspark.sql import functions as F
+
+from sira.algebra.windows import DStream, IStream, RStream, Window
+from sira.errors import SiraValueError
+from sira.intervals import IntervalType
+from sira.types import BIGINT, FLOAT, TIMESTAMP, IntegerType
+
+from .compiler import ordered, translates
+from .packing import pack_dataframe
+from .types import spark_type
+
+#: rows(N) slide(M) with M up to this uses leads; larger slides join with the batch table
+MAX_SLIDE_LEADS = 16
+
+
+def _c(name):
+    return F.col(f"`{name}`")
+
+
+def _to_time(col, t):
+    """A timestamp column as LONG time (microseconds since the epoch for TIMESTAMP)."""
+    if t == TIMESTAMP:
+        return F.unix_micros(col.cast("timestamp"))
+    return col.cast("long")
+
+
+def _from_time(col, t):
+    """LONG time back to the timestamp attribute's type."""
+    if t == TIMESTAMP:
+        return F.timestamp_micros(col).cast("timestamp_ntz")
+    return col.cast(spark_type(t))
+
+
+def _ceil_to(col, step: int):
+    """ceil(col / step) * step for any sign of col."""
+    return col + F.pmod(-col, F.lit(step).cast("long"))
+
+
+def _order_columns(heading, names):
+    """Sort columns ordering tuples as the Python engine's canonical sort key does."""
+    out = []
+    for n in names:
+        t = heading.type_of(n)
+        if isinstance(t, IntervalType):
+            out += [_c(n)["begin"].asc(), _c(n)["end"].asc_nulls_last()]
+        else:
+            out.append(_c(n).asc())
+    return out
+
+
+def _eq(names, left_prefix, right_prefix):
+    return reduce(lambda a, b: a & b,
+                  [F.col(f"`{left_prefix}{n}`").eqNullSafe(F.col(f"`{right_prefix}{n}`"))
+                   for n in names], F.lit(True))
+
+
+def _check_arrival_order(df, node, parts):
+    """SiraValueError when, within a partition, an element arrived before a later timestamp."""
+    s = node.spec
+    h = node.source.heading
+    ts_t = h.type_of(node.ts)
+    w = W.partitionBy(*parts).orderBy(_c(s.arrival).asc(), _c(node.ts).asc()) \
+        .rowsBetween(1, W.unboundedFollowing)
+    later_min = F.min(_to_time(_c(node.ts), ts_t)).over(w)
+    bad = df.withColumn("__w_bad", _to_time(_c(node.ts), ts_t) > later_min) \
+        .where(F.col("__w_bad")).orderBy(_c(s.arrival).asc()).select(_c(s.arrival).alias("a"), _c(node.ts).alias("t")) \
+        .limit(1).collect()
+    if bad:
+        arrival, t = bad[0]
+        raise SiraValueError(f"WINDOW: the stream is out of order: arrival {arrival} has "
+                             f"timestamp {t}, earlier than an element that arrived before it",
+                             operator="WINDOW", value=arrival)
+
+
+@translates(Window)
+def _window(node, children, c):
+    (df,) = children
+    h = node.source.heading
+    s = node.spec
+    ts_t = h.type_of(node.ts)
+    parts = [_c(n) for n in s.partition]
+    if s.arrival is not None:
+        _check_arrival_order(df, node, parts)
+        order = [_c(node.ts).asc(), _c(s.arrival).asc()]
+    else:
+        order = [_c(node.ts).asc()] + _order_columns(h, h.names)
+    w = W.partitionBy(*parts).orderBy(*order)
+    df = df.withColumn("__w_t", _to_time(_c(node.ts), ts_t))
+    t = F.col("__w_t")
+    if s.kind == "range_on":
+        df = _range_on(df, node, w, parts)
+    else:
+        rng, slide = node.range_units, node.slide_units
+        if s.kind == "now":
+            begin, end = t, t + 1
+        elif s.kind == "range" and s.rows is None:
+            if rng is None:
+                begin, end = t, F.lit(None).cast("long")
+            elif slide is None:
+                begin, end = t, t + rng
+            else:
+                begin, end = _ceil_to(t, slide), _ceil_to(t + rng, slide)
+        elif s.slide_rows is not None:
+            df = _rows_slide(df, node, w, parts)
+            begin, end = F.col("__w_b"), F.col("__w_e")
+        else:  # rows N, optionally with a range and a time slide
+            end = F.lead(t, s.rows).over(w)
+            begin = t
+            if rng is not None:
+                end = F.least(end, t + rng)  # least skips the null of "no N-th later element"
+            if slide is not None:
+                begin, end = _ceil_to(t, slide), _ceil_to(end, slide)
+        df = df.withColumn("__w_b", begin).withColumn("__w_e", end)
+    b, e = F.col("__w_b"), F.col("__w_e")
+    df = df.where(b.isNotNull() & (e.isNull() | (b < e)))
+    during = F.struct(_from_time(b, ts_t).alias("begin"), _from_time(e, ts_t).alias("end"))
+    return ordered(df.withColumn(node.during, during), node.heading)
+
+
+def _rows_slide(df, node, w, parts):
+    """rows(N) slide(M): columns __w_b (null: never enters) and __w_e by positions."""
+    s = node.spec
+    n, m = s.rows, s.slide_rows
+    t = F.col("__w_t")
+    p = F.row_number().over(w)
+    df = df.withColumn("__w_p", p)
+    p = F.col("__w_p")
+    batch = F.floor((p + (m - 1)) / m).cast("long")  # ceil(p/M)
+    leave_batch = F.floor((p + (n + m - 1)) / m).cast("long")  # ceil((p+N)/M)
+    if m <= MAX_SLIDE_LEADS:
+        enter_off = batch * m - p  # 0 .. M-1
+        leave_off = leave_batch * m - p  # N .. N+M-1
+        begin = F.coalesce(*[F.when(enter_off == k, t if k == 0 else F.lead(t, k).over(w))
+                             for k in range(m)])
+        end = F.coalesce(*[F.when(leave_off == n + k, F.lead(t, n + k).over(w))
+                           for k in range(m)])
+        return df.withColumn("__w_b", begin).withColumn("__w_e", end)
+    keys = list(s.partition)
+    df = df.withColumn("__w_batch", batch).withColumn("__w_leave", leave_batch)
+    batches = df.groupBy(*[_c(k) for k in keys], "__w_batch").agg(
+        F.max("__w_t").alias("__last"), F.count(F.lit(1)).alias("__size")) \
+        .where(F.col("__size") == m)  # a partial batch has no last position
+    enter = batches.select(*[_c(k).alias(f"__be_{k}") for k in keys],
+                           F.col("__w_batch").alias("__be_batch"), F.col("__last").alias("__w_b"))
+    leave = batches.select(*[_c(k).alias(f"__bl_{k}") for k in keys],
+                           F.col("__w_batch").alias("__bl_batch"), F.col("__last").alias("__w_e"))
+    joined = df.join(enter, _eq(keys, "", "__be_") & (F.col("__w_batch") == F.col("__be_batch")),
+                     "inner")
+    joined = joined.join(leave, _eq(keys, "", "__bl_") &
+                         (F.col("__w_leave") == F.col("__bl_batch")), "left")
+    return joined.drop(*[c for c in joined.columns if c.startswith(("__be_", "__bl_"))])
+
+
+def _on_values(node):
+    """E as a comparable column, and its threshold E + C."""
+    s = node.spec
+    h = node.source.heading
+    et = h.type_of(s.on)
+    e = _c(s.on)
+    amount = s.on_amount
+    if et == TIMESTAMP:
+        if hasattr(amount, "in_units"):
+            amount = amount.in_units(None, TIMESTAMP)
+        ev = F.unix_micros(e.cast("timestamp"))
+        return ev, ev + F.lit(amount).cast("long")
+    if et == FLOAT or isinstance(amount, float):
+        ev = e.cast("double")
+        return ev, ev + F.lit(float(amount))
+    if et == BIGINT:
+        return e, e + F.lit(amount).cast(spark_type(BIGINT))
+    ev = e.cast("long")
+    return ev, ev + F.lit(amount).cast("long")
+
+
+def _range_on(df, node, w, parts):
+    """range(C) on(E): the element leaves when the first later element has E >= its E + C."""
+    keys = list(node.spec.partition)
+    ev, thr = _on_values(node)
+    df = df.withColumn("__w_p", F.row_number().over(w)) \
+        .withColumn("__w_ev", ev).withColumn("__w_thr", thr)
+    monotone_violation = (F.lag("__w_ev").over(w) > F.col("__w_ev")) | \
+        (F.col("__w_thr") <= F.col("__w_ev"))  # a float E + C rounding back to E
+    violations = df.withColumn("__w_bad", monotone_violation).where(F.col("__w_bad"))
+    if not violations.limit(1).count():
+        # next greater or equal: markers sort before elements of the same E
+        data = df.select(*[_c(k) for k in keys], F.col("__w_ev").alias("__k"),
+                         F.lit(1).alias("__flag"), F.col("__w_p").alias("__pos"),
+                         F.col("__w_t").alias("__x"))
+        marks = df.select(*[_c(k) for k in keys], F.col("__w_thr").alias("__k"),
+                          F.lit(0).alias("__flag"), F.col("__w_p").alias("__pos"),
+                          F.lit(None).cast("long").alias("__x"))
+        follow = W.partitionBy(*[_c(k) for k in keys]) \
+            .orderBy("__k", "__flag", "__pos").rowsBetween(1, W.unboundedFollowing)
+        exits = data.unionByName(marks) \
+            .withColumn("__exit", F.first("__x", ignorenulls=True).over(follow)) \
+            .where(F.col("__flag") == 0)
+    else:
+        left = df.select(*[_c(k) for k in keys], "__w_p", "__w_thr")
+        right = df.select(*[_c(k).alias(f"__r_{k}") for k in keys],
+                          F.col("__w_p").alias("__r_p"), F.col("__w_ev").alias("__r_ev"),
+                          F.col("__w_t").alias("__r_t"))
+        cond = _eq(keys, "", "__r_") & (F.col("__r_p") > F.col("__w_p")) & \
+            (F.col("__r_ev") >= F.col("__w_thr"))
+        exits = left.join(right, cond, "inner").groupBy(*[_c(k) for k in keys], "__w_p") \
+            .agg(F.min("__r_t").alias("__exit")).withColumnRenamed("__w_p", "__pos")
+    exits = exits.select(*[_c(k).alias(f"__x_{k}") for k in keys],
+                         F.col("__pos").alias("__x_pos"), "__exit")
+    joined = df.join(exits, _eq(keys, "", "__x_") & (F.col("__w_p") == F.col("__x_pos")), "left")
+    return joined.withColumn("__w_b", F.col("__w_t")).withColumn("__w_e", F.col("__exit"))
+
+
+def _stream_of(node, children, pick_end: bool):
+    (df,) = children
+    h = node.source.heading
+    packed = pack_dataframe(df, h, [node.during])
+    iv = _c(node.during)
+    if pick_end:
+        packed = packed.where(iv["end"].isNotNull())
+    point = h.type_of(node.during).point
+    at = (iv["end"] if pick_end else iv["begin"]).cast(spark_type(point))
+    return ordered(packed.withColumn(node.at, at), node.heading)
+
+
+@translates(IStream)
+def _istream(node, children, c):
+    return _stream_of(node, children, pick_end=False)
+
+
+@translates(DStream)
+def _dstream(node, children, c):
+    return _stream_of(node, children, pick_end=True)
+
+
+@translates(RStream)
+def _rstream(node, children, c):
+    df, ticks = children
+    point = node.source.heading.type_of(node.during).point
+    ticks = ticks.select(_c(node.at).cast(spark_type(point)).alias("__tick")).distinct()
+    iv = _c(node.during)
+    cond = (F.col("__tick") >= iv["begin"]) & (iv["end"].isNull() | (F.col("__tick") < iv["end"]))
+    joined = df.join(ticks, cond, "inner").withColumn(node.at, F.col("__tick"))
+    return ordered(joined, node.heading).distinct()

@@ -1,0 +1,446 @@
+"""The Spark engine as a user meets it: relvars given as Relations, DataFrames, tables or Parquet
+files; uncollected DataFrame plans and Spark's explain; failures reported as sira errors naming
+the node; degree-0 relations; relation-valued attributes as join attributes."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import sira
+from sira import (INT, INTINTERVAL, STRING, TABLE_DEE, TABLE_DUM, Interval, Relation,
+                  RelationType, attr, lit)
+from sira.errors import DivisionByZero, HeadingMismatch, IntervalError, IntOverflow, SiraTypeError
+
+from conftest import spark_available
+
+pytestmark = pytest.mark.skipif(not spark_available(), reason="Spark is not available here")
+
+# Work around the bug checked by test_python_engine_works_after_spark_ran_first: load every
+# Python evaluation family now, so the order the tests run in does not matter.
+from sira.engine import (aggregation, basic, closure, joins, nesting, packing,  # noqa: E402,F401
+                         setops)
+
+L = sira.literal
+
+FILES = Relation.from_rows({"filename": STRING, "pagesize": INT},
+                           [("DATABASECATALOG.SPDB", 32768), ("BW_SPOTS.SPDB", 16384),
+                            ("BW_TEMP.SPDB", 16384)])
+QUERY = "project(restrict(files, ge(pagesize, 16384)), (pagesize))"
+EXPECTED = Relation.from_rows({"pagesize": INT}, [(32768,), (16384,)])
+SIZES = Relation.from_rows({"pagesize": INT, "label": STRING},
+                           [{"pagesize": 16384, "label": "small"},
+                            {"pagesize": 32768, "label": "big"},
+                            {"pagesize": 8192, "label": "tiny"}])
+
+
+@pytest.fixture(scope="module")
+def engine():
+    from sira_spark import default_engine
+    return default_engine()
+
+
+@pytest.fixture(scope="module")
+def spark(engine):
+    return engine.spark
+
+
+def files_dataframe(spark, duplicates=True):
+    """FILES as a DataFrame with duplicate rows, upper-case names and columns out of order."""
+    rows = [(r["pagesize"], r["filename"]) for r in FILES.to_rows()]
+    if duplicates:
+        rows = rows + rows[:2] + rows[:1]
+    return spark.createDataFrame(rows, "PAGESIZE int, FileName string")
+
+
+class JobCounter:
+    """Counts the Spark jobs started inside a ``with`` block (to prove nothing was collected)."""
+
+    def __init__(self, spark):
+        self.sc = spark.sparkContext
+        self.group = "sira-test-jobs"
+
+    def __enter__(self):
+        self.sc.setJobGroup(self.group, "sira test")
+        return self
+
+    def __exit__(self, *exc):
+        self.jobs = list(self.sc.statusTracker().getJobIdsForGroup(self.group))
+        self.sc.setJobGroup("", "")
+        self.group += "-done"
+        return False
+
+
+# --------------------------------------------------------------------------- relvar kinds
+
+def test_relvar_given_as_a_relation(engine):
+    assert sira.evaluate(QUERY, {"files": FILES}, engine="spark") == EXPECTED
+    assert sira.evaluate(QUERY, {"files": FILES}) == EXPECTED
+
+
+def _tree(text):
+    """``text`` parsed against FILES's heading (the builder route: no relvar values needed)."""
+    return sira.parse(text, {"files": FILES.heading})
+
+
+def test_relvar_given_as_a_dataframe_with_duplicates_is_a_set(engine, spark):
+    df = files_dataframe(spark)
+    assert df.count() == 6
+    relvars = {"files": df}
+    assert engine.evaluate("files", relvars) == FILES
+    assert sira.evaluate(_tree("files"), relvars, engine="spark") == FILES
+    assert engine.dataframe("files", relvars).count() == 3
+    # operators that keep every attribute must not let the duplicates through either
+    for text in ("restrict(files, gt(pagesize, 0))", "extend(files, (n(length(filename))))",
+                 "rename(files, (pagesize, size))"):
+        assert len(engine.evaluate(text, relvars)) == 3
+        assert engine.dataframe(text, relvars).count() == 3, text
+    assert engine.evaluate(QUERY, relvars) == EXPECTED
+    assert sira.evaluate(_tree(QUERY), relvars, engine="spark") == EXPECTED
+
+
+def test_relvar_given_as_a_table_name(engine, spark):
+    files_dataframe(spark).createOrReplaceTempView("sira_test_files")
+    relvars = {"files": "table:sira_test_files"}
+    assert engine.heading_of("table:sira_test_files") == FILES.heading
+    assert engine.evaluate(QUERY, relvars) == EXPECTED
+    assert engine.evaluate("files", relvars) == FILES
+    assert sira.evaluate(_tree(QUERY), relvars, engine="spark") == EXPECTED
+
+
+def test_relvar_given_as_a_parquet_path(engine, spark, tmp_path):
+    path = str(tmp_path / "files.parquet")
+    files_dataframe(spark).write.parquet(path)
+    relvars = {"files": f"parquet:{path}"}
+    assert engine.heading_of(f"parquet:{path}") == FILES.heading
+    assert engine.evaluate(QUERY, relvars) == EXPECTED
+    assert engine.evaluate("files", relvars) == FILES
+    assert sira.evaluate(_tree(QUERY), relvars, engine="spark") == EXPECTED
+
+
+@pytest.mark.xfail(strict=True, reason="sira bug: sira.evaluate(text, relvars, engine='spark') "
+                   "parses the text with sira.parse, whose catalog only knows Relations: a "
+                   "DataFrame relvar fails with PySparkTypeError (Column is not iterable), a "
+                   "'table:'/'parquet:' relvar with a ValueError; SparkEngine.evaluate(text) works")
+@pytest.mark.parametrize("kind", ["dataframe", "table", "parquet"])
+def test_sira_evaluate_text_with_spark_only_relvars(engine, spark, tmp_path, kind):
+    df = files_dataframe(spark)
+    if kind == "dataframe":
+        value = df
+    elif kind == "table":
+        df.createOrReplaceTempView("sira_test_files3")
+        value = "table:sira_test_files3"
+    else:
+        path = str(tmp_path / "files.parquet")
+        df.write.parquet(path)
+        value = f"parquet:{path}"
+    assert sira.evaluate(QUERY, {"files": value}, engine="spark") == EXPECTED
+
+
+def test_relvars_of_every_kind_join_together(engine, spark, tmp_path):
+    sizes = SIZES
+    path = str(tmp_path / "sizes.parquet")
+    engine.load(sizes).write.parquet(path)
+    files_dataframe(spark).createOrReplaceTempView("sira_test_files2")
+    text = "project(join(files, sizes), (filename, label))"
+    expected = sira.evaluate(text, {"files": FILES, "sizes": sizes})
+    assert len(expected) == 3
+    assert engine.evaluate(text, {"files": "table:sira_test_files2",
+                                  "sizes": f"parquet:{path}"}) == expected
+    assert engine.evaluate(text, {"files": files_dataframe(spark), "sizes": sizes}) == expected
+
+
+def test_a_relvar_of_an_unknown_kind_is_a_sira_error(engine):
+    with pytest.raises(sira.SiraError):
+        engine.load(42)
+    with pytest.raises(sira.SiraError):
+        engine.load("csv:/nowhere")
+
+
+# --------------------------------------------------------------------------- plans
+
+def test_dataframe_returns_a_plan_without_collecting(engine, spark):
+    from pyspark.sql import DataFrame
+    relvars = {"files": files_dataframe(spark)}
+    with JobCounter(spark) as jobs:
+        df = engine.dataframe(QUERY, relvars)
+    assert isinstance(df, DataFrame)
+    assert jobs.jobs == []
+    assert df.columns == ["pagesize"]
+    assert df.count() == 2
+
+
+def test_dataframe_accepts_a_tree(engine):
+    tree = L(FILES).restrict(attr("pagesize") > 20000).project("filename")
+    df = engine.dataframe(tree)
+    assert df.count() == 1
+    assert [r[0] for r in df.collect()] == ["DATABASECATALOG.SPDB"]
+
+
+def test_explain_shows_spark_physical_operators(engine, spark):
+    text = engine.explain("project(join(restrict(files, gt(pagesize, 1)), sizes), (label))",
+                          {"files": files_dataframe(spark), "sizes": SIZES})
+    assert isinstance(text, str)
+    assert re.search(r"HashAggregate|BroadcastHashJoin|SortMergeJoin|Filter", text), text
+    extended = engine.explain(QUERY, {"files": FILES}, extended=True)
+    assert "Physical Plan" in extended
+
+
+# --------------------------------------------------------------------------- runtime failures
+
+NUMBERS = Relation.from_rows({"a": INT}, [(0,), (1,), (2,)])
+
+
+def _spark_error(text, relvars, cls):
+    with pytest.raises(cls) as err:
+        sira.evaluate(text, relvars, engine="spark")
+    with pytest.raises(cls):
+        sira.evaluate(text, relvars)  # the Python engine agrees on the class
+    return err.value
+
+
+def test_division_by_zero_on_spark_is_a_sira_error_naming_the_node():
+    err = _spark_error("extend(R,(x(div(a, 0))))", {"R": NUMBERS}, DivisionByZero)
+    assert "EXTEND" in str(err)
+
+
+def test_overflow_on_spark_is_a_sira_error_naming_the_node():
+    err = _spark_error("extend(R,(x(plus(2147483647, a))))", {"R": NUMBERS}, IntOverflow)
+    assert "EXTEND" in str(err)
+
+
+def test_iunion_of_disjoint_intervals_on_spark_is_an_interval_error():
+    err = _spark_error("extend(R,(x(iunion(intinterval(from(1)to(2)), "
+                       "intinterval(from(5)to(7))))))", {"R": NUMBERS}, IntervalError)
+    assert "iunion" in str(err)
+    assert "EXTEND" in str(err)
+
+
+def test_the_failing_node_is_the_lowest_one_not_the_root():
+    text = "project(restrict(extend(R,(x(div(a, minus(a, 1))))), gt(x, 0)), (x))"
+    err = _spark_error(text, {"R": NUMBERS}, DivisionByZero)
+    assert "EXTEND" in str(err)
+    assert "PROJECT" not in str(err)
+
+
+def test_restrict_failures_name_restrict():
+    err = _spark_error("restrict(R, gt(div(10, a), 1))", {"R": NUMBERS}, DivisionByZero)
+    assert "RESTRICT" in str(err)
+
+
+# --------------------------------------------------------------------------- build errors
+
+BUILD_ERRORS = [
+    ("restrict(R, gt(zz, 1))", sira.UnknownAttribute),
+    ("project(R, (a, zz))", sira.UnknownAttribute),
+    ("union(R, S)", HeadingMismatch),
+    ("minus(R, S)", HeadingMismatch),
+    ("extend(R, (x(plus(a, string(x)))))", SiraTypeError),
+    ("join(R, T)", SiraTypeError),  # a shared name with two types
+]
+
+
+@pytest.mark.parametrize("text,cls", BUILD_ERRORS)
+def test_tree_building_errors_are_the_python_class_before_spark_runs(engine, spark, text, cls):
+    s = Relation.from_rows({"b": STRING}, [("x",)])
+    t = Relation.from_rows({"a": STRING}, [("x",)])
+    relvars = {"R": NUMBERS, "S": s, "T": t}
+    with pytest.raises(cls) as py_err:
+        sira.evaluate(text, relvars)
+    with JobCounter(spark) as jobs:
+        with pytest.raises(cls) as spark_err:
+            sira.evaluate(text, relvars, engine="spark")
+        # relvars as DataFrames: their headings are read from the schema, still no job
+        with pytest.raises(cls):
+            engine.evaluate(text, {"R": engine.load(NUMBERS), "S": engine.load(s),
+                                   "T": engine.load(t)})
+    assert jobs.jobs == []
+    assert type(spark_err.value) is type(py_err.value)
+
+
+def test_builder_errors_happen_before_any_engine():
+    with pytest.raises(HeadingMismatch):
+        L(NUMBERS).union(L(Relation.from_rows({"b": STRING}, [])))
+    with pytest.raises(sira.UnknownAttribute):
+        L(NUMBERS).project("zz")
+
+
+def test_a_dataframe_with_the_wrong_columns_for_the_tree_is_a_type_error(engine, spark):
+    tree = sira.relvar("files", FILES.heading).project("pagesize")
+    wrong = spark.createDataFrame([(1, 2)], "pagesize int, filename int")
+    with pytest.raises(SiraTypeError):
+        sira.evaluate(tree, {"files": wrong}, engine="spark")
+
+
+# --------------------------------------------------------------------------- text, operators
+
+def test_evaluate_text_on_spark():
+    got = sira.evaluate("summarizeby(files, (pagesize), (cnt(plus(int(1)))))",
+                        {"files": FILES}, engine="spark")
+    assert got == Relation.from_rows({"pagesize": INT, "cnt": INT},
+                                     [{"pagesize": 32768, "cnt": 1},
+                                      {"pagesize": 16384, "cnt": 2}])
+
+
+def test_evaluate_a_scalar_expression_on_spark():
+    assert sira.evaluate("plus(2, 3)", engine="spark") == 5
+
+
+def test_unsupported_operators_is_a_short_known_list():
+    from sira_spark.functions import unsupported_operators
+    assert unsupported_operators() == ["iminus", "substring", "trim"]
+
+
+def test_an_unsupported_operator_says_so():
+    with pytest.raises(sira.errors.NotSupportedOnSpark):
+        sira.evaluate("extend(files, (t(trim(filename))))", {"files": FILES}, engine="spark")
+
+
+# --------------------------------------------------------------------------- degree 0
+
+A_EMPTY = Relation.from_rows({"a": INT}, [])
+
+
+@pytest.mark.parametrize("tree,expected", [
+    (L(TABLE_DEE), TABLE_DEE),
+    (L(TABLE_DUM), TABLE_DUM),
+    (L(NUMBERS).project(()), TABLE_DEE),
+    (L(A_EMPTY).project(()), TABLE_DUM),
+    (L(NUMBERS).restrict(attr("a") > 5).project(()), TABLE_DUM),
+    (L(TABLE_DEE).join(L(NUMBERS)), NUMBERS),
+    (L(TABLE_DUM).join(L(NUMBERS)), A_EMPTY),
+    (L(TABLE_DEE).union(L(TABLE_DUM)), TABLE_DEE),
+    (L(TABLE_DUM).union(L(TABLE_DUM)), TABLE_DUM),
+    (L(TABLE_DEE).minus(L(TABLE_DUM)), TABLE_DEE),
+    (L(TABLE_DEE).intersect(L(TABLE_DEE)), TABLE_DEE),
+    (L(TABLE_DEE).semijoin(L(TABLE_DUM)), TABLE_DUM),
+    (L(TABLE_DEE).semiminus(L(TABLE_DEE)), TABLE_DUM),
+    (L(NUMBERS).semijoin(L(TABLE_DEE)), NUMBERS),
+    (L(NUMBERS).semijoin(L(TABLE_DUM)), A_EMPTY),
+    (L(TABLE_DEE).extend(x=lit(1)), Relation.from_rows({"x": INT}, [(1,)])),
+    (L(TABLE_DUM).aggregate(n=("plus", lit(1))), Relation.from_rows({"n": INT}, [(0,)])),
+], ids=repr)
+def test_degree_zero_relations_behave(tree, expected):
+    assert sira.evaluate(tree) == expected
+    assert sira.evaluate(tree, engine="spark") == expected
+
+
+DEGREE_ZERO_BUGS = [
+    (L(TABLE_DEE).minus(L(TABLE_DEE)), TABLE_DUM),
+    (L(TABLE_DUM).minus(L(TABLE_DUM)), TABLE_DUM),
+    (L(TABLE_DEE).intersect(L(TABLE_DUM)), TABLE_DUM),
+    (L(TABLE_DEE).xminus(L(TABLE_DEE)), TABLE_DUM),
+    (L(NUMBERS).project(()).minus(L(TABLE_DEE)), TABLE_DUM),
+]
+
+
+@pytest.mark.xfail(strict=True, reason="sira bug: on Spark, MINUS/INTERSECT/XMINUS of degree-0 "
+                   "relations give TABLE_DEE instead of TABLE_DUM (Spark's EXCEPT/INTERSECT "
+                   "over zero columns is a global aggregate, one row even on no input)")
+@pytest.mark.parametrize("tree,expected", DEGREE_ZERO_BUGS, ids=repr)
+def test_degree_zero_set_operators_on_spark(tree, expected):
+    assert sira.evaluate(tree) == expected
+    assert sira.evaluate(tree, engine="spark") == expected
+
+
+def test_summarizeby_with_an_empty_by_list_on_a_nonempty_relation():
+    tree = L(NUMBERS).summarizeby((), n=("plus", lit(1)), hi=("max", attr("a")))
+    expected = Relation.from_rows({"hi": INT, "n": INT}, [(2, 3)])
+    assert sira.evaluate(tree) == expected
+    assert sira.evaluate(tree, engine="spark") == expected
+
+
+@pytest.mark.xfail(strict=True, reason="sira bug: on Spark, summarizeby(R,(),...) of an empty R "
+                   "gives one tuple of identities (groupBy() of nothing is a global aggregate); "
+                   "Python gives the empty relation, one tuple per BY combination present in R")
+def test_summarizeby_with_an_empty_by_list_on_an_empty_relation():
+    tree = L(A_EMPTY).summarizeby((), n=("plus", lit(1)))
+    expected = Relation.from_rows({"n": INT}, [])
+    assert sira.evaluate(tree) == expected
+    assert sira.evaluate(tree, engine="spark") == expected
+
+
+# --------------------------------------------------------------------------- RVAs
+
+def test_join_on_a_relation_valued_attribute_as_in_the_seed():
+    import specs
+    (case,) = [c for c in specs.all_cases() if c.id.endswith("join-rva")]
+    specs.run_case(case, "spark")
+
+
+def _signatures(rows, extra):
+    """A relation {<extra>: STRING, operandsignature: RELATION{typename, ordinal}}."""
+    inner = sira.Heading.of({"ordinal": INT, "typename": STRING})  # rows in this order
+    heading = {extra: STRING, "operandsignature": RelationType(inner)}
+    return Relation.from_rows(heading, [{extra: name,
+                                         "operandsignature": Relation.from_rows(inner, sig)}
+                                        for name, sig in rows])
+
+
+def test_join_on_a_relation_valued_attribute():
+    # the same RVA values built from rows in different orders must still match
+    left = _signatures([("CONCAT", [(1, "STRING"), (2, "STRING")]),
+                        ("LENGTH", [(1, "STRING")]),
+                        ("PLUS", [(2, "INT"), (1, "INT")])], "oinm")
+    right = _signatures([("MATCHES", [(2, "STRING"), (1, "STRING")]),
+                         ("NEG", [(1, "INT")]),
+                         ("TIMES", [(1, "INT"), (2, "INT")]),
+                         ("NOP", [])], "other")
+    tree = L(left).join(L(right)).project("oinm", "other")
+    expected = Relation.from_rows({"oinm": STRING, "other": STRING},
+                                  [("CONCAT", "MATCHES"), ("PLUS", "TIMES")])
+    assert sira.evaluate(tree) == expected
+    assert sira.evaluate(tree, engine="spark") == expected
+    # the RVAs survive the round trip to Spark and back as relations
+    assert sira.evaluate(L(left).join(L(right)), engine="spark") == \
+        sira.evaluate(L(left).join(L(right)))
+
+
+def test_grouped_rvas_join_and_ungroup_on_spark():
+    r = Relation.from_rows({"b": STRING, "k": INT},
+                           [("a", 1), ("b", 1), ("b", 2), ("a", 2), ("a", 3)])
+    s = Relation.from_rows({"b": STRING, "j": INT},
+                           [("b", 7), ("a", 7), ("a", 8), ("c", 9)])
+    tree = L(r).group(rv=("b",)).join(L(s).group(rv=("b",)))
+    expected = sira.evaluate(tree)
+    assert len(expected) == 3  # (1,7), (2,7), (3,8)
+    assert sira.evaluate(tree, engine="spark") == expected
+    back = tree.ungroup("rv").project("k", "j", "b")
+    assert sira.evaluate(back, engine="spark") == sira.evaluate(back)
+
+
+# --------------------------------------------------------------------------- intervals
+
+def test_interval_relations_round_trip_including_unbounded():
+    r = Relation.from_rows({"k": INT, "x": INTINTERVAL},
+                           [(1, Interval(0, 4)), (1, Interval(3, 9)), (2, Interval(5, None))])
+    assert sira.evaluate(L(r), engine="spark") == r
+    packed = L(r).pack("x")
+    assert sira.evaluate(packed, engine="spark") == sira.evaluate(packed)
+
+
+# --------------------------------------------------------------------------- engine registry
+
+@pytest.mark.xfail(strict=True, reason="sira bug: sira_spark imports sira.engine.closure, which "
+                   "registers a few Python evaluators; sira.engine._load_families() then sees a "
+                   "non-empty registry and never imports the other families, so after a Spark "
+                   "evaluation the Python engine fails: 'cannot evaluate Join'")
+def test_python_engine_works_after_spark_ran_first():
+    """In a fresh process, a Spark evaluation first, then the Python engine on a JOIN."""
+    code = textwrap.dedent("""
+        import sira
+        r = sira.Relation.from_rows({"a": sira.INT}, [(1,)])
+        sira.evaluate("restrict(r, gt(a, 0))", {"r": r}, engine="spark")
+        print(sira.evaluate("join(r, r)", {"r": r}) == r)
+    """)
+    root = pathlib.Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=str(root))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=root, env=env, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "True", done.stderr[-2000:]
