@@ -47,6 +47,16 @@ class Node:
     def __hash__(self):
         return self._hash
 
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_hash", None)  # string hashes differ between processes: recomputed on load
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        object.__setattr__(self, "_hash", hash((type(self).__name__,) + attrs.astuple(
+            self, recurse=False)))
+
     def compute_heading(self):
         raise TypeError(f"{type(self).__name__} must define compute_heading")
 

@@ -116,6 +116,15 @@ class Call(Expr):
     def __hash__(self):
         return self._hash
 
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_hash", None)  # string hashes differ between processes: recomputed on load
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        object.__setattr__(self, "_hash", hash(("call", self.op, self.args)))
+
 
 @attrs.frozen(cache_hash=True, repr=False)
 class FieldOf(Expr):

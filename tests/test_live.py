@@ -1,0 +1,353 @@
+"""Live streams: named streams and producers (seed 002) and continuous queries whose emitted
+results always equal the batch algebra."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sira
+from sira import INT, STRING, Relation
+from sira.errors import SiraTypeError, UnknownAttribute
+from sira.streams import LateRowError, LiveQuery, NotSupportedLive, StreamEngine, StreamError
+
+# --------------------------------------------------------------------------- named streams
+
+
+def _recorder(stream):
+    out = []
+    stream.subscribe(lambda row, bound: out.append(("row", row["ticker"], row["ts"]) if row
+                                         else ("bound", bound)))
+    return out
+
+
+def test_rows_leave_in_rowtime_order_and_each_row_advances_the_bound():
+    engine = StreamEngine()
+    orders = engine.create_stream("orders", {"ticker": STRING})
+    out = _recorder(orders)
+    p = orders.attach()
+    for ticker, t in (("ORCL", 1200), ("MSFT", 1201), ("IBM", 1202)):
+        p.insert({"ticker": ticker}, t)
+    assert [e for e in out if e[0] == "row"] == [("row", "ORCL", 1200), ("row", "MSFT", 1201),
+                                                 ("row", "IBM", 1202)]
+    assert out[-1] == ("bound", 1202)
+    p.bound(1205)
+    assert out[-1] == ("bound", 1205)
+
+
+def test_a_late_row_is_rejected_and_changes_nothing():
+    orders = StreamEngine().create_stream("orders", {"ticker": STRING})
+    out = _recorder(orders)
+    p = orders.attach("P")
+    p.insert({"ticker": "ORCL"}, 1000)
+    before = list(out)
+    with pytest.raises(LateRowError) as err:
+        p.insert({"ticker": "GOOG"}, 999)
+    assert err.value.stream == "orders" and err.value.bound == 1000
+    assert err.value.row == {"ticker": "GOOG"}
+    assert out == before and orders.clock == 1000 and orders.seq == 1
+    p.insert({"ticker": "IBM"}, 1000)  # the stream still works
+    assert out[-1] == ("row", "IBM", 1000)
+
+
+def test_bad_rows_and_bounds_are_rejected():
+    orders = StreamEngine().create_stream("orders", {"ticker": STRING})
+    p = orders.attach()
+    with pytest.raises(UnknownAttribute):
+        p.insert({"ticker": "A", "price": 3}, 1)
+    with pytest.raises(SiraTypeError):
+        p.insert({"ticker": 5}, 1)
+    p.bound(10)
+    with pytest.raises(StreamError):
+        p.bound(5)  # a bound going backwards
+    with pytest.raises(LateRowError):
+        p.insert({"ticker": "A"}, 9)  # before the producer's own bound
+    p.detach()
+    with pytest.raises(StreamError):
+        p.insert({"ticker": "A"}, 20)
+    assert orders.seq == 0
+
+
+def test_the_union_example_waits_for_a_bound_on_trades():
+    """Seed 002: MSFT 10:04 cannot flow through the union until Trades is bounded."""
+    engine = StreamEngine()
+    orders = engine.create_stream("orders", {"ticker": STRING})
+    trades = engine.create_stream("trades", {"ticker": STRING})
+    q = engine.register("union(orders, trades)")
+    po, pt = orders.attach(), trades.attach()
+    po.insert({"ticker": "ORCL"}, 1001)
+    pt.insert({"ticker": "YHOO"}, 1002)
+    pt.insert({"ticker": "IBM"}, 1003)
+    po.insert({"ticker": "MSFT"}, 1004)
+    po.bound(1006)
+    assert [r["ticker"] for r in q.results()] == ["ORCL", "YHOO", "IBM"]
+    pt.insert({"ticker": "GOOG"}, 1003)  # possible: so MSFT had to wait
+    assert [r["ticker"] for r in q.results()] == ["ORCL", "YHOO", "IBM", "GOOG"]
+    pt.bound(1005)
+    assert [r["ticker"] for r in q.results()][-1] == "MSFT"
+
+
+def test_a_filter_drops_rows_but_passes_every_bound():
+    engine = StreamEngine()
+    orders = engine.create_stream("orders", {"ticker": STRING})
+    q = engine.register("restrict(orders, eq(ticker, 'ORCL'))")
+    bounds = []
+    q.subscribe(lambda row, bound: None)
+    p = orders.attach()
+    p.insert({"ticker": "ORCL"}, 1000)
+    p.insert({"ticker": "MSFT"}, 1001)
+    p.bound(1002)
+    p.insert({"ticker": "IBM"}, 1002)
+    p.bound(1005)
+    assert [r["ticker"] for r in q.results()] == ["ORCL"]
+    assert q.sink.bound == 1005
+    del bounds
+
+
+def test_producers_entering_and_leaving():
+    """Seed 002, "Producers Entering and Leaving a Stream": the P1/P2/P3 story."""
+    s = StreamEngine().create_stream("s", {"ticker": STRING})
+    out = _recorder(s)
+    p1 = s.attach("P1")
+    p1.bound(1000)
+    assert s.clock is None  # no row yet: the stream has no bound of its own
+    p1.insert({"ticker": "a"}, 1000)
+    assert s.clock == 1000
+    p2 = s.attach("P2")
+    p2.bound(1005)
+    p2.insert({"ticker": "b"}, 1005)
+    assert [e for e in out if e[0] == "row"] == [("row", "a", 1000)]  # waits for P1
+    with pytest.raises(LateRowError):
+        p2.insert({"ticker": "c"}, 959)
+    p1.detach()
+    assert [e for e in out if e[0] == "row"][-1] == ("row", "b", 1005)
+    assert s.clock == 1005
+    p2.detach()
+    p3 = s.attach("P3")
+    with pytest.raises(LateRowError):
+        p3.insert({"ticker": "d"}, 1004)  # the stream remembers its bound
+    p3.insert({"ticker": "d"}, 1005)
+
+
+def test_a_newcomer_barges_in_ahead():
+    s = StreamEngine().create_stream("s", {"ticker": STRING})
+    out = _recorder(s)
+    p1 = s.attach("P1")
+    p1.insert({"ticker": "a"}, 10)
+    p1.insert({"ticker": "b"}, 20)  # waits for nobody: P1 is alone
+    p2 = s.attach("P2")
+    p2.insert({"ticker": "x"}, 25)
+    p1.insert({"ticker": "c"}, 30)
+    assert s.clock == 25  # x went out; c (30) waits for P2
+    p3 = s.attach("P3")
+    p3.insert({"ticker": "early"}, 27)  # not before the clock, ahead of P1's waiting row
+    p2.bound(40)
+    p3.bound(40)
+    rows = [e[1] for e in out if e[0] == "row"]
+    assert rows == ["a", "b", "x", "early", "c"]
+
+
+def test_a_strict_bound_is_a_bound_one_unit_later():
+    s = StreamEngine().create_stream("s", {"ticker": STRING})
+    p = s.attach()
+    p.bound(10, strict=True)
+    with pytest.raises(LateRowError):
+        p.insert({"ticker": "a"}, 10)
+    p.insert({"ticker": "a"}, 11)
+
+
+def test_a_subscriber_that_raises_does_not_corrupt_the_query(caplog):
+    engine = StreamEngine()
+    s = engine.create_stream("s", {"v": INT})
+    q = engine.register("istream(window(s, ts, now), at)")
+
+    def boom(row, bound):
+        raise RuntimeError("subscriber failure")
+    q.subscribe(boom)
+    p = s.attach()
+    p.insert({"v": 1}, 1)
+    p.insert({"v": 2}, 2)
+    p.bound(5)
+    assert [r["v"] for r in q.results()] == [1, 2]
+
+
+def test_unsupported_queries_are_refused_clearly():
+    engine = StreamEngine()
+    engine.create_stream("s", {"v": INT})
+    with pytest.raises(NotSupportedLive) as err:
+        engine.register("group(s, (vs(v)))")
+    assert err.value.node == "GROUP" and "GROUP" in str(err.value)
+
+
+# --------------------------------------------------------------------------- live = batch
+
+QUERIES = [
+    "istream(project(window(s, ts, range(5)), (k, v, during)), at)",
+    "dstream(project(window(s, ts, rows(2)), (k, during)), at)",
+    "changes(window(s, ts, partition(k) rows(2) range(4)), at)",
+    "changes(window(s, ts, partition(k) rows(1) range(4) slide(3)), at)",
+    "istream(summarizebyusing(window(s, ts, range(6)), (k, during), (total(plus(v)) n(plus(1))),"
+    " (during)), at)",
+    "changes(summarizebyusing(project(window(s, ts, rows(3)), (k, v, during)), (k, during),"
+    " (top(max(v))), (during)), at)",
+    "restrict(s, gt(v, 2))",
+    "extend(restrict(s, ne(k, 1)), (w(mult(v, 2))))",
+    "window(s, ts, now)",
+    "project(window(s, ts, range(3) slide(2)), (v, during))",
+    "changes(window(s, ts, range(3) on(v)), at)",
+    "changes(window(s, ts, rows(3) slide(2)), at)",
+    "changes(window(s, ts, range(unbounded)), at)",
+    "window(s, ts, partition(k) rows(2))",
+    "istream(union(project(window(s, ts, range(3)), (v, during)),"
+    " project(window(r, ts, rows(1)), (v, during))), at)",
+    "union(s, r)",
+    "summarizebyusing(window(union(s, r), ts, range(4)), (k, during), (total(plus(v))),"
+    " (during))",
+]
+
+event = st.tuples(st.sampled_from(["s", "r"]), st.integers(0, 1), st.integers(0, 3),
+                  st.integers(0, 4), st.integers(0, 2), st.integers(0, 3))
+
+
+def run_live(query_text, events, extra_bounds=True, single_producer=False):
+    """Feed events; returns (query, batch relvars, emission step of each result).
+
+    With two producers per stream, rows of one stream come from either; with extra bounds, the
+    other producer (or, single_producer, the same one) promises the next rowtime in advance.
+    """
+    engine = StreamEngine()
+    streams = {name: engine.create_stream(name, {"k": INT, "v": INT}) for name in ("s", "r")}
+    batch = {name: [] for name in streams}
+    for name, stream in streams.items():
+        stream.subscribe(lambda row, bound, n=name: row and batch[n].append(dict(row)))
+    q = engine.register(query_text)
+    steps = {}
+    step = [0]
+    q.subscribe(lambda row, bound: steps.setdefault(tuple(sorted(row.items())), step[0]))
+    producers = {name: [s.attach(), s.attach()] for name, s in streams.items()}
+    t = {"s": 0, "r": 0}
+    timed = []
+    for name, who, k, v, gap, bound_ahead in events:
+        t[name] += gap
+        timed.append((name, 0 if single_producer else who, k, v, t[name], bound_ahead))
+    for i, (name, who, k, v, at, bound_ahead) in enumerate(timed):
+        step[0] += 1
+        p = producers[name][who]
+        p.insert({"k": k, "v": v}, at)
+        if extra_bounds and bound_ahead:
+            if single_producer:
+                later = [e[4] for e in timed[i + 1:] if e[0] == name]
+                if later:
+                    p.bound(later[0])
+            else:
+                producers[name][1 - who].bound(at)
+    for plist in producers.values():
+        for p in plist:
+            p.detach()
+    step[0] += 1
+    engine.finish()
+    relvars = {name: Relation.from_rows(streams[name].heading, rows)
+               for name, rows in batch.items()}
+    return q, relvars, steps
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(QUERIES), st.lists(event, max_size=25))
+def test_live_results_equal_the_batch_algebra(query_text, events):
+    q, relvars, _ = run_live(query_text, events)
+    expected = sira.evaluate(query_text, relvars)
+    got = q.relation()
+    assert len(q.results()) == len(set(map(lambda r: tuple(sorted(r.items())), q.results()))), \
+        "a result was emitted twice"
+    assert got == expected
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(QUERIES), st.lists(event, max_size=20))
+def test_adding_bounds_never_delays_an_output(query_text, events):
+    _, _, with_bounds = run_live(query_text, events, extra_bounds=True, single_producer=True)
+    _, _, without = run_live(query_text, events, extra_bounds=False, single_producer=True)
+    assert set(with_bounds) == set(without)
+    for result, step in with_bounds.items():
+        assert step <= without[result]
+
+
+ORDERS_TRADES = [
+    ("orders", "ORCL", 1001), ("trades", "YHOO", 1002), ("trades", "IBM", 1003),
+    ("orders", "MSFT", 1004), ("trades", "GOOG", 1003), ("trades", "IBM", 1005),
+    ("orders", "ORCL", 1009), ("trades", "MSFT", 1012),
+]
+
+
+def _checkpoint_script(path, events, start):
+    return f"""
+import json, sys
+sys.path.insert(0, {os.getcwd()!r})
+from sira.streams import LiveQuery
+q = LiveQuery.load({str(path)!r})
+for name, row, bound in json.loads({json.dumps(events[start:])!r}):
+    q.feed(name, row, bound)
+q.finish()
+print(json.dumps(sorted(map(str, q.sink.results))))
+"""
+
+
+def test_checkpoint_and_restore_in_a_new_process_continue_the_same(tmp_path):
+    text = ("changes(summarizebyusing(window(union(orders, trades), ts, range(5)), "
+            "(ticker, during), (n(plus(1))), (during)), at)")
+    engine = StreamEngine()
+    orders = engine.create_stream("orders", {"ticker": STRING})
+    trades = engine.create_stream("trades", {"ticker": STRING})
+    fed = []
+    for s in (orders, trades):
+        s.subscribe(lambda row, bound, n=s.name: fed.append((n, row, bound)))
+    q = engine.register(text)
+    po, pt = orders.attach(), trades.attach()
+    for name, ticker, t in ORDERS_TRADES:
+        (po if name == "orders" else pt).insert({"ticker": ticker}, t)
+    po.detach()
+    pt.detach()
+    half = len(fed) // 2
+    # an uninterrupted run over the same feed
+    fresh = StreamEngine()
+    fresh.create_stream("orders", {"ticker": STRING})
+    fresh.create_stream("trades", {"ticker": STRING})
+    whole = fresh.register(text)
+    for name, row, bound in fed[:half]:
+        whole.feed(name, row, bound)
+    path = tmp_path / "q.ckpt"
+    whole.save(path)
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".sira-checkpoint-")]
+    for name, row, bound in fed[half:]:
+        whole.feed(name, row, bound)
+    whole.finish()
+    env = dict(os.environ, PYTHONHASHSEED="12345")
+    out = subprocess.run([sys.executable, "-c", _checkpoint_script(path, fed, half)],
+                         capture_output=True, text=True, env=env, check=True)
+    assert json.loads(out.stdout) == sorted(map(str, whole.sink.results))
+    q.finish()
+    assert q.relation() == whole.relation()
+
+
+def test_a_crash_while_saving_leaves_the_old_checkpoint(tmp_path, monkeypatch):
+    engine = StreamEngine()
+    engine.create_stream("s", {"v": INT})
+    q = engine.register("istream(window(s, ts, now), at)")
+    path = tmp_path / "q.ckpt"
+    q.save(path)
+    good = path.read_bytes()
+    import pickle
+
+    def crash(*args, **kwargs):
+        raise OSError("disk full")
+    monkeypatch.setattr(pickle, "dump", crash)
+    with pytest.raises(OSError):
+        q.save(path)
+    assert path.read_bytes() == good
+    assert isinstance(LiveQuery.load(path), LiveQuery)
