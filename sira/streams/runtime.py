@@ -425,13 +425,59 @@ class TemporalUnion(Operator):
             self.emit(("bound", low))
 
 
+class _Running:
+    """An aggregate maintained as tuples come and go (exact operators only)."""
+
+    def __init__(self, agg):
+        self.result_type = agg.result_type  # (the Aggregation itself holds closures)
+        self.op = agg.name
+        self.total = 0
+        self.values = SortedList() if self.op in ("max", "min") else None
+        self.true = 0
+        self.n = 0
+
+    @staticmethod
+    def supports(agg) -> bool:
+        from ..types import INTEGER_TYPES
+        return (agg.name == "plus" and agg.result_type in INTEGER_TYPES) or (
+            agg.exact and agg.name in ("max", "min", "and", "or"))
+
+    def change(self, value, delta):
+        self.n += delta
+        if self.op == "plus":
+            self.total += value * delta
+        elif self.values is not None:
+            if delta > 0:
+                self.values.add(value)
+            else:
+                self.values.remove(value)
+        else:
+            self.true += delta if value else 0
+
+    def value(self):
+        if self.op == "plus":
+            return self.result_type.fit(self.total, operator="plus")
+        if self.op == "max":
+            return self.values[-1]
+        if self.op == "min":
+            return self.values[0]
+        if self.op == "and":
+            return self.true == self.n
+        return self.true > 0
+
+
 class TemporalSummarize(Operator):
-    """SUMMARIZEBY ... USING (during): each group's aggregates at every instant, as changes."""
+    """SUMMARIZEBY ... USING (during): each group's aggregates at every instant, as changes.
+
+    Integer sums, counts, max, min, and/or are maintained as tuples come and go; inexact
+    aggregates (FLOAT, AVERAGE...) are folded again from the group's current tuples in the
+    batch engine's order, so both give the same bits.
+    """
 
     def __init__(self, node, heading, src_heading):
         super().__init__(node, heading)
         self.src_heading = src_heading
-        self.groups: dict = {}  # key -> list of current source tuples
+        self.groups: dict = {}  # key -> (set of current source tuples, [running or None])
         self.values: dict = {}  # key -> current output tuple
 
     def compile(self):
@@ -443,7 +489,7 @@ class TemporalSummarize(Operator):
         fns = [compile_row(e, h, _relation_of) for _, _, e in node.specs]
         where = {n: i for i, n in enumerate(key_names + [n for n, _, _ in node.specs])}
         order = [where[n] for n in self.heading.names]
-        return (lambda r: tuple(r[i] for i in key), aggs, fns, order)
+        return (row_getter_tuple(key), aggs, fns, order)
 
     def push(self, item, port):
         if item[0] == "bound":
@@ -455,18 +501,26 @@ class TemporalSummarize(Operator):
         touched = set()
         for row, delta in changes:
             k = key_of(row)
-            members = self.groups.setdefault(k, set())
+            group = self.groups.get(k)
+            if group is None:
+                group = self.groups[k] = (set(), [_Running(a) if _Running.supports(a) else None
+                                                  for a in aggs])
+            members, running = group
             if delta > 0:
                 members.add(row)
             else:
                 members.discard(row)
+            for r, f in zip(running, fns):
+                if r is not None:
+                    r.change(f(row), delta)
             touched.add(k)
         out = []
         for k in touched:
-            members = self.groups[k]
+            members, running = self.groups[k]
             old = self.values.get(k)
             if members:
-                vals = tuple(fold(a, [f(r) for r in members]) for a, f in zip(aggs, fns))
+                vals = tuple(r.value() if r is not None else fold(a, [f(m) for m in members])
+                             for r, a, f in zip(running, aggs, fns))
                 full = k + vals
                 new = tuple(full[i] for i in order)
                 self.values[k] = new
@@ -481,6 +535,12 @@ class TemporalSummarize(Operator):
                     out.append((new, 1))
         if out:
             self.emit(("changes", t, out))
+
+
+def row_getter_tuple(positions):
+    """The values at ``positions`` as a tuple (compiled again after a restore)."""
+    from ..engine.basic import row_getter
+    return row_getter(positions)
 
 
 class ToStream(Operator):
