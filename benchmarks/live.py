@@ -1,0 +1,147 @@
+"""Live streams: events through a filter, S[range T] and a per-key sum, on the incremental runtime
+beside a plain-Python deque program producing the same changes, and the peak memory at growing
+input sizes (each size in its own process, peak RSS).
+
+    python benchmarks/live.py                      # 200,000 events; memory at 100k/200k/400k
+    python benchmarks/live.py --n 10000000 --sizes 1000000,5000000,10000000
+
+The query: changes(summarizebyusing(window(restrict(s, gt(v, 10)), ts, range(1000)),
+(k, during), (total(plus(v))), (during)), at) with 100 keys and one event per time unit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import subprocess
+import sys
+import time
+from collections import deque
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+QUERY = ("changes(summarizebyusing(window(restrict(s, gt(v, 10)), ts, range({T})), (k, during),"
+         " (total(plus(v))), (during)), at)")
+
+
+def events(n, seed=1):
+    rnd = random.Random(seed)
+    for i in range(n):
+        yield i, rnd.randrange(100), rnd.randrange(100)
+
+
+def run_sira(n, T, keep=False):
+    import sira
+    from sira.streams import StreamEngine
+    engine = StreamEngine()
+    s = engine.create_stream("s", {"k": sira.INT, "v": sira.INT})
+    q = engine.register(QUERY.format(T=T))
+    out = []
+    if not keep:
+        class Count(list):
+            def append(self, item):
+                out.append(1) if len(out) < 1 else None
+        q.sink.results = Count()
+    p = s.attach()
+    start = time.perf_counter()
+    for t, k, v in events(n):
+        p.insert({"k": k, "v": v}, t)
+    p.detach()
+    engine.finish()
+    return time.perf_counter() - start, q
+
+
+def run_baseline(n, T, keep=False):
+    """Per key: a deque of (expiry, v) and a running total; emits (at, kind, k, total)."""
+    start = time.perf_counter()
+    windows, totals = {}, {}
+    expiries = deque()  # (expiry time, key, v) in time order (one event per time unit)
+    results = [] if keep else None
+    emitted = 0
+    for t, k, v in events(n):
+        changed = {}
+        while expiries and expiries[0][0] <= t:
+            _, ek, ev = expiries.popleft()
+            changed.setdefault(ek, totals[ek])
+            totals[ek] -= ev
+            windows[ek] -= 1
+        if v > 10:
+            changed.setdefault(k, totals.get(k))
+            totals[k] = totals.get(k, 0) + v
+            windows[k] = windows.get(k, 0) + 1
+            expiries.append((t + T, k, v))
+        for key, old in changed.items():
+            new = totals[key] if windows.get(key) else None
+            if new is None:
+                totals.pop(key, None)
+                windows.pop(key, None)
+            if old != new:
+                if old is not None:
+                    emitted += 1
+                    if keep:
+                        results.append((t, "-", key, old))
+                if new is not None:
+                    emitted += 1
+                    if keep:
+                        results.append((t, "+", key, new))
+    while expiries:  # end of input: the rest expires
+        t, ek, ev = expiries.popleft()
+        old = totals[ek]
+        totals[ek] -= ev
+        windows[ek] -= 1
+        emitted += 1
+        if windows[ek] == 0:
+            del windows[ek], totals[ek]
+            if keep:
+                results.append((t, "-", ek, old))
+        else:
+            emitted += 1
+            if keep:
+                results.append((t, "-", ek, old))
+                results.append((t, "+", ek, totals[ek]))
+    return time.perf_counter() - start, results
+
+
+def check(n, T):
+    _, q = run_sira(n, T, keep=True)
+    _, base = run_baseline(n, T, keep=True)
+    got = {(r["at"], r["kind"], r["k"], r["total"]) for r in q.results()}
+    assert got == set(base), "sira and the baseline disagree"
+
+
+def peak_rss_mb(n, T):
+    code = (f"import sys; sys.path.insert(0, {os.getcwd()!r}); sys.argv=['x'];"
+            f"import benchmarks.live as b; b.run_sira({n}, {T});"
+            f"import resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    return int(out.stdout.strip().splitlines()[-1]) / 1024
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=200_000)
+    ap.add_argument("--T", type=int, default=1000)
+    ap.add_argument("--sizes", default="100000,200000,400000")
+    args = ap.parse_args(argv)
+    print(f"sira live benchmark; Python {platform.python_version()}, {platform.platform()}, "
+          f"{os.cpu_count()} cpus")
+    check(20_000, args.T)
+    print("correctness: sira's changes equal the deque program's on 20,000 events")
+    sira_s, _ = run_sira(args.n, args.T)
+    base_s, _ = run_baseline(args.n, args.T)
+    print(f"{'program':<12}{'events':>12}{'seconds':>10}{'events/s':>12}")
+    print(f"{'sira':<12}{args.n:>12,}{sira_s:>10.2f}{args.n / sira_s:>12,.0f}")
+    print(f"{'deque':<12}{args.n:>12,}{base_s:>10.2f}{args.n / base_s:>12,.0f}")
+    ratio = sira_s / base_s
+    print(f"ratio sira/deque: {ratio:.1f} (target <= 3: {'PASS' if ratio <= 3 else 'OVER'})")
+    print("peak memory (own process per size):")
+    for size in [int(x) for x in args.sizes.split(",")]:
+        print(f"  {size:>12,} events: {peak_rss_mb(size, args.T):8.1f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
