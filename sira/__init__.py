@@ -81,7 +81,7 @@ def evaluate(expr, relvars: dict | None = None, engine="python", **options):
     """
     from .syntax.builder import deep_recursion
     relvars = relvars or {}
-    if isinstance(expr, str):
+    if isinstance(expr, str) and engine == "python":
         expr = parse(expr, relvars)
     if isinstance(engine, str):
         if engine == "python":

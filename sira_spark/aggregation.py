@@ -104,4 +104,8 @@ def _summarizeby(node, children, c):
     if node.using:
         key = [n for n in node.by if n not in node.using]
         (df,) = split_dataframes([df], [h], list(node.using), key)
-    return df.groupBy(*[F.col(f"`{n}`") for n in node.by]).agg(*_specs(node, h, c))
+    out = df.groupBy(*[F.col(f"`{n}`") for n in node.by]).agg(
+        *_specs(node, h, c), F.count(F.lit(1)).alias("__n"))
+    if not node.by:  # a global aggregation yields a row even for an empty input
+        out = out.where(F.col("__n") > 0)
+    return out.drop("__n")

@@ -16,18 +16,13 @@ from hypothesis import strategies as st
 
 import sira
 from sira import INT, INTINTERVAL, STRING, Interval, Relation, RelationType, attr, lit
+from sira.algebra.aggregation import SummarizeBy
 
 from conftest import spark_available
-from sira.algebra.aggregation import SummarizeBy
 from strategies import (ATTRIBUTE_TYPES, conditions, formulas, graphs, heading_of, headings,
                         relations, trees)
 
 pytestmark = pytest.mark.skipif(not spark_available(), reason="Spark is not available here")
-
-# Load every Python evaluation family before Spark runs (works around the registry bug checked
-# by test_spark_engine.py::test_python_engine_works_after_spark_ran_first).
-from sira.engine import (aggregation, basic, closure, joins, nesting, packing,  # noqa: E402,F401
-                         setops)
 
 
 def spark_settings(n: int):
@@ -198,7 +193,7 @@ def _known_degree_zero_bugs(node) -> bool:
     return any(_known_degree_zero_bugs(c) for c in node.children)
 
 
-@spark_settings(30)
+@spark_settings(25)
 @given(core_trees())
 def test_core_operator_trees_agree(tree_and_relvars):
     tree, relvars = tree_and_relvars
@@ -223,9 +218,6 @@ def test_summarizeby_and_group_ungroup_agree(data):
     assert_engines_agree(tree)
 
 
-@pytest.mark.xfail(strict=True, reason="sira bug: on Spark, INTERSECT/MINUS/XMINUS of degree-0 "
-                   "relations give TABLE_DEE where Python gives TABLE_DUM "
-                   "(minus(TABLE_DEE,TABLE_DEE), intersect(TABLE_DEE,TABLE_DUM))")
 @spark_settings(15)
 @example((L(sira.TABLE_DEE).minus(L(sira.TABLE_DEE)), {}))
 @given(core_trees(degree_zero=True))
@@ -235,8 +227,6 @@ def test_degree_zero_trees_agree(tree_and_relvars):
     assert_engines_agree(tree, relvars)
 
 
-@pytest.mark.xfail(strict=True, reason="sira bug: on Spark, summarizeby(R,(),...) of an empty R "
-                   "gives one tuple of identities; Python gives the empty relation")
 @spark_settings(10)
 @example(Relation.from_rows({"a": INT}, []))
 @given(relations(heading_of(("a", "b"))))
@@ -308,7 +298,7 @@ def interval_trees(draw):
     return node
 
 
-@spark_settings(30)
+@spark_settings(25)
 @given(interval_trees())
 def test_pack_and_using_operators_agree(tree):
     assert_engines_agree(tree)

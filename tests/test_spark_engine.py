@@ -22,10 +22,6 @@ from conftest import spark_available
 
 pytestmark = pytest.mark.skipif(not spark_available(), reason="Spark is not available here")
 
-# Work around the bug checked by test_python_engine_works_after_spark_ran_first: load every
-# Python evaluation family now, so the order the tests run in does not matter.
-from sira.engine import (aggregation, basic, closure, joins, nesting, packing,  # noqa: E402,F401
-                         setops)
 
 L = sira.literal
 
@@ -124,10 +120,6 @@ def test_relvar_given_as_a_parquet_path(engine, spark, tmp_path):
     assert sira.evaluate(_tree(QUERY), relvars, engine="spark") == EXPECTED
 
 
-@pytest.mark.xfail(strict=True, reason="sira bug: sira.evaluate(text, relvars, engine='spark') "
-                   "parses the text with sira.parse, whose catalog only knows Relations: a "
-                   "DataFrame relvar fails with PySparkTypeError (Column is not iterable), a "
-                   "'table:'/'parquet:' relvar with a ValueError; SparkEngine.evaluate(text) works")
 @pytest.mark.parametrize("kind", ["dataframe", "table", "parquet"])
 def test_sira_evaluate_text_with_spark_only_relvars(engine, spark, tmp_path, kind):
     df = files_dataframe(spark)
@@ -340,9 +332,6 @@ DEGREE_ZERO_BUGS = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="sira bug: on Spark, MINUS/INTERSECT/XMINUS of degree-0 "
-                   "relations give TABLE_DEE instead of TABLE_DUM (Spark's EXCEPT/INTERSECT "
-                   "over zero columns is a global aggregate, one row even on no input)")
 @pytest.mark.parametrize("tree,expected", DEGREE_ZERO_BUGS, ids=repr)
 def test_degree_zero_set_operators_on_spark(tree, expected):
     assert sira.evaluate(tree) == expected
@@ -356,9 +345,6 @@ def test_summarizeby_with_an_empty_by_list_on_a_nonempty_relation():
     assert sira.evaluate(tree, engine="spark") == expected
 
 
-@pytest.mark.xfail(strict=True, reason="sira bug: on Spark, summarizeby(R,(),...) of an empty R "
-                   "gives one tuple of identities (groupBy() of nothing is a global aggregate); "
-                   "Python gives the empty relation, one tuple per BY combination present in R")
 def test_summarizeby_with_an_empty_by_list_on_an_empty_relation():
     tree = L(A_EMPTY).summarizeby((), n=("plus", lit(1)))
     expected = Relation.from_rows({"n": INT}, [])
@@ -427,12 +413,9 @@ def test_interval_relations_round_trip_including_unbounded():
 
 # --------------------------------------------------------------------------- engine registry
 
-@pytest.mark.xfail(strict=True, reason="sira bug: sira_spark imports sira.engine.closure, which "
-                   "registers a few Python evaluators; sira.engine._load_families() then sees a "
-                   "non-empty registry and never imports the other families, so after a Spark "
-                   "evaluation the Python engine fails: 'cannot evaluate Join'")
 def test_python_engine_works_after_spark_ran_first():
-    """In a fresh process, a Spark evaluation first, then the Python engine on a JOIN."""
+    """In a fresh process, a Spark evaluation first, then the Python engine on a JOIN (sira_spark
+    imports sira.engine.closure, which once left the other Python families unregistered)."""
     code = textwrap.dedent("""
         import sira
         r = sira.Relation.from_rows({"a": sira.INT}, [(1,)])
