@@ -37,7 +37,8 @@ def translates(node_class):
 
 
 def _load_families():
-    from . import aggregation, basic, closure, joins, nesting, packing, setops, windows  # noqa: F401
+    from . import (aggregation, basic, closure, joins, nesting, packing, setops,  # noqa: F401
+                   spl, windowby, windows)
 
 
 def ordered(df, heading: Heading):

@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 from sira.errors import NotSupportedOnSpark
 from sira.expressions.evaluate import infer_type
 from sira.expressions.library import resolve
-from sira.expressions.nodes import AttrRef, Call, Literal, RelationArg
+from sira.expressions.nodes import Aggregated, AttrRef, Call, FieldOf, Literal, RelationArg
 from sira.intervals import INTERVAL_TYPES, IntervalType
 from sira.types import (AVERAGE, BOOLEAN, DATE, FLOAT, STRING, TIMESTAMP, IntegerType,
                         RelationType, TupleType)
@@ -92,6 +92,10 @@ def column(expr, heading, compiler, scope: Scope | None = None) -> Column:
     if isinstance(expr, RelationArg):
         value = compiler.engine.evaluate(expr.node, compiler.relvars)
         return literal_column(RelationType(expr.node.heading), value)
+    if isinstance(expr, FieldOf):
+        return column(expr.source, heading, compiler, scope)[expr.name]
+    if isinstance(expr, Aggregated):
+        return aggregated_column(expr, column(expr.source, heading, compiler, scope), heading)
     if isinstance(expr, Call):
         arg_types = tuple(infer_type(a, heading) for a in expr.args)
         result_type, _ = resolve(expr.op, arg_types)
@@ -104,6 +108,49 @@ def column(expr, heading, compiler, scope: Scope | None = None) -> Column:
         args = [column(a, heading, compiler, scope) for a in expr.args]
         return fn(args, arg_types, result_type)
     raise NotSupportedOnSpark(node=f"the expression {expr!r}")
+
+
+def aggregated_column(expr, rows: Column, heading) -> Column:
+    """``count(w)``, ``sum/min/max/avg(w, a)`` over an array of structs (a relation value).
+
+    ``avg`` folds the ascending values with AVERAGE's ``plus`` as the Python engine does (the
+    same bits); ``sum`` of FLOAT values folds them in ascending order too; an empty relation
+    gives the aggregation's identity (``avg`` of it fails, as in Python).
+    """
+    from sira.expressions.evaluate import aggregated_type
+    from sira.expressions.library import NO_IDENTITY, aggregation
+    _, at, rt = aggregated_type(expr, heading)
+    if expr.op == "count":
+        return F.size(rows).cast("int")
+    values = F.transform(rows, lambda r: r[expr.name])
+    if expr.op == "avg":
+        ones = F.transform(F.array_sort(F.transform(values, lambda v: v.cast("double"))),
+                           lambda v: F.struct(F.lit(1).alias("count"), v.alias("value")))
+        zero = F.struct(F.lit(0).alias("count"), F.lit(0.0).alias("value"))
+        folded = F.aggregate(ones, zero, _average_plus)["value"]
+        return F.when(F.size(rows) == 0, sira_error(
+            "SiraValueError", f"avg({expr.name}) of an empty relation has no value")) \
+            .otherwise(folded)
+    agg = aggregation({"sum": "plus"}.get(expr.op, expr.op), at)
+    st = spark_type(rt)
+    if expr.op == "sum":
+        if at == FLOAT:
+            return F.aggregate(F.array_sort(values), F.lit(0.0), lambda a, v: a + v)
+        if rt == AVERAGE:
+            return F.aggregate(F.array_sort(values), literal_column(rt, agg.identity),
+                               _average_plus)
+        return F.aggregate(values, F.lit(0).cast(st), lambda a, v: (a + v).cast(st))
+    pick = F.greatest if expr.op == "max" else F.least
+    if isinstance(at, IntervalType) or isinstance(at, (RelationType, TupleType)):
+        raise NotSupportedOnSpark(node=f"{expr.op} of {at} values")
+    first = F.get(values, 0)
+    out = F.aggregate(values, first, lambda a, v: pick(a, v))
+    if agg.identity is NO_IDENTITY:
+        fallback = sira_error("SiraValueError", f"{expr.op} has no identity value, so it "
+                              "cannot aggregate an empty relation")
+    else:
+        fallback = literal_column(rt, agg.identity)
+    return F.when(F.size(rows) == 0, fallback).otherwise(out)
 
 
 def _cast(result_type):

@@ -103,5 +103,5 @@ def _load_families():
         return
     _LOADED.append(True)
     from . import (aggregation, basic, closure, joins, nesting, packing, setops,  # noqa: F401
-                   windows)
+                   spl, windowby, windows)
 

@@ -28,6 +28,7 @@ from ..algebra.packing import Pack, Unpack
 from ..algebra.windows import (Changes, DStream, Duration, IStream, RStream, Window, WindowSpec,
                                WindowTable, unit_name)
 from ..algebra.setops import Intersect, Minus, Union, XMinus
+from ..algebra.windowby import Boundary, WindowBy, variable_type
 from ..errors import ParseError, SiraError, SiraTypeError, SiraValueError, UnknownRelvar
 from ..expressions.evaluate import compile_row, infer_type
 from ..expressions.library import LIBRARY
@@ -699,6 +700,168 @@ def _rstream(b, node, args):
     return RStream(b.relation(args[0]), _lname(args[1]), b.relation(args[2]), *during)
 
 
+def _boundary_parts(b, item, which):
+    """(variables {kind: name}, condition CST or None, unbounded) of start/end/label(...)."""
+    args = item.args
+    if which != "label" and len(args) == 1 and isinstance(args[0], cst.Name) \
+            and args[0].text.lower() == "unbounded":
+        return {}, None, True
+    names, cond = {}, None
+    for a in args:
+        key = a.name.lower() if isinstance(a, cst.Call) else None
+        if key in ("as", "at", "prev", "next") and len(a.args) == 1 and key not in names:
+            names[key] = _lname(a.args[0])
+        elif key == "when" and len(a.args) == 1 and cond is None:
+            cond = a.args[0]
+        else:
+            raise _error(a, f"WINDOWBY: {which}(...) takes as(v) at(v) prev(v) next(v) when(...)"
+                         f"{'' if which == 'label' else ' or unbounded'}, found {_show(a)}",
+                         "as(v) at(v) prev(v) next(v) when(...)")
+    return names, cond, False
+
+
+def _windowby(b, node, args):
+    b.args(node, 2)
+    src = b.relation(args[0])
+    h = src.heading
+    fields: dict = {}
+    clauses: dict = {}
+    aggregates = None
+    for item in args[1:]:
+        name = item.text.lower() if isinstance(item, cst.Name) else \
+            item.name.lower() if isinstance(item, cst.Call) else None
+        if isinstance(item, cst.Name) and name in ("sliding", "tumbling") \
+                and "kind" not in fields:
+            fields["kind"] = name
+        elif isinstance(item, cst.Name) and name == "only" and "only" not in fields:
+            fields["only"] = True
+        elif isinstance(item, cst.Call) and name in ("partition", "order") \
+                and name not in fields and item.args:
+            fields[name] = tuple(_lname(a) for a in item.args)
+        elif isinstance(item, cst.Call) and name == "result" and name not in fields \
+                and len(item.args) == 1:
+            fields["result"] = _lname(item.args[0])
+        elif isinstance(item, cst.Call) and name in ("start", "end", "label") \
+                and name not in clauses:
+            clauses[name] = _boundary_parts(b, item, name)
+        elif isinstance(item, cst.Call) and name == "aggregates" and aggregates is None:
+            aggregates = item
+        else:
+            raise _error(item, f"WINDOWBY: expected partition(...), order(...), sliding, "
+                         f"tumbling, start(...), end(...), label(...), only, result(...) or "
+                         f"aggregates(...) (each once), found {_show(item)}",
+                         "a WINDOWBY option")
+    if "order" not in fields:
+        raise _error(node, "WINDOWBY needs order(...)", "order(...)")
+    # the conditions' scopes: LABEL sees label variables; START adds start's; END adds end's
+    scope: list = []
+    bounds: dict = {}
+    for which in ("label", "start", "end"):
+        if which not in clauses:
+            continue
+        names, cond, unbounded = clauses[which]
+        scope += [(n, variable_type(k, h, True)) for k, n in names.items()]
+        try:
+            heading = Heading.of(scope)
+        except SiraError:
+            heading = Heading.of(dict(scope))  # a duplicate variable: WindowBy reports it
+        when = None if cond is None else b.scalar(cond, heading)
+        bounds[which] = Boundary(as_=names.get("as"), at=names.get("at"),
+                                 prev=names.get("prev"), next=names.get("next"), when=when,
+                                 unbounded=unbounded)
+    if aggregates is not None:
+        window = Heading.of({fields.get("result", "w"): RelationType(h)})
+        fields["aggregates"] = tuple(spec for a in aggregates.args
+                                     for spec in b.named_exprs(a, window))
+    return WindowBy(src, fields.pop("order"), fields.pop("kind", "sliding"),
+                    fields.pop("partition", ()), bounds.get("start", Boundary()),
+                    bounds.get("end", Boundary()), bounds.get("label"), **fields)
+
+
+def _spl_amount(b, node, args, what):
+    """A number, or a number and a unit (a Duration), from a policy's arguments."""
+    if len(args) == 2 and isinstance(args[1], cst.Name):
+        amount = b.scalar(args[0], EMPTY)
+        if not isinstance(amount, Literal) or not isinstance(amount.type, IntegerType):
+            raise _error(node, f"{what} takes an integer amount with a unit", "an integer")
+        return Duration(amount.value, unit_name(args[1].text))
+    if len(args) != 1:
+        raise _error(node, f"{what} takes a number and an optional unit", f"{what}(number [unit])")
+    amount = b.scalar(args[0], EMPTY)
+    if not isinstance(amount, Literal) or amount.type not in (FLOAT,) and not isinstance(
+            amount.type, IntegerType):
+        raise _error(node, f"{what} takes a constant number", "a number")
+    return amount.value
+
+
+def _spl_policy(b, item, allowed):
+    from ..algebra.spl import SplPolicy
+    name = item.name.lower() if isinstance(item, cst.Call) else None
+    if name not in allowed:
+        raise _error(item, f"SPLWINDOW: expected {' or '.join(a + '(...)' for a in allowed)}, "
+                     f"found {_show(item)}", "a window policy")
+    if name in ("delta", "punct"):
+        if not item.args:
+            raise _error(item, f"SPLWINDOW: {name} names an attribute", f"{name}(attribute, ...)")
+        attr = _lname(item.args[0])
+        if name == "punct":
+            if len(item.args) != 1:
+                raise _error(item, "SPLWINDOW: punct takes one attribute", "punct(attribute)")
+            return SplPolicy("punct", None, attr)
+        return SplPolicy("delta", _spl_amount(b, item, item.args[1:], "delta"), attr)
+    if name in ("time", "partitionage"):
+        return SplPolicy(name, _duration(b, item, name))
+    return SplPolicy(name, _duration(b, item, name).amount)
+
+
+def _splwindow(b, node, args):
+    from ..algebra.spl import KINDS, SplWindow
+    b.args(node, 3)
+    src = b.relation(args[0])
+    ts = _lname(args[1])
+    kind = _lname(args[2]) if len(args) > 2 else None
+    if kind not in KINDS:
+        raise _error(args[2], f"SPLWINDOW: expected tumbling, sliding or timeinterval, found "
+                     f"{_show(args[2])}", "tumbling, sliding or timeinterval")
+    fields: dict = {}
+    seen = set()
+    durations = {"intervalduration": "duration", "creationperiod": "creation",
+                 "discardage": "discard", "intervaloffset": "offset"}
+    for item in args[3:]:
+        name = item.name.lower() if isinstance(item, cst.Call) else None
+        key = "eviction" if name in ("count", "time", "delta", "punct") else name
+        if key in seen:
+            raise _error(item, f"SPLWINDOW: {key} appears twice", "each window option once")
+        seen.add(key)
+        if key == "eviction":
+            fields["eviction"] = _spl_policy(b, item, ("count", "time", "delta", "punct"))
+        elif name == "trigger" and len(item.args) == 1:
+            fields["trigger"] = _spl_policy(b, item.args[0], ("count", "time", "delta"))
+        elif name in durations:
+            fields[durations[name]] = _duration(b, item, name)
+        elif name == "partitioned" and item.args:
+            names = []
+            for a in item.args:
+                if isinstance(a, cst.Call) and "partition_eviction" not in fields:
+                    fields["partition_eviction"] = _spl_policy(
+                        b, a, ("partitionage", "partitioncount", "tuplecount"))
+                elif "partition_eviction" in fields:
+                    raise _error(a, "SPLWINDOW: the partition eviction comes last",
+                                 "partitioned(attributes, eviction)")
+                else:
+                    names.append(_lname(a))
+            fields["partition"] = tuple(names)
+        elif name == "unit" and len(item.args) == 1:
+            fields["unit"] = unit_name(_lname(item.args[0]))
+        elif name == "arrival" and len(item.args) == 1:
+            fields["arrival"] = _lname(item.args[0])
+        else:
+            raise _error(item, f"SPLWINDOW: expected count, time, delta, punct, trigger, "
+                         f"intervalduration, creationperiod, discardage, intervaloffset, "
+                         f"partitioned, unit or arrival, found {_show(item)}", "a window option")
+    return SplWindow(src, ts, kind, **fields)
+
+
 RELATIONAL = {
     "restrict": _restrict, "project": _project, "extend": _extend, "rename": _rename,
     "transform": _transform, "union": _nary(Union), "intersect": _nary(Intersect),
@@ -716,6 +879,8 @@ RELATIONAL = {
     "rstream": _rstream, "changes": _tostream(Changes),
     "tumble": _window_table("tumble"), "hop": _window_table("hop"),
     "cumulate": _window_table("cumulate"), "session": _window_table("session"),
+    "windowby": _windowby,
+    "splwindow": _splwindow,
 }
 
 

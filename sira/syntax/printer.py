@@ -15,6 +15,8 @@ from ..algebra.nesting import Group, Ungroup
 from ..algebra.packing import Pack, Unpack
 from ..algebra.windows import Changes, DStream, IStream, RStream, Window, WindowTable
 from ..algebra.setops import Intersect, Minus, Union, XMinus
+from ..algebra.spl import SplWindow
+from ..algebra.windowby import WindowBy
 from ..expressions.nodes import Aggregated, AttrRef, Call, FieldOf, Literal, RelationArg
 from ..intervals import INTERVAL_TYPES
 from ..values import TABLE_DEE, TABLE_DUM
@@ -123,12 +125,16 @@ def _print_node(node) -> str:
         if node.name != "window":
             parts.append(f"as({node.name})")
         return f"{node.kind}({p(node.source)},{node.ts},{' '.join(parts)})"
+    if isinstance(node, WindowBy):
+        return f"windowby({p(node.source)},{node.options_text()})"
     if isinstance(node, (IStream, DStream, Changes)):
         extra = "" if node.during == "during" else f",{node.during}"
         return f"{node.operator_name.lower()}({p(node.source)},{node.at}{extra})"
     if isinstance(node, RStream):
         extra = "" if node.during == "during" else f",{node.during}"
         return f"rstream({p(node.source)},{node.at},{p(node.ticks)}{extra})"
+    if isinstance(node, SplWindow):
+        return f"splwindow({p(node.source)},{node.ts},{node.kind},{node.options_text()})"
     if isinstance(node, (Pack, Unpack)):
         return f"{node.operator_name.lower()}({p(node.source)},{_names(node.on)})"
     if isinstance(node, SummarizeBy):

@@ -1,0 +1,204 @@
+"""Python evaluation of WINDOWBY (seed 003): the reference meaning of the operator.
+
+Each partition is sorted once by the order attributes (ties by the tuples' canonical order);
+the windows are then found on the positions 1..n of that sequence:
+
+* the starts: every position satisfying START (sliding), or a left-to-right scan that looks
+  for the next start only after the previous window ended (tumbling), or position 1
+  (``start(unbounded)``); with LABEL, one window per position satisfying LABEL whose start is
+  the first position satisfying START (position 1 and ``opened`` false when there is none);
+* each window's end: scanning forward from its start to the first position whose END holds
+  (the last position and ``closed`` false when there is none).
+
+Conditions are compiled once against their scope's heading (the variables in scope). A
+condition referring to a PREV/NEXT variable that does not exist at that position is false.
+With ``aggregates`` (:func:`sira.algebra.windowby.push_down_aggregates`) the window's values
+are folded as its positions are scanned and no relation-valued attribute is built.
+"""
+
+from __future__ import annotations
+
+from ..algebra.windowby import WindowBy
+from ..engine.aggregation import fold
+from ..errors import SiraValueError
+from ..expressions.evaluate import aggregated_type, compile_row
+from ..expressions.library import aggregation
+from ..types import Average, RelationType
+from ..values import Heading, Relation, Tuple
+from . import evaluates
+from .basic import row_getter
+
+
+def ordered_sequences(relation, node) -> list:
+    """Each partition's rows sorted by the order attributes, then canonically."""
+    h = relation.heading
+    part = row_getter([h.index(n) for n in node.partition])
+    keys = [(h.index(n), h.type_of(n).sort_key) for n in node.order]
+    canonical = h.sort_key_function() or (lambda r: r)
+    groups: dict = {}
+    for row in relation.body:
+        groups.setdefault(part(row), []).append(row)
+    out = []
+    for rows in groups.values():
+        rows.sort(key=lambda r: (tuple(k(r[i]) for i, k in keys), canonical(r)))
+        out.append(rows)
+    return out
+
+
+class _Sequence:
+    """One ordered partition: the values the variables take at each position (1-based)."""
+
+    def __init__(self, heading, rows):
+        self.heading = heading
+        self.rows = rows
+        self.n = len(rows)
+        self.tuples = [Tuple(heading, r) for r in rows]
+
+    def value(self, kind, p, in_condition):
+        """The value of a variable of ``kind`` bound at position p (None: no such tuple)."""
+        if kind == "at":
+            return p
+        if kind == "as":
+            return self.tuples[p - 1]
+        q = p - 1 if kind == "prev" else p + 1
+        if in_condition:
+            return self.tuples[q - 1] if 1 <= q <= self.n else None
+        return Relation(self.heading, frozenset({self.rows[q - 1]} if 1 <= q <= self.n
+                                                else ()))
+
+
+class _Condition:
+    """One clause's condition as a function of the positions of the clauses in scope."""
+
+    def __init__(self, node, which, relation_of):
+        b = node.boundary(which)
+        self.always = b is None or b.when is None
+        if self.always:
+            return
+        scope = node.scope(which)
+        where = {n: (role, k) for role in ("label", "start", "end")
+                 for k, n in node.variables(role)}
+        self.slots = [(where[n][0], where[n][1], n) for n in scope.names]
+        self.optional = node.optional_variables(which)
+        self.fn = compile_row(b.when, scope, relation_of)
+
+    def __call__(self, seq: _Sequence, positions: dict) -> bool:
+        if self.always:
+            return True
+        row = []
+        for role, kind, name in self.slots:
+            v = seq.value(kind, positions[role], True)
+            if v is None and name in self.optional:
+                return False  # a PREV/NEXT it uses is before the first / after the last tuple
+            row.append(v)
+        return bool(self.fn(tuple(row)))
+
+
+def find_windows(node, seq: _Sequence, label, start, end) -> list:
+    """The windows of one sequence: (label position or None, start, end, opened, closed)."""
+    n = seq.n
+
+    def find_end(positions, s):
+        if node.end.unbounded:
+            return n, True
+        for q in range(s, n + 1):
+            positions["end"] = q
+            if end(seq, positions):
+                return q, True
+        return n, False
+
+    out = []
+    if node.label is not None:
+        for lp in range(1, n + 1):
+            pos = {"label": lp}
+            if not label(seq, pos):
+                continue
+            s, opened = 1, True
+            if not node.start.unbounded:
+                for p in range(1, n + 1):
+                    pos["start"] = p
+                    if start(seq, pos):
+                        s = p
+                        break
+                else:
+                    s, opened = 1, False
+            pos["start"] = s
+            e, closed = find_end(pos, s)
+            out.append((lp, s, e, opened, closed))
+        return out
+    if node.start.unbounded:
+        e, closed = find_end({"start": 1}, 1)
+        return [(None, 1, e, True, closed)]
+    if node.kind == "sliding":
+        for s in range(1, n + 1):
+            pos = {"start": s}
+            if start(seq, pos):
+                e, closed = find_end(pos, s)
+                out.append((None, s, e, True, closed))
+        return out
+    p = 1  # tumbling: a new window only after the previous one ended
+    while p <= n:
+        s = next((q for q in range(p, n + 1) if start(seq, {"start": q})), None)
+        if s is None:
+            break
+        e, closed = find_end({"start": s}, s)
+        out.append((None, s, e, True, closed))
+        if not closed:
+            break  # an unclosed window runs to the end of the sequence
+        p = e + 1
+    return out
+
+
+def _aggregate_fn(expr, source_heading, result):
+    """A function of the window's rows computing one pushed-down aggregate."""
+    window = Heading.of({result: RelationType(source_heading)})
+    _, at, _ = aggregated_type(expr, window)
+    if expr.op == "count":
+        return len
+    i = source_heading.index(expr.name)
+    if expr.op == "avg":
+        def avg(rows):
+            values = sorted(float(r[i]) for r in rows)
+            if not values:
+                raise SiraValueError(f"avg({expr.name}) of an empty relation has no value",
+                                     operator="avg", value=None)
+            acc = Average(0, 0.0)
+            for v in values:
+                acc = acc.plus(Average(1, v))
+            return acc.value
+        return avg
+    agg = aggregation({"sum": "plus"}.get(expr.op, expr.op), at)
+    return lambda rows: fold(agg, [r[i] for r in rows])
+
+
+@evaluates(WindowBy)
+def _windowby(node, ctx):
+    src = ctx.eval(node.source)
+    h = src.heading
+    conds = {w: _Condition(node, w, ctx.eval) for w in ("label", "start", "end")}
+    aggs = [(name, _aggregate_fn(e, h, node.result)) for name, e in node.aggregates]
+    names = node.heading.names
+    part_index = [h.index(n) for n in node.partition]
+    out = set()
+    for rows in ordered_sequences(src, node):
+        seq = _Sequence(h, rows)
+        first = rows[0]
+        for lp, s, e, opened, closed in find_windows(node, seq, conds["label"], conds["start"],
+                                                    conds["end"]):
+            if node.only and not closed:
+                continue
+            values = {n: first[i] for n, i in zip(node.partition, part_index)}
+            for role, p in (("label", lp), ("start", s), ("end", e)):
+                for kind, name in node.variables(role):
+                    values[name] = seq.value(kind, p, False)
+            values["closed"] = closed
+            if node.label is not None:
+                values["opened"] = opened
+            window = rows[s - 1:e]
+            if aggs:
+                for name, fn in aggs:
+                    values[name] = fn(window)
+            else:
+                values[node.result] = Relation(h, frozenset(window))
+            out.add(tuple(values[n] for n in names))
+    return Relation(node.heading, frozenset(out))

@@ -1,0 +1,218 @@
+"""Spark translation of WINDOWBY (seed 003), the windows of ``sira/engine/windowby.py``.
+
+One ``groupBy`` on the partition attributes collects each partition's tuples as an array of
+structs, sorted by the order attributes and then by the tuple itself (the canonical tie-break;
+interval attributes sort by (begin, unbounded, end) as in Python). The windows are then found
+with higher-order functions on positions 1..n of that array, never with ``collect()`` or a
+Python UDF:
+
+* a condition is the clause's ``when`` compiled by ``functions.column`` with a ``Scope`` that
+  maps each variable to a column: AS/PREV/NEXT to ``get(seq, p-1)`` / ``p-2`` / ``p``, AT to
+  the position; a PREV/NEXT the condition uses that does not exist makes it false;
+* sliding starts are ``filter(sequence(1, n), START)``; each end is the first element of
+  ``filter(sequence(s, n), END)`` (null: unclosed, the end is n);
+* tumbling windows are a sequential ``aggregate`` over the positions whose accumulator holds
+  the next free position, a stop flag (an unclosed window ends the scan) and the windows so
+  far; the end search runs only for the positions that do start a window;
+* LABEL: ``filter`` the label positions, then for each the first START position (or 1, with
+  ``opened`` false) and its end;
+* ``explode`` gives one row per window; ``w`` is ``array_sort(slice(seq, s, e-s+1))`` (an RVA's
+  canonical form) and pushed-down aggregates fold that slice without keeping it.
+
+Limits: a partition's whole sequence is one array, so it must fit in one task's memory. This is
+the paper's two-pass scheme for sequences split across nodes (section 5) done by the shuffle:
+``groupBy`` reassembles a sequence whatever partitions its tuples come from, and every window,
+local or spanning several of those partitions, is then found in one pass. The end search is
+quadratic in the worst case (every position starting a window that never ends). Ties on the
+order attributes between tuples that differ only in tuple- or relation-valued attributes may
+break in a different order than on the Python engine.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from sira.algebra.windowby import WindowBy
+from sira.intervals import IntervalType
+from sira.types import RelationType
+from sira.values import Heading
+
+from .compiler import ordered, translates
+from .functions import Scope, aggregated_column, column
+from .types import schema_of
+
+#: one window: label position (null without LABEL), start, end, opened, closed
+WINDOW = T.StructType([T.StructField("l", T.IntegerType()), T.StructField("s", T.IntegerType()),
+                       T.StructField("e", T.IntegerType()),
+                       T.StructField("opened", T.BooleanType()),
+                       T.StructField("closed", T.BooleanType())])
+
+_VISIBLE = {"label": ("label",), "start": ("label", "start"),
+            "end": ("label", "start", "end")}
+
+
+def _c(name):
+    return F.col(f"`{name}`")
+
+
+def _sort_key(col, t):
+    """A column ordering values of type t as the Python engine's sort key does."""
+    if isinstance(t, IntervalType):
+        return F.struct(col["begin"].alias("b"), col["end"].isNull().alias("u"),
+                        F.coalesce(col["end"], col["begin"]).alias("e"))
+    return col
+
+
+class _Windows:
+    """The column expressions of one node over the partition's sequence ``seq``."""
+
+    def __init__(self, node, compiler, seq):
+        self.node = node
+        self.compiler = compiler
+        self.seq = seq
+        self.n = F.size(seq)
+        self.heading = node.source.heading
+
+    def exists(self, kind, p):
+        if kind == "prev":
+            return p > 1
+        if kind == "next":
+            return p < self.n
+        return F.lit(True)
+
+    def value(self, kind, p, in_condition):
+        if kind == "at":
+            return p.cast("long")
+        if kind == "as":
+            return F.get(self.seq, p - 1)
+        q = p - 1 if kind == "prev" else p + 1
+        one = F.get(self.seq, q - 1)
+        if in_condition:
+            return one
+        empty = F.array().cast(T.ArrayType(schema_of(self.heading), False))
+        return F.when(self.exists(kind, p), F.array(one)).otherwise(empty)
+
+    def condition(self, which, positions: dict):
+        node = self.node
+        b = node.boundary(which)
+        if b is None or b.when is None:
+            return F.lit(True)
+        scope = node.scope(which)
+        optional = node.optional_variables(which)
+        cols, guards = {}, []
+        for role in _VISIBLE[which]:
+            for kind, name in node.variables(role):
+                cols[name] = self.value(kind, positions[role], True)
+                if name in optional:
+                    guards.append(self.exists(kind, positions[role]))
+        cond = F.coalesce(column(b.when, scope, self.compiler,
+                                 Scope(scope, cols, self.compiler)), F.lit(False))
+        if not guards:
+            return cond
+        return F.when(reduce(lambda a, g: a & g, guards), cond).otherwise(F.lit(False))
+
+    def first_end(self, positions: dict, s):
+        """The first position >= s whose END holds (null when none)."""
+        return F.get(F.filter(F.sequence(s, self.n),
+                              lambda q: self.condition("end", {**positions, "end": q})), 0)
+
+    def window(self, label, s, opened, end_found):
+        """A WINDOW struct from the start and the END search's result (null: unclosed)."""
+        if self.node.end.unbounded:
+            e, closed = self.n, F.lit(True)
+        else:
+            e, closed = F.coalesce(end_found, self.n), end_found.isNotNull()
+        return F.struct(label.cast("int").alias("l"), s.alias("s"), e.alias("e"),
+                        opened.alias("opened"), closed.alias("closed"))
+
+    def _end_or_null(self, positions, s):
+        if self.node.end.unbounded:
+            return F.lit(None).cast("int")
+        return self.first_end(positions, s)
+
+    def all(self):
+        """The array of WINDOW structs of the sequence."""
+        node = self.node
+        positions = F.sequence(F.lit(1), self.n)
+        none = F.lit(None).cast("int")
+        if node.label is not None:
+            labels = F.filter(positions, lambda l: self.condition("label", {"label": l}))
+            if node.start.unbounded:
+                starts = F.transform(labels, lambda l: F.struct(
+                    l.alias("l"), F.lit(1).alias("s"), F.lit(True).alias("opened")))
+            else:
+                def first_start(l):
+                    found = F.get(F.filter(positions, lambda p: self.condition(
+                        "start", {"label": l, "start": p})), 0)
+                    return F.struct(l.alias("l"), found.alias("found"))
+                starts = F.transform(F.transform(labels, first_start), lambda x: F.struct(
+                    x["l"].alias("l"), F.coalesce(x["found"], F.lit(1)).alias("s"),
+                    x["found"].isNotNull().alias("opened")))
+            return F.transform(starts, lambda x: self.window(
+                x["l"], x["s"], x["opened"],
+                self._end_or_null({"label": x["l"], "start": x["s"]}, x["s"])))
+        if node.start.unbounded:
+            one = F.lit(1)
+            return F.array(self.window(none, one, F.lit(True),
+                                       self._end_or_null({"start": one}, one)))
+        if node.kind == "sliding":
+            starts = F.filter(positions, lambda s: self.condition("start", {"start": s}))
+            found = F.transform(starts, lambda s: F.struct(
+                s.alias("s"), self._end_or_null({"start": s}, s).alias("e")))
+            return F.transform(found, lambda x: self.window(none, x["s"], F.lit(True), x["e"]))
+        # tumbling: a sequential scan; a window starts only after the previous one ended
+        empty = F.array().cast(T.ArrayType(WINDOW))
+        init = F.struct(F.lit(1).alias("next"), F.lit(False).alias("stop"),
+                        empty.alias("wins"))
+
+        def step(acc, i):
+            take = ~acc["stop"] & (i >= acc["next"]) & self.condition("start", {"start": i})
+
+            def extend(w):
+                return F.struct((w["e"] + 1).alias("next"), (~w["closed"]).alias("stop"),
+                                F.concat(acc["wins"], F.array(w)).alias("wins"))
+            # the end search, bound once (a one-element transform is a let)
+            opened = F.get(F.transform(F.array(self.window(
+                none, i, F.lit(True), self._end_or_null({"start": i}, i))), extend), 0)
+            return F.when(take, opened).otherwise(acc)
+        return F.aggregate(positions, init, step)["wins"]
+
+
+@translates(WindowBy)
+def _windowby(node, children, c):
+    (df,) = children
+    h = node.source.heading
+    entry = F.struct(
+        F.struct(*[_sort_key(_c(n), h.type_of(n)).alias(f"k{i}")
+                   for i, n in enumerate(node.order)]).alias("k"),
+        F.struct(*[_sort_key(_c(n), t).alias(f"t{i}")
+                   for i, (n, t) in enumerate(h.attributes)]).alias("t"),
+        F.struct(*[_c(n) for n in h.names]).alias("r"))
+    parts = [_c(n) for n in node.partition]
+    g = df.groupBy(*parts).agg(F.sort_array(F.collect_list(entry)).alias("__seq"))
+    if not node.partition:  # a global aggregation yields one row even for an empty input
+        g = g.where(F.size("__seq") > 0)
+    g = g.withColumn("__seq", F.transform("__seq", lambda x: x["r"]))
+    seq = F.col("__seq")
+    windows = _Windows(node, c, seq)
+    g = g.select(*parts, seq, F.explode(windows.all()).alias("__w"))
+    win = F.col("__w")
+    if node.only:
+        g = g.where(win["closed"])
+    cols = [_c(n) for n in node.partition]
+    for role, p in (("label", win["l"]), ("start", win["s"]), ("end", win["e"])):
+        for kind, name in node.variables(role):
+            cols.append(windows.value(kind, p, False).alias(name))
+    cols.append(win["closed"].alias("closed"))
+    if node.label is not None:
+        cols.append(win["opened"].alias("opened"))
+    rows = F.array_sort(F.slice(seq, win["s"], win["e"] - win["s"] + 1))
+    if node.aggregates:
+        scope = Heading.of({node.result: RelationType(h)})
+        cols += [aggregated_column(e, rows, scope).alias(name) for name, e in node.aggregates]
+    else:
+        cols.append(rows.alias(node.result))
+    return ordered(g.select(*cols), node.heading)

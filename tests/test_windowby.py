@@ -1,0 +1,346 @@
+"""WINDOWBY (seed 003, the SQL++ WindowBy clause): window semantics, heading checks, the text
+syntax, the aggregate push-down rewrite, and the Spark translation against the Python engine
+(including one sequence split across several Spark partitions)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import sira
+from sira import INT, STRING, Relation
+from sira.algebra.basic import Extend, Project
+from sira.algebra.windowby import Boundary, WindowBy, push_down_aggregates, windowby
+from sira.errors import DuplicateAttribute, SiraTypeError, SiraValueError, UnknownAttribute
+from sira.expressions.nodes import FieldOf, attr
+
+from conftest import spark_available
+
+L = sira.literal
+
+
+
+def ghcn(rows) -> Relation:
+    """A GHCN-like relation from (station, day, val, datatype) rows."""
+    return Relation.from_rows({"station": INT, "day": INT, "val": INT, "datatype": STRING},
+                              [dict(zip(("station", "day", "val", "datatype"), r)) for r in rows])
+
+
+#: station 1: days 1..6, day 3 not TMIN (Fig. 10 style); station 2: days 1..3
+G = ghcn(
+    [(1, 1, 20, "TMIN"), (1, 2, 28, "TMIN"), (1, 3, 30, "TMAX"), (1, 4, 23, "TMIN"),
+     (1, 5, 26, "TMIN"), (1, 6, 21, "TMIN"), (2, 1, 22, "TMIN"), (2, 2, 27, "TMIN"),
+     (2, 3, 19, "TMIN")])
+TMIN = "restrict(g, datatype = 'TMIN')"
+
+
+def run(text, engine="python", relvars=None):
+    return sira.evaluate(text, relvars or {"g": G}, engine=engine)
+
+
+def windows(text, engine="python", relvars=None, *names):
+    """The result's rows as sorted tuples of (station, first day, last day, closed, names...)."""
+    out = []
+    for row in run(text, engine, relvars).to_rows():
+        days = sorted(t[1] for t in row["w"].body) if "w" in row else []
+        key = (row.get("station"), days[0] if days else None, days[-1] if days else None,
+               row["closed"]) + tuple(row[n] for n in names)
+        out.append(key)
+    return sorted(out)
+
+
+# --------------------------------------------------------------------------- semantics
+def test_fig10_three_windows_two_unclosed(engine):
+    q = (f"windowby({TMIN}, partition(station) order(day) sliding, "
+         f"start(as(s) at(sp) when(s.val < 25)), end(at(ep) when(ep - sp = 2)))")
+    # station 1 sequence (TMIN): days 1, 2, 4, 5, 6 at positions 1..5
+    assert windows(q, engine, None, "sp", "ep") == [
+        (1, 1, 4, True, 1, 3), (1, 4, 6, True, 3, 5), (1, 6, 6, False, 5, 5),
+        (2, 1, 3, True, 1, 3), (2, 3, 3, False, 3, 3)]
+
+
+def test_tumbling_starts_a_window_only_after_the_previous_one_ended(engine):
+    q = (f"windowby({TMIN}, partition(station) order(day) tumbling, "
+         f"start(at(sp)), end(at(ep) when(ep - sp = 1)))")
+    assert windows(q, engine) == [(1, 1, 2, True), (1, 4, 5, True), (1, 6, 6, False),
+                                  (2, 1, 2, True), (2, 3, 3, False)]
+
+
+def test_an_unclosed_tumbling_window_ends_the_scan():
+    q = (f"windowby({TMIN}, partition(station) order(day) tumbling, "
+         f"start(as(s) when(s.val < 25)), end(as(e) when(e.val > 100)))")
+    assert windows(q) == [(1, 1, 6, False), (2, 1, 3, False)]
+
+
+def test_sliding_and_tumbling_differ_only_in_overlap():
+    base = (f"partition(station) order(day) {{}}, start(as(s) when(s.val < 25)), "
+            f"end(next(en) when(en.val >= 25))")
+    sliding = windows(f"windowby({TMIN}, {base.format('sliding')})")
+    tumbling = windows(f"windowby({TMIN}, {base.format('tumbling')})")
+    assert set(tumbling) <= set(sliding)
+    assert (1, 6, 6, False) in tumbling  # the last run reaches the end without its END
+
+
+def test_unclosed_window_binds_its_end_variables_to_the_last_tuple():
+    q = (f"windowby({TMIN}, partition(station) order(day) sliding, "
+         f"start(as(s) when(s.day = 4)), end(as(e) at(ep) prev(pe) next(en) when(e.val > 100)))")
+    (row,) = run(q).to_rows()
+    assert row["closed"] is False
+    assert row["e"]["day"] == 6 and row["ep"] == 5
+    assert [t[1] for t in row["pe"].body] == [5]
+    assert row["en"].cardinality == 0  # no next tuple: an empty relation, never a null
+
+
+def test_a_condition_on_a_missing_prev_or_next_is_false(engine):
+    # starts where the previous tuple is warmer: never at a sequence's first tuple
+    q = (f"windowby({TMIN}, partition(station) order(day) sliding, "
+         f"start(as(s) prev(ps) when(ps.val > s.val)), end(next(en) when(en.val > 0)))")
+    assert windows(q, engine) == [(1, 4, 4, True), (1, 6, 6, False), (2, 3, 3, False)]
+
+
+def test_a_declared_but_unused_missing_prev_does_not_falsify_a_condition(engine):
+    q = (f"windowby({TMIN}, partition(station) order(day) sliding, "
+         f"start(as(s) prev(ps) when(s.val < 21)), end(unbounded))")
+    assert windows(q, engine) == [(1, 1, 6, True), (2, 3, 3, True)]
+
+
+def test_prev_and_next_are_relations_of_zero_or_one_tuple(engine):
+    q = (f"windowby({TMIN}, partition(station) order(day) sliding, "
+         f"start(prev(ps) next(ns)), end(when(true)))")
+    r = run(q, engine)
+    assert r.heading.type_of("ps") == sira.RelationType(r.heading.type_of("w").heading)
+    sizes = sorted((row["ps"].cardinality, row["ns"].cardinality) for row in r.to_rows())
+    assert sizes == [(0, 1)] * 2 + [(1, 0)] * 2 + [(1, 1)] * 4
+
+
+def test_label_without_a_start_match_opens_at_the_first_tuple(engine):
+    q = (f"windowby({TMIN}, partition(station) order(day) sliding, label(as(l) at(lp)), "
+         f"start(at(sp) when(lp - sp = 2)), end(at(ep) when(ep = lp)))")
+    rows = sorted((r["station"], r["l"]["day"], r["sp"], r["ep"], r["opened"], r["closed"])
+                  for r in run(q, engine).to_rows())
+    assert rows[:3] == [(1, 1, 1, 1, False, True), (1, 2, 1, 2, False, True),
+                        (1, 4, 1, 3, True, True)]
+
+
+def test_start_unbounded_gives_one_window_per_partition(engine):
+    for kind in ("sliding", "tumbling"):
+        q = (f"windowby({TMIN}, partition(station) order(day) {kind}, start(unbounded), "
+             f"end(as(e) when(e.val > 25)))")
+        assert windows(q, engine) == [(1, 1, 2, True), (2, 1, 2, True)]
+
+
+def test_end_unbounded_runs_to_the_end_and_is_closed(engine):
+    q = (f"windowby({TMIN}, partition(station) order(day) sliding, "
+         f"start(as(s) when(s.val < 21)), end(unbounded))")
+    assert windows(q, engine) == [(1, 1, 6, True), (2, 3, 3, True)]
+
+
+def test_only_drops_the_unclosed_windows(engine):
+    q = (f"windowby({TMIN}, partition(station) order(day) sliding, "
+         f"start(at(sp)), end(at(ep) when(ep - sp = 2)), only)")
+    assert [w[3] for w in windows(q, engine)] == [True] * 4
+
+
+def test_without_partition_the_whole_relation_is_one_sequence(engine):
+    q = f"windowby({TMIN}, order(day, station) tumbling, start(at(sp)), end(at(ep) when(ep - sp = 2)))"
+    r = run(q, engine)
+    assert sorted(row["w"].cardinality for row in r.to_rows()) == [2, 3, 3]
+    empty = run("windowby(restrict(g, false), order(day), start(as(s)), end(as(e)))", engine)
+    assert empty.cardinality == 0
+
+
+def test_ties_on_the_order_attributes_break_by_the_canonical_order(engine):
+    r = Relation.from_rows({"k": INT, "t": INT, "v": STRING},
+                           [{"k": 1, "t": 1, "v": v} for v in "bac"] + [{"k": 1, "t": 2, "v": "a"}])
+    q = "windowby(r, order(t) sliding, start(as(s) at(sp)), end(at(ep) when(ep = sp)))"
+    rows = sorted((row["sp"], row["s"]["v"]) for row in run(q, engine, {"r": r}).to_rows())
+    assert rows == [(1, "a"), (2, "b"), (3, "c"), (4, "a")]
+
+
+def test_conditions_may_use_relation_valued_operands(engine):
+    limits = Relation.from_rows({"x": INT}, [(1,)])
+    q = (f"windowby({TMIN}, partition(station) order(day) sliding, "
+         f"start(as(s) when(s.val < 21 and cardinality(limits) = 1)), end(unbounded))")
+    assert len(windows(q, engine, {"g": G, "limits": limits})) == 2
+
+
+# --------------------------------------------------------------------------- heading checks
+@pytest.mark.parametrize("text, error, fields", [
+    ("windowby(g, partition(nosuch) order(day), start(as(s)), end(as(e)))",
+     UnknownAttribute, {"attribute": "nosuch"}),
+    ("windowby(g, order(nosuch), start(as(s)), end(as(e)))",
+     UnknownAttribute, {"attribute": "nosuch"}),
+    ("windowby(g, order(day), start(as(s) when(e.val > 1)), end(as(e)))",
+     UnknownAttribute, {"attribute": "e"}),
+    ("windowby(g, order(day), label(when(s.val > 1)), start(as(s)), end(as(e)))",
+     UnknownAttribute, {"attribute": "s"}),
+    ("windowby(g, order(day), start(at(sp) when(sp)), end(as(e)))",
+     SiraTypeError, {"operator": "WINDOWBY"}),
+    ("windowby(g, order(day), start(as(s)), end(as(s)))",
+     DuplicateAttribute, {"attribute": "s"}),
+    ("windowby(g, partition(station) order(day), start(as(station)), end(as(e)))",
+     DuplicateAttribute, {"attribute": "station"}),
+    ("windowby(g, order(day), start(as(closed)), end(as(e)))",
+     DuplicateAttribute, {"attribute": "closed"}),
+    ("windowby(g, order(day) tumbling, label(as(l)), start(as(s)), end(as(e)))",
+     SiraValueError, {"operator": "WINDOWBY"}),
+])
+def test_the_heading_is_checked_when_the_node_is_built(text, error, fields):
+    with pytest.raises(error) as info:
+        sira.parse(text, {"g": G})
+    for key, value in fields.items():
+        assert getattr(info.value, key) == value
+
+
+def test_the_python_api_checks_the_same():
+    g = L(G)
+    node = windowby(g, "day", partition="station",
+                    start=Boundary(as_="s", at="sp", when=FieldOf(attr("s"), "val") < 25),
+                    end=Boundary(at="ep", when=attr("ep") - attr("sp") > 1))
+    assert node.heading.names == ("closed", "ep", "s", "sp", "station", "w")
+    assert sira.parse(repr(node), {"g": G}) == node
+    with pytest.raises(UnknownAttribute):
+        windowby(g, "day", start=Boundary(when=attr("ep") > 1), end=Boundary(at="ep"))
+
+
+@pytest.mark.parametrize("text", [
+    "windowby(g, order(day), start(as(s)), end(as(e)))",
+    "windowby(g, partition(station) order(day, val) tumbling, start(as(s) at(sp) prev(ps) "
+    "next(ns) when(s.val < 25 and ps.val > 1)), end(as(e) at(ep) prev(pe) next(en) "
+    "when(en.day - s.day >= 7)), only, result(win))",
+    "windowby(g, order(day) sliding, label(as(l) at(lp) prev(lq) next(ln) when(l.val < 25)), "
+    "start(unbounded), end(unbounded))",
+    "windowby(g, order(day), start(at(sp)), end(at(ep) when(ep = sp)), "
+    "aggregates(a(avg(w, val)) n(count(w)) m(max(w, day))))",
+])
+def test_text_round_trip(text):
+    node = sira.parse(text, {"g": G})
+    assert sira.parse(repr(node), {"g": G}) == node
+    assert isinstance(node, WindowBy)
+
+
+# --------------------------------------------------------------------------- push-down
+PUSHABLE = (f"project(extend(windowby({TMIN}, partition(station) order(day) sliding, "
+            f"start(as(s) at(sp)), end(at(ep) when(ep - sp = 2))), "
+            f"(sday(s.day) a(avg(w, val)) n(count(w)) top(max(w, val)) total(sum(w, val)))), "
+            f"(station, sday, a, n, top, total, closed))")
+
+
+def test_push_down_replaces_the_window_relation_by_aggregates():
+    node = sira.parse(PUSHABLE, {"g": G})
+    pushed = push_down_aggregates(node)
+    assert isinstance(pushed, Project) and isinstance(pushed.source, Extend)
+    wb = pushed.source.source
+    assert isinstance(wb, WindowBy) and [n for n, _ in wb.aggregates] == ["a", "n", "top", "total"]
+    assert "w" not in wb.heading
+    assert pushed.heading == node.heading
+    assert sira.parse(repr(pushed), {"g": G}) == pushed
+
+
+def test_push_down_gives_the_same_relation(engine):
+    node = sira.parse(PUSHABLE, {"g": G})
+    pushed = push_down_aggregates(node)
+    expected = sira.evaluate(node, {"g": G})
+    assert sira.evaluate(pushed, {"g": G}, engine=engine) == expected
+    assert expected.cardinality == 8
+
+
+def test_push_down_of_aggregates_only_is_one_windowby_node():
+    text = (f"project(extend(windowby({TMIN}, partition(station) order(day) tumbling, "
+            f"start(at(sp)), end(at(ep) when(ep - sp = 1))), (a(avg(w, val)))), "
+            f"(station, sp, ep, closed, a))")
+    node = sira.parse(text, {"g": G})
+    pushed = push_down_aggregates(node)
+    assert isinstance(pushed, WindowBy)
+    assert sira.evaluate(pushed, {"g": G}) == sira.evaluate(node, {"g": G})
+
+
+def test_push_down_keeps_the_window_when_it_is_used_otherwise():
+    kept = sira.parse(f"project(extend(windowby({TMIN}, order(day), start(as(s)), end(as(e))), "
+                      f"(a(avg(w, val)))), (a, w))", {"g": G})
+    assert push_down_aggregates(kept) == kept
+    other = sira.parse(f"project(extend(windowby({TMIN}, order(day), start(as(s)), end(as(e))), "
+                       f"(a(plus(count(w), 1)))), (a))", {"g": G})
+    assert push_down_aggregates(other) == other
+
+
+def test_push_down_rewrites_below_other_operators():
+    node = sira.parse(f"restrict({PUSHABLE}, n = 3)", {"g": G})
+    pushed = push_down_aggregates(node)
+    assert pushed != node
+    assert sira.evaluate(pushed, {"g": G}) == sira.evaluate(node, {"g": G})
+
+
+# --------------------------------------------------------------------------- Spark
+spark_only = pytest.mark.skipif(not spark_available(), reason="Spark is not available here")
+
+
+def _random_relation(rng, stations=3, per_station=12):
+    rows = set()
+    for st in range(1, stations + 1):
+        for _ in range(per_station):
+            rows.add((st, rng.randint(1, 20), rng.randint(15, 35), rng.choice(["TMIN", "TMAX"])))
+    return ghcn(rows)
+
+
+QUERIES = [
+    "windowby(g, partition(station) order(day) sliding, start(as(s) at(sp) when(s.val < 25)), "
+    "end(at(ep) when(ep - sp = 2)))",
+    "windowby(g, partition(station) order(day) tumbling, start(as(s)), "
+    "end(next(en) when(en.day - s.day >= 7)))",
+    "windowby(g, partition(station, datatype) order(day) tumbling, start(as(s) when(s.val < 25)),"
+    " end(next(en) when(en.val >= 25)), only)",
+    "windowby(g, partition(station) order(day) tumbling, start(as(s)), "
+    "end(as(e) next(en) when(en.day - e.day > 1)))",
+    "windowby(g, partition(station) order(day) sliding, label(as(l) at(lp) prev(lq) when(l.val < 25)),"
+    " start(at(sp) prev(ps) when(lp - sp = 1)), end(at(ep) next(en) when(ep - lp = 1)))",
+    "windowby(g, partition(station) order(day) sliding, label(as(l)), start(unbounded), "
+    "end(as(e) when(e = l)))",
+    "windowby(g, order(val) sliding, start(as(s) when(s.datatype = 'TMAX')), end(unbounded))",
+    "windowby(g, partition(datatype) order(day) tumbling, start(unbounded), "
+    "end(as(e) when(e.val > 30)), result(win))",
+]
+
+
+@spark_only
+@pytest.mark.parametrize("query", QUERIES)
+def test_spark_matches_the_python_engine_on_random_data(query):
+    rng = random.Random(hash(query) % 1000)
+    for _ in range(2):
+        relvars = {"g": _random_relation(rng)}
+        node = sira.parse(query, relvars)
+        expected = sira.evaluate(node, relvars)
+        assert sira.evaluate(node, relvars, engine="spark") == expected
+        keep = [n for n in node.heading.names if n != node.result] + ["a"]
+        pushed = push_down_aggregates(node.extend(a=_avg(node)).project(*keep))
+        assert isinstance(pushed, WindowBy)
+        assert sira.evaluate(pushed, relvars, engine="spark") == sira.evaluate(pushed, relvars)
+
+
+def _avg(node):
+    from sira.expressions.nodes import Aggregated, AttrRef
+    return Aggregated("avg", AttrRef(node.result), "val")
+
+
+@spark_only
+def test_a_sequence_split_across_three_spark_partitions_gives_the_python_result():
+    from pyspark.sql import functions as F
+
+    from sira_spark import default_engine
+    from sira_spark.convert import to_dataframe
+    engine = default_engine()
+    rng = random.Random(7)
+    rows = [(1, day, rng.randint(15, 35), "TMIN") for day in range(1, 61)]
+    rows += [(2, day, rng.randint(15, 35), "TMIN") for day in range(1, 11)]
+    rel = ghcn(rows)
+    df = to_dataframe(engine.spark, rel).repartition(3)
+    spread = df.where(F.col("station") == 1).select(F.spark_partition_id().alias("p")) \
+        .distinct().count()
+    assert spread >= 3  # station 1's sequence really is in three partitions
+    for query in (QUERIES[0], QUERIES[1], QUERIES[4],
+                  "windowby(g, partition(station) order(day) sliding, start(at(sp)), "
+                  "end(at(ep) when(ep - sp = 25)))"):
+        expected = sira.evaluate(query, {"g": rel})
+        assert engine.evaluate(query, {"g": df}) == expected
+        assert expected.cardinality > 0
