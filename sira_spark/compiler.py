@@ -38,7 +38,7 @@ def translates(node_class):
 
 def _load_families():
     from . import (aggregation, basic, closure, joins, nesting, packing, setops,  # noqa: F401
-                   spl, windowby, windows)
+                   spl, windowby, windows, windowtables)
 
 
 def ordered(df, heading: Heading):
