@@ -7,6 +7,8 @@ sira exception.
 
     >>> from sira import INT, attr
     >>> from sira.values import Heading
+    >>> from sira_spark import default_engine
+    >>> _ = default_engine()  # Columns need a running Spark session
     >>> "+" in str(column(attr("a") + 1, Heading.of({"a": INT}), None))
     True
 """

@@ -186,8 +186,8 @@ def _core_tree(draw, relvars, depth, dz):
 
 
 def _known_degree_zero_bugs(node) -> bool:
-    """Whether a tree has a degree-0 node or a SUMMARIZEBY with an empty BY list (the two
-    known Spark bugs, checked separately by the xfail tests below)."""
+    """Whether a tree has a degree-0 node or a SUMMARIZEBY with an empty BY list (shapes
+    checked separately by the degree-0 tests below)."""
     if node.heading.degree == 0 or (isinstance(node, SummarizeBy) and not node.by):
         return True
     return any(_known_degree_zero_bugs(c) for c in node.children)
