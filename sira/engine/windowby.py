@@ -19,11 +19,8 @@ are folded as its positions are scanned and no relation-valued attribute is buil
 from __future__ import annotations
 
 from ..algebra.windowby import WindowBy
-from ..engine.aggregation import fold
-from ..errors import SiraValueError
-from ..expressions.evaluate import aggregated_type, compile_row
-from ..expressions.library import aggregation
-from ..types import Average, RelationType
+from ..expressions.evaluate import aggregated_type, compile_row, rows_aggregate
+from ..types import RelationType
 from ..values import Heading, Relation, Tuple
 from . import evaluates
 from .basic import row_getter
@@ -153,22 +150,7 @@ def _aggregate_fn(expr, source_heading, result):
     """A function of the window's rows computing one pushed-down aggregate."""
     window = Heading.of({result: RelationType(source_heading)})
     _, at, _ = aggregated_type(expr, window)
-    if expr.op == "count":
-        return len
-    i = source_heading.index(expr.name)
-    if expr.op == "avg":
-        def avg(rows):
-            values = sorted(float(r[i]) for r in rows)
-            if not values:
-                raise SiraValueError(f"avg({expr.name}) of an empty relation has no value",
-                                     operator="avg", value=None)
-            acc = Average(0, 0.0)
-            for v in values:
-                acc = acc.plus(Average(1, v))
-            return acc.value
-        return avg
-    agg = aggregation({"sum": "plus"}.get(expr.op, expr.op), at)
-    return lambda rows: fold(agg, [r[i] for r in rows])
+    return rows_aggregate(expr, source_heading, at)
 
 
 @evaluates(WindowBy)

@@ -137,15 +137,15 @@ def compile_row(expr, heading, relation_of):
     return lambda row: impl(*[f(row) for f in fns])
 
 
-def _compile_aggregated(expr, heading, relation_of):
-    rel_heading, at, result = aggregated_type(expr, heading)
-    f = compile_row(expr.source, heading, relation_of)
+def rows_aggregate(expr, rel_heading, at):
+    """A function from an iterable of body tuples of ``rel_heading`` to the aggregate
+    ``expr.op`` of attribute ``expr.name`` (avg folds the sorted values as AVERAGE does)."""
     if expr.op == "count":
-        return lambda row: len(f(row).body)
+        return lambda rows: len(rows)
     i = rel_heading.index(expr.name)
     if expr.op == "avg":
-        def avg(row):
-            values = sorted(float(r[i]) for r in f(row).body)
+        def avg(rows):
+            values = sorted(float(r[i]) for r in rows)
             if not values:
                 raise SiraValueError(f"avg({expr.name}) of an empty relation has no value",
                                      operator="avg", value=None)
@@ -156,4 +156,11 @@ def _compile_aggregated(expr, heading, relation_of):
         return avg
     from ..engine.aggregation import fold
     agg = aggregation({"sum": "plus"}.get(expr.op, expr.op), at)
-    return lambda row: fold(agg, [r[i] for r in f(row).body])
+    return lambda rows: fold(agg, [r[i] for r in rows])
+
+
+def _compile_aggregated(expr, heading, relation_of):
+    rel_heading, at, _ = aggregated_type(expr, heading)
+    f = compile_row(expr.source, heading, relation_of)
+    over = rows_aggregate(expr, rel_heading, at)
+    return lambda row: over(f(row).body)
