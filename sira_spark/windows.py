@@ -12,14 +12,16 @@ ordered by (timestamp, arrival attribute, or else every attribute in heading ord
 * ``rows(N) slide(M)`` uses each element's position p: the times at positions ceil(p/M)*M and
   ceil((p+N)/M)*M are leads by a varying offset (a ``when`` over the M possible offsets) when M is
   small, and otherwise a join with the table of batches (last time, size) on (partition, batch);
-* ``range(C) on(E)``: when E is non-decreasing along the order (checked with one action) the exit
-  is a "next greater or equal" search: a threshold marker row E+C per element is unioned with the
-  elements, ordered by E, and ``first(time, ignorenulls)`` over the following rows finds the
-  first element reaching it; otherwise a self-join within the partition takes the ``min``.
+* ``range(C) on(E)``: when E is non-decreasing along the order (checked with one action, once per
+  stream and order in an evaluation) the exit is a "next greater or equal" search: a threshold
+  marker row E+C per element is unioned with the elements, ordered by E, and
+  ``first(time, ignorenulls)`` over the following rows finds the first element reaching it;
+  otherwise a self-join within the partition takes the ``min``.
 
 Elements never visible (begin >= end) are dropped; WINDOW does not pack its result. With
-``arrival(A)`` the stream must be in order: one action looks for an element whose timestamp is
-after that of an element arriving later, and raises the Python engine's SiraValueError.
+``arrival(A)`` the stream must be in order: one action (once per stream in an evaluation) looks
+for an element whose timestamp is after that of an element arriving later, and raises the
+SiraValueError of the Python engine, with the same ``value`` (the first such arrival).
 
 ISTREAM/DSTREAM pack on ``during`` and take its begin / (bounded) end; RSTREAM joins the ticks on
 ``begin <= at < end``.
@@ -33,9 +35,9 @@ from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 
 from sira.algebra.windows import DStream, IStream, RStream, Window
-from sira.errors import SiraValueError
+from sira.errors import SiraTypeError, SiraValueError
 from sira.intervals import IntervalType
-from sira.types import BIGINT, FLOAT, TIMESTAMP, IntegerType
+from sira.types import BIGINT, FLOAT, TIMESTAMP
 
 from .compiler import ordered, translates
 from .packing import pack_dataframe
@@ -86,6 +88,16 @@ def _eq(names, left_prefix, right_prefix):
                    for n in names], F.lit(True))
 
 
+def _checked_once(c, key) -> bool:
+    """True when this compilation already ran the check ``key`` (a stream read by several
+    windows is checked once per evaluation)."""
+    done = c.__dict__.setdefault("_window_checks", {})
+    if key in done:
+        return True
+    done[key] = True
+    return False
+
+
 def _check_arrival_order(df, node, parts):
     """SiraValueError when, within a partition, an element arrived before a later timestamp."""
     s = node.spec
@@ -95,12 +107,12 @@ def _check_arrival_order(df, node, parts):
         .rowsBetween(1, W.unboundedFollowing)
     later_min = F.min(_to_time(_c(node.ts), ts_t)).over(w)
     bad = df.withColumn("__w_bad", _to_time(_c(node.ts), ts_t) > later_min) \
-        .where(F.col("__w_bad")).orderBy(_c(s.arrival).asc()).select(_c(s.arrival).alias("a"), _c(node.ts).alias("t")) \
-        .limit(1).collect()
-    if bad:
-        arrival, t = bad[0]
+        .where(F.col("__w_bad")).orderBy(_c(s.arrival).asc()) \
+        .select(_c(s.arrival).alias("a"), _c(node.ts).alias("t")).first()
+    if bad is not None:
+        arrival, t = bad
         raise SiraValueError(f"WINDOW: the stream is out of order: arrival {arrival} has "
-                             f"timestamp {t}, earlier than an element that arrived before it",
+                             f"timestamp {t}, later than that of an element arriving after it",
                              operator="WINDOW", value=arrival)
 
 
@@ -112,7 +124,8 @@ def _window(node, children, c):
     ts_t = h.type_of(node.ts)
     parts = [_c(n) for n in s.partition]
     if s.arrival is not None:
-        _check_arrival_order(df, node, parts)
+        if not _checked_once(c, ("arrival", node.source, node.ts, s.partition, s.arrival)):
+            _check_arrival_order(df, node, parts)
         order = [_c(node.ts).asc(), _c(s.arrival).asc()]
     else:
         order = [_c(node.ts).asc()] + _order_columns(h, h.names)
@@ -120,7 +133,7 @@ def _window(node, children, c):
     df = df.withColumn("__w_t", _to_time(_c(node.ts), ts_t))
     t = F.col("__w_t")
     if s.kind == "range_on":
-        df = _range_on(df, node, w, parts)
+        df = _range_on(df, node, w, c)
     else:
         rng, slide = node.range_units, node.slide_units
         if s.kind == "now":
@@ -191,8 +204,12 @@ def _on_values(node):
     e = _c(s.on)
     amount = s.on_amount
     if et == TIMESTAMP:
-        if hasattr(amount, "in_units"):
-            amount = amount.in_units(None, TIMESTAMP)
+        if not hasattr(amount, "in_units"):  # the algebra lets it through; Python fails too
+            raise SiraTypeError(f"WINDOW: range({amount}) on({s.on}) over a TIMESTAMP needs a "
+                                f"duration with a unit (range({amount} second))",
+                                operator="WINDOW", expected="a duration with a unit",
+                                got=str(amount))
+        amount = amount.in_units(None, TIMESTAMP)
         ev = F.unix_micros(e.cast("timestamp"))
         return ev, ev + F.lit(amount).cast("long")
     if et == FLOAT or isinstance(amount, float):
@@ -204,16 +221,21 @@ def _on_values(node):
     return ev, ev + F.lit(amount).cast("long")
 
 
-def _range_on(df, node, w, parts):
+def _range_on(df, node, w, c):
     """range(C) on(E): the element leaves when the first later element has E >= its E + C."""
-    keys = list(node.spec.partition)
+    s = node.spec
+    keys = list(s.partition)
     ev, thr = _on_values(node)
     df = df.withColumn("__w_p", F.row_number().over(w)) \
         .withColumn("__w_ev", ev).withColumn("__w_thr", thr)
     monotone_violation = (F.lag("__w_ev").over(w) > F.col("__w_ev")) | \
         (F.col("__w_thr") <= F.col("__w_ev"))  # a float E + C rounding back to E
-    violations = df.withColumn("__w_bad", monotone_violation).where(F.col("__w_bad"))
-    if not violations.limit(1).count():
+    key = ("monotone", node.source, node.ts, s.partition, s.arrival, s.on, s.on_amount)
+    monotone = c.__dict__.setdefault("_window_monotone", {})
+    if key not in monotone:
+        violations = df.withColumn("__w_bad", monotone_violation).where(F.col("__w_bad"))
+        monotone[key] = not violations.limit(1).count()
+    if monotone[key]:
         # next greater or equal: markers sort before elements of the same E
         data = df.select(*[_c(k) for k in keys], F.col("__w_ev").alias("__k"),
                          F.lit(1).alias("__flag"), F.col("__w_p").alias("__pos"),
@@ -228,10 +250,10 @@ def _range_on(df, node, w, parts):
             .where(F.col("__flag") == 0)
     else:
         left = df.select(*[_c(k) for k in keys], "__w_p", "__w_thr")
-        right = df.select(*[_c(k).alias(f"__r_{k}") for k in keys],
-                          F.col("__w_p").alias("__r_p"), F.col("__w_ev").alias("__r_ev"),
+        right = df.select(*[_c(k).alias(f"__rk_{k}") for k in keys],
+                          F.col("__w_p").alias("__r_pos"), F.col("__w_ev").alias("__r_ev"),
                           F.col("__w_t").alias("__r_t"))
-        cond = _eq(keys, "", "__r_") & (F.col("__r_p") > F.col("__w_p")) & \
+        cond = _eq(keys, "", "__rk_") & (F.col("__r_pos") > F.col("__w_p")) & \
             (F.col("__r_ev") >= F.col("__w_thr"))
         exits = left.join(right, cond, "inner").groupBy(*[_c(k) for k in keys], "__w_p") \
             .agg(F.min("__r_t").alias("__exit")).withColumnRenamed("__w_p", "__pos")

@@ -1,0 +1,142 @@
+"""CQL windows on Spark against the Python engine (the reference): random small streams (LONG
+timestamps with ties, an arrival sequence, a partition attribute, a value) through every window
+kind, then back to streams with ISTREAM, DSTREAM and RSTREAM."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import sira
+from sira import FLOAT, INT, LONG, STRING, TIMESTAMP, Relation
+from sira.errors import SiraValueError
+
+from conftest import spark_available
+
+pytestmark = pytest.mark.skipif(not spark_available(), reason="Spark is not available here")
+
+# the Python engine's families, loaded before Spark runs (see test_spark_engine.py)
+from sira.engine import windows  # noqa: E402,F401
+
+HEADING = {"ts": LONG, "seq": INT, "p": STRING, "v": INT}
+
+#: every window kind, in groups evaluated together (one Spark query per group and stream);
+#: rows(17) slide(17) takes the batch-join path (slides beyond 16 rows), on(v) the self-join
+#: path (v is not ordered by time), on(ts) and on(seq) the marker path
+GROUPS = [
+    ("now", "range(5)", "range(unbounded)", "range(7) slide(3)"),
+    ("range(6) slide(6)", "rows(1)", "rows(3)", "rows(4) slide(2)"),
+    ("rows(3) slide(3)", "rows(17) slide(17)", "partition(p) rows(2)"),
+    ("partition(p) rows(2) range(6)", "partition(p) rows(3) range(7) slide(2)",
+     "partition(p) rows(3) slide(2)"),
+    ("range(5) on(ts)", "range(3) on(seq)", "range(4) on(v)"),
+]
+KINDS = [k for group in GROUPS for k in group]
+
+# Spark runs about a second per window here: few examples per group, 20 in all
+EXAMPLES = settings(max_examples=4, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@st.composite
+def streams(draw, max_size=20):
+    """A stream: timestamps 0..50 in arrival order (ties allowed), two partitions."""
+    times = sorted(draw(st.lists(st.integers(0, 50), max_size=max_size)))
+    rows = [{"ts": t, "seq": i, "p": draw(st.sampled_from("ab")), "v": draw(st.integers(0, 5))}
+            for i, t in enumerate(times)]
+    return Relation.from_rows(HEADING, rows)
+
+
+def window(spec, arrival):
+    return f"window(S, ts, {spec}{' arrival(seq)' if arrival else ''})"
+
+
+def tagged_union(queries):
+    """One query for many: each result tagged with its index (k)."""
+    if len(queries) == 1:
+        return f"extend({queries[0]}, (k(0)))"
+    return "union(" + ", ".join(f"extend({q}, (k({i})))" for i, q in enumerate(queries)) + ")"
+
+
+def both(query, relvars):
+    return sira.evaluate(query, relvars), sira.evaluate(query, relvars, engine="spark")
+
+
+def first_difference(queries, relvars):
+    """The first query whose results differ (run one by one, on failure only)."""
+    for q in queries:
+        py, sp = both(q, relvars)
+        if py != sp:
+            return f"{q}\npython: {py!r}\nspark:  {sp!r}"
+    return "no single query differs"
+
+
+@pytest.mark.parametrize("group", GROUPS, ids=lambda g: g[0])
+@EXAMPLES
+@given(stream=streams(), arrival=st.booleans())
+def test_every_window_kind_gives_the_python_intervals(group, stream, arrival):
+    queries = [window(k, arrival) for k in group]
+    relvars = {"S": stream}
+    py, sp = both(tagged_union(queries), relvars)
+    assert py == sp, first_difference(queries, relvars)
+
+
+@settings(max_examples=5, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(streams(), st.lists(st.sampled_from(KINDS), min_size=1, max_size=2, unique=True),
+       st.booleans(), st.lists(st.integers(0, 60), min_size=1, max_size=8))
+def test_istream_dstream_rstream_give_the_python_streams(stream, kinds, arrival, ticks):
+    # projected on (p, v), so equal tuples may leave and enter at the same instant
+    ticks = Relation.from_rows({"at": LONG}, [(t,) for t in ticks])
+    queries = []
+    for k in kinds:
+        w = f"project({window(k, arrival)}, (p, v, during))"
+        queries += [f"istream({w}, at)", f"dstream({w}, at)", f"rstream({w}, at, TICKS)"]
+    relvars = {"S": stream, "TICKS": ticks}
+    py, sp = both(tagged_union(queries), relvars)
+    assert py == sp, first_difference(queries, relvars)
+
+
+@settings(max_examples=2, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 6)), max_size=12))
+def test_timestamp_windows_count_in_microseconds(points):
+    epoch = datetime.datetime(2024, 2, 29, 23, 59, 50)
+    rows = [{"ts": epoch + datetime.timedelta(seconds=s), "seq": i,
+             "e": epoch + datetime.timedelta(days=d), "f": d / 4}
+            for i, (s, d) in enumerate(sorted(points))]
+    stream = Relation.from_rows({"ts": TIMESTAMP, "seq": INT, "e": TIMESTAMP, "f": FLOAT}, rows)
+    kinds = ["now", "range(10 second) slide(4 second)", "range(2 day) on(e)", "range(0.5) on(f)",
+             "rows(3) slide(2)"]
+    queries = [window(k, True) for k in kinds]
+    relvars = {"S": stream}
+    py, sp = both(tagged_union(queries), relvars)
+    assert py == sp, first_difference(queries, relvars)
+    changes = f"changes({window('range(7 second) slide(5 second)', True)}, at)"
+    py, sp = both(changes, relvars)
+    assert py == sp
+
+
+def test_an_out_of_order_stream_is_refused_with_the_same_error():
+    stream = Relation.from_rows(HEADING, [{"ts": 1, "seq": 0, "p": "a", "v": 0},
+                                          {"ts": 5, "seq": 1, "p": "a", "v": 0},
+                                          {"ts": 3, "seq": 2, "p": "a", "v": 0},
+                                          {"ts": 2, "seq": 3, "p": "b", "v": 0}])
+    errors = []
+    for engine in ("python", "spark"):
+        with pytest.raises(SiraValueError) as info:
+            sira.evaluate(window("rows(2)", True), {"S": stream}, engine=engine)
+        errors.append((info.value.operator, info.value.value))
+    assert errors[0] == errors[1] == ("WINDOW", 1)
+
+
+def test_range_on_a_float_that_c_cannot_move_falls_back_to_the_self_join():
+    # f never decreases, but 1e17 + 1.0 == 1e17: an element's threshold is its own value, which
+    # the marker search would take for the element itself; only later elements may count
+    stream = Relation.from_rows({"ts": LONG, "f": FLOAT},
+                                [{"ts": t, "f": f} for t, f in
+                                 [(0, 1e17), (1, 1e17), (2, 1e17 + 64), (3, 1e17 + 64)]])
+    py, sp = both("window(S, ts, range(1.0) on(f))", {"S": stream})
+    assert py == sp
