@@ -36,6 +36,7 @@ checkpoints the whole dataflow to a file (write, fsync, rename); ``LiveQuery.loa
 
 from __future__ import annotations
 
+import abc
 import os
 import pickle
 import tempfile
@@ -67,7 +68,7 @@ class NotSupportedLive(SiraError):
 
 # ---------------------------------------------------------------------------------- operators
 
-class Operator:
+class Operator(abc.ABC):
     """A dataflow operator: receives items from its inputs and passes items downstream.
 
     Items: ``("row", t, body)`` on streams, ``("change", t, body, delta)`` on temporal
@@ -88,8 +89,9 @@ class Operator:
         for op, port in self.downstream:
             op.push(item, port)
 
+    @abc.abstractmethod
     def push(self, item, port):
-        raise NotImplementedError(type(self).__name__)  # every operator overrides push
+        """Receive one item on input ``port``."""
 
     def functions(self):
         """Compiled expressions, rebuilt after a restore (closures do not pickle)."""
