@@ -185,6 +185,10 @@ class Window(Node):
                 raise SiraTypeError(f"WINDOW: range ... on({s.on}) needs a numeric or TIMESTAMP "
                                     f"attribute (it is {e})", operator="WINDOW",
                                     expected="a number or TIMESTAMP", got=str(e))
+            if e == TIMESTAMP and not isinstance(s.on_amount, Duration):
+                raise SiraTypeError(f"WINDOW: range(C) on({s.on}) over a TIMESTAMP needs a duration "
+                                    f"with a unit, e.g. range(5 second)", operator="WINDOW",
+                                    expected="a duration with a unit", got=str(s.on_amount))
             if isinstance(s.on_amount, Duration) and e != TIMESTAMP:
                 raise SiraTypeError(f"WINDOW: a duration with a unit needs a TIMESTAMP attribute "
                                     f"for on({s.on})", operator="WINDOW",
