@@ -15,7 +15,8 @@ ordered by (timestamp, arrival attribute, or else every attribute in heading ord
 * ``range(C) on(E)``: when E is non-decreasing along the order (checked with one action, once per
   stream and order in an evaluation) the exit is a "next greater or equal" search: a threshold
   marker row E+C per element is unioned with the elements, ordered by E, and
-  ``first(time, ignorenulls)`` over the following rows finds the first element reaching it;
+  ``last(time, ignorenulls)`` over the following rows (a growing frame in reverse order) finds
+  the first element reaching it;
   otherwise a self-join within the partition takes the ``min``.
 
 Elements never visible (begin >= end) are dropped; WINDOW does not pack its result. With
@@ -103,8 +104,10 @@ def _check_arrival_order(df, node, parts):
     s = node.spec
     h = node.source.heading
     ts_t = h.type_of(node.ts)
-    w = W.partitionBy(*parts).orderBy(_c(s.arrival).asc(), _c(node.ts).asc()) \
-        .rowsBetween(1, W.unboundedFollowing)
+    # the elements arriving later, as a growing frame in reverse (an unbounded-following frame
+    # would recompute its aggregate for every row)
+    w = W.partitionBy(*parts).orderBy(_c(s.arrival).desc(), _c(node.ts).desc()) \
+        .rowsBetween(W.unboundedPreceding, -1)
     later_min = F.min(_to_time(_c(node.ts), ts_t)).over(w)
     bad = df.withColumn("__w_bad", _to_time(_c(node.ts), ts_t) > later_min) \
         .where(F.col("__w_bad")).orderBy(_c(s.arrival).asc()) \
@@ -146,7 +149,7 @@ def _window(node, children, c):
             else:
                 begin, end = _ceil_to(t, slide), _ceil_to(t + rng, slide)
         elif s.slide_rows is not None:
-            df = _rows_slide(df, node, w, parts)
+            df = _rows_slide(df, node, w)
             begin, end = F.col("__w_b"), F.col("__w_e")
         else:  # rows N, optionally with a range and a time slide
             end = F.lead(t, s.rows).over(w)
@@ -162,7 +165,7 @@ def _window(node, children, c):
     return ordered(df.withColumn(node.during, during), node.heading)
 
 
-def _rows_slide(df, node, w, parts):
+def _rows_slide(df, node, w):
     """rows(N) slide(M): columns __w_b (null: never enters) and __w_e by positions."""
     s = node.spec
     n, m = s.rows, s.slide_rows
@@ -243,10 +246,13 @@ def _range_on(df, node, w, c):
         marks = df.select(*[_c(k) for k in keys], F.col("__w_thr").alias("__k"),
                           F.lit(0).alias("__flag"), F.col("__w_p").alias("__pos"),
                           F.lit(None).cast("long").alias("__x"))
+        # the following rows, as a growing frame in reverse order (linear, unlike a frame
+        # reaching to unbounded following)
         follow = W.partitionBy(*[_c(k) for k in keys]) \
-            .orderBy("__k", "__flag", "__pos").rowsBetween(1, W.unboundedFollowing)
+            .orderBy(F.col("__k").desc(), F.col("__flag").desc(), F.col("__pos").desc()) \
+            .rowsBetween(W.unboundedPreceding, -1)
         exits = data.unionByName(marks) \
-            .withColumn("__exit", F.first("__x", ignorenulls=True).over(follow)) \
+            .withColumn("__exit", F.last("__x", ignorenulls=True).over(follow)) \
             .where(F.col("__flag") == 0)
     else:
         left = df.select(*[_c(k) for k in keys], "__w_p", "__w_thr")
