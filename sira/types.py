@@ -83,6 +83,9 @@ def python_type_name(value) -> str:
     return type(value).__name__
 
 
+_INT_RANGES = {bits: (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) for bits in (32, 64)}
+
+
 @attrs.frozen(repr=False)
 class IntegerType(Type):
     """INT (32-bit), LONG (64-bit) or BIGINT (unbounded). Overflow is an error, never a wrap."""
@@ -93,11 +96,11 @@ class IntegerType(Type):
 
     @property
     def min(self):
-        return None if self.bits is None else -(2 ** (self.bits - 1))
+        return None if self.bits is None else _INT_RANGES[self.bits][0]
 
     @property
     def max(self):
-        return None if self.bits is None else 2 ** (self.bits - 1) - 1
+        return None if self.bits is None else _INT_RANGES[self.bits][1]
 
     def check(self, value, *, operator=None):
         if type(value) is not int:
@@ -111,8 +114,10 @@ class IntegerType(Type):
         return str(value) if self.name == "INT" else f"{self.name.lower()}({value})"
 
     def fit(self, value: int, *, operator=None, tuple=None):
-        if self.bits is not None and not (self.min <= value <= self.max):
-            raise IntOverflow(operator=operator, type=self.name, value=value, tuple=tuple)
+        if self.bits is not None:
+            low, high = _INT_RANGES[self.bits]
+            if not low <= value <= high:
+                raise IntOverflow(operator=operator, type=self.name, value=value, tuple=tuple)
         return value
 
 

@@ -69,11 +69,13 @@ class NotSupportedLive(SiraError):
 # ---------------------------------------------------------------------------------- operators
 
 class Operator(abc.ABC):
-    """A dataflow operator: receives items from its inputs and passes items downstream.
+    """A dataflow operator: receives batches from its inputs and passes batches downstream.
 
-    Items: ``("row", t, body)`` on streams, ``("change", t, body, delta)`` on temporal
-    relations (all changes of one instant arrive together, netted), ``("bound", b)``: no later
-    item will have a time < b.
+    Three kinds of input, each a method: ``on_rows(rows, port)`` with a train of stream rows
+    ``[(t, body), ...]`` in rowtime order; ``on_changes(batch, port)`` with a temporal
+    relation's changes ``[(t, [(body, +1 or -1), ...]), ...]``, one entry per instant, in time
+    order, netted; ``on_bound(b, port)``: no later input will have a time < b. Rows at t also
+    promise that nothing earlier than t follows on that input.
     """
 
     def __init__(self, node, heading):
@@ -85,13 +87,27 @@ class Operator(abc.ABC):
     def connect(self, op, port=0):
         self.downstream.append((op, port))
 
-    def emit(self, item):
+    def emit_rows(self, rows):
         for op, port in self.downstream:
-            op.push(item, port)
+            op.on_rows(rows, port)
+
+    def emit_changes(self, batch):
+        for op, port in self.downstream:
+            op.on_changes(batch, port)
+
+    def emit_bound(self, b):
+        for op, port in self.downstream:
+            op.on_bound(b, port)
+
+    def on_rows(self, rows, port):
+        raise SiraError(f"internal: {type(self).__name__} takes no stream rows")
+
+    def on_changes(self, batch, port):
+        raise SiraError(f"internal: {type(self).__name__} takes no temporal changes")
 
     @abc.abstractmethod
-    def push(self, item, port):
-        """Receive one item on input ``port``."""
+    def on_bound(self, b, port):
+        """Receive a bound on input ``port``."""
 
     def functions(self):
         """Compiled expressions, rebuilt after a restore (closures do not pickle)."""
@@ -114,13 +130,19 @@ def _relation_of(node):
 
 
 class RowMap(Operator):
-    """RESTRICT, EXTEND, PROJECT, RENAME on a stream or on a temporal relation's changes."""
+    """RESTRICT, EXTEND, PROJECT, RENAME on a stream or on a temporal relation's changes.
+
+    Only PROJECT can map two different tuples to one; the others pass set semantics through
+    without bookkeeping, PROJECT keeps the values seen at the current instant (streams) or a
+    count of source tuples per value (temporal relations, as PACK would).
+    """
 
     def __init__(self, node, heading, src_heading, temporal, during=None):
         super().__init__(node, heading)
         self.src_heading = src_heading
         self.temporal = temporal
         self.during = during
+        self.merges = isinstance(node, Project)
         self.counts: dict = {}  # value -> number of source tuples mapping to it (temporal)
         self.instant = None
         self.seen: set = set()  # stream: values already out at the current instant
@@ -143,30 +165,43 @@ class RowMap(Operator):
         pos = [renamed.index(n) for n in self.heading.names]
         return (lambda row: tuple(row[i] for i in pos),)
 
-    def push(self, item, port):
+    def on_bound(self, b, port):
+        self.emit_bound(b)
+
+    def on_rows(self, rows, port):
         (fn,) = self.functions()
-        if item[0] == "bound":
-            self.emit(item)
-            return
-        if item[0] == "row":
-            _, t, row = item
-            out = fn(row)
-            if out is None:
-                return
-            if t != self.instant:
-                self.instant, self.seen = t, set()
-            if out not in self.seen:  # set semantics: equal rows at one instant are one row
-                self.seen.add(out)
-                self.emit(("row", t, out))
-            return
-        if item[0] == "changes":
-            _, t, changes = item
-            net: dict = {}
-            for row, delta in changes:
-                out = fn(row)
-                if out is not None:
-                    net[out] = net.get(out, 0) + delta
-            self.emit(("changes", t, _presence(self.counts, net)))
+        out = []
+        for t, row in rows:
+            value = fn(row)
+            if value is None:
+                continue
+            if self.merges:  # set semantics: equal rows at one instant are one row
+                if t != self.instant:
+                    self.instant, self.seen = t, set()
+                if value in self.seen:
+                    continue
+                self.seen.add(value)
+            out.append((t, value))
+        if out:
+            self.emit_rows(out)
+
+    def on_changes(self, batch, port):
+        (fn,) = self.functions()
+        out = []
+        for t, changes in batch:
+            if self.merges:
+                net: dict = {}
+                for row, delta in changes:
+                    value = fn(row)
+                    net[value] = net.get(value, 0) + delta
+                mapped = _presence(self.counts, net)
+            else:
+                mapped = [(value, delta) for value, delta in
+                          ((fn(row), delta) for row, delta in changes) if value is not None]
+            if mapped:
+                out.append((t, mapped))
+        if out:
+            self.emit_changes(out)
 
 
 def _presence(counts: dict, net: dict) -> list:
@@ -189,24 +224,32 @@ def _presence(counts: dict, net: dict) -> list:
 
 
 class Source(Operator):
-    """Rows and bounds from a named stream, in the stream's heading order."""
+    """Rows and bounds from a named stream, as body tuples in the stream's heading order."""
 
     def __init__(self, node, stream: NamedStream):
         super().__init__(node, stream.heading)
         self.stream_name = stream.name
         self.rowtime = stream.rowtime
+        self.at = stream.heading.index(stream.rowtime)
 
     def feed(self, row: dict | None, bound):
-        if row is not None:
-            body = tuple(row[n] for n in self.heading.names)
-            t = row[self.rowtime]
-            self.emit(("bound", t))
-            self.emit(("row", t, body))
-        if bound is not None:
-            self.emit(("bound", bound))
+        """One row (a dict by attribute name, as streams give their subscribers) and/or a bound."""
+        bodies = [] if row is None else [tuple(row[n] for n in self.heading.names)]
+        self.feed_train(bodies, bound)
 
-    def push(self, item, port):  # sources are fed, not pushed
-        raise SiraError("a source has no input")
+    def feed_train(self, bodies: list, bound):
+        """Rows (body tuples in rowtime order) leaving the stream, then its bound (or None)."""
+        if bodies:
+            at = self.at
+            self.emit_rows([(body[at], body) for body in bodies])
+            last = bodies[-1][at]
+            if bound is None or bound < last:
+                bound = last
+        if bound is not None:
+            self.emit_bound(bound)
+
+    def on_bound(self, b, port):  # sources are fed, not pushed
+        raise SiraError("internal: a source has no input")
 
 
 class Merge(Operator):
@@ -221,63 +264,57 @@ class Merge(Operator):
         self.seen: set = set()
         self.counter = 0
 
-    def push(self, item, port):
-        if item[0] == "row":
+    def on_rows(self, rows, port):
+        for t, row in rows:
             self.counter += 1
-            self.pending.add((item[1], self.counter, item[2]))
-            if self.bounds[port] is None or item[1] > self.bounds[port]:
-                self.bounds[port] = item[1]
-        else:
-            b = item[1]
-            if self.bounds[port] is None or b > self.bounds[port]:
-                self.bounds[port] = b
-        self._release()
+            self.pending.add((t, self.counter, row))
+        self._advance(port, rows[-1][0])
 
-    def _release(self):
-        if any(b is None for b in self.bounds):
+    def on_bound(self, b, port):
+        self._advance(port, b)
+
+    def _advance(self, port, b):
+        if self.bounds[port] is None or b > self.bounds[port]:
+            self.bounds[port] = b
+        if any(x is None for x in self.bounds):
             return
         low = min(self.bounds)
+        out = []
         while self.pending and self.pending[0][0] <= low:
             t, _, row = self.pending.pop(0)
             if t != self.instant:
                 self.instant, self.seen = t, set()
             if row not in self.seen:
                 self.seen.add(row)
-                self.emit(("row", t, row))
+                out.append((t, row))
+        if out:
+            self.emit_rows(out)
         if self.out_bound is None or low > self.out_bound:
             self.out_bound = low
-            self.emit(("bound", low))
-
-
-class InstantBuffer:
-    """Rows grouped by instant; an instant closes when the bound passes it."""
-
-    def __init__(self):
-        self.rows = SortedDict()
-
-    def add(self, t, row):
-        self.rows.setdefault(t, []).append(row)
-
-    def close_before(self, bound):
-        """(t, rows) of every instant < bound, in time order, removed from the buffer."""
-        out = []
-        while self.rows and self.rows.keys()[0] < bound:
-            out.append(self.rows.popitem(0))
-        return out
+            self.emit_bound(low)
 
 
 class WindowOp(Operator):
-    """A CQL window: each element's entry and exit as changes, released once final."""
+    """A CQL window: each element's entry and exit as changes, released once final.
+
+    Rows wait in ``buffer`` until a bound closes their instant. ``S[range T]`` and ``S[now]``
+    (an element leaves T units after it came) keep the elements still inside in a FIFO of
+    exits, since exits come in arrival order; every other kind schedules entries and exits in a
+    sorted map of instants.
+    """
 
     def __init__(self, node, heading, src_heading):
         super().__init__(node, heading)
         self.src_heading = src_heading
-        self.buffer = InstantBuffer()
-        self.events = SortedDict()  # t -> {element: delta}
+        self.buffer: deque = deque()  # [t, [rows]] per open instant, in time order
+        self.events = SortedDict()  # t -> {element: delta}  (general kinds)
+        self.exits: deque = deque()  # (t, element)  (range T and now)
         self.parts: dict = {}  # partition -> per-partition state
         self.bound = None
+        spec = node.spec
+        self.fifo = spec.kind == "now" or (spec.kind == "range" and spec.rows is None and
+                                           node.slide_units is None)
 
-    # state per partition: list of (position, t, element) still relevant
     def compile(self):
         from ..engine.windows import _Time
         h = self.src_heading
@@ -292,20 +329,63 @@ class WindowOp(Operator):
         on = h.index(spec.on) if spec.on else None
         return (lambda r: tuple(r[i] for i in part), order, _Time(self.node.ts_type), on)
 
-    def push(self, item, port):
-        if item[0] == "row":
-            self.buffer.add(item[1], item[2])
-            return
-        b = item[1]
+    def on_rows(self, rows, port):
+        buffer = self.buffer
+        for t, row in rows:  # rows come in time order
+            if buffer and buffer[-1][0] == t:
+                buffer[-1][1].append(row)
+            else:
+                buffer.append([t, [row]])
+
+    def on_bound(self, b, port):
         if self.bound is not None and b <= self.bound:
             return
         self.bound = b
-        part_of, order, time, on = self.functions()
-        for t, rows in self.buffer.close_before(b):
-            rows.sort(key=order)
-            for row in rows:
-                self._arrive(part_of(row), t, row, time, on)
-        self._release(b)
+        closed = []
+        buffer = self.buffer
+        while buffer and buffer[0][0] < b:
+            closed.append(buffer.popleft())
+        if self.fifo:
+            out = self._fifo(closed, b)
+        else:
+            part_of, order, time, on = self.functions()
+            for t, rows in closed:
+                rows.sort(key=order)
+                for row in rows:
+                    self._arrive(part_of(row), t, row, time, on)
+            out = self._release(b)
+        if out:
+            self.emit_changes(out)
+        self.emit_bound(b)
+
+    def _fifo(self, closed, bound):
+        """Changes of ``S[range T]``/``S[now]`` up to ``bound``: entries now, exits T later."""
+        time = self.functions()[2]
+        units = 1 if self.node.spec.kind == "now" else self.node.range_units  # None: unbounded
+        exits = self.exits
+        out = []
+
+        def leave_before(t):
+            while exits and exits[0][0] < t:
+                at = exits[0][0]
+                gone = []
+                while exits and exits[0][0] == at:
+                    gone.append((exits.popleft()[1], -1))
+                out.append((at, gone))
+
+        for t, rows in closed:
+            leave_before(t)
+            if len(rows) > 1:
+                rows = list(dict.fromkeys(rows))
+            changes = [(row, 1) for row in rows]
+            while exits and exits[0][0] == t:
+                changes.append((exits.popleft()[1], -1))
+            out.append((t, changes))
+            if units is not None:
+                until = time.plus(t, units)
+                exits.extend((until, row) for row in rows)
+        leave_before(bound)
+        return out
 
     def _schedule(self, t, element, delta):
         if t is None:
@@ -323,20 +403,11 @@ class WindowOp(Operator):
         p = state["n"]
         element = row
         rng, slide = node.range_units, node.slide_units
-        if spec.kind == "now":
-            self._schedule(t, element, 1)
-            self._schedule(time.plus(t, 1), element, -1)
-        elif spec.kind == "range" and spec.rows is None:
-            if rng is None:
-                self._schedule(t, element, 1)
-            elif slide is None:
-                self._schedule(t, element, 1)
-                self._schedule(time.plus(t, rng), element, -1)
-            else:
-                begin, end = time.ceil(t, slide), time.ceil(time.plus(t, rng), slide)
-                if begin < end:
-                    self._schedule(begin, element, 1)
-                    self._schedule(end, element, -1)
+        if spec.kind == "range" and spec.rows is None:  # with a slide (fifo handles the rest)
+            begin, end = time.ceil(t, slide), time.ceil(time.plus(t, rng), slide)
+            if begin < end:
+                self._schedule(begin, element, 1)
+                self._schedule(end, element, -1)
         elif spec.kind == "range_on":
             amount = spec.on_amount
             if hasattr(amount, "in_units"):
@@ -381,18 +452,14 @@ class WindowOp(Operator):
                 self._schedule(limit, element, -1)
 
     def _release(self, bound):
-        while self.events and self.events.keys()[0] < bound:
-            t, slot = self.events.popitem(0)
-            changes = [(e, d) for e, d in slot.items() if d != 0]
-            out = []
-            for e, d in changes:
-                out.append((self._with_time(e), 1 if d > 0 else -1))
-            if out:
-                self.emit(("changes", t, out))
-        self.emit(("bound", bound))
-
-    def _with_time(self, element):
-        return element
+        out = []
+        events = self.events
+        while events and events.keys()[0] < bound:
+            t, slot = events.popitem(0)
+            changes = [(e, 1 if d > 0 else -1) for e, d in slot.items() if d != 0]
+            if changes:
+                out.append((t, changes))
+        return out
 
 
 class TemporalUnion(Operator):
@@ -405,38 +472,34 @@ class TemporalUnion(Operator):
         self.counts: dict = {}
         self.out_bound = None
 
-    def push(self, item, port):
-        if item[0] == "changes":
-            slot = self.pending.setdefault(item[1], {})
-            for value, delta in item[2]:
+    def on_changes(self, batch, port):
+        for t, changes in batch:
+            slot = self.pending.setdefault(t, {})
+            for value, delta in changes:
                 slot[value] = slot.get(value, 0) + delta
-            return
-        b = item[1]
+
+    def on_bound(self, b, port):
         if self.bounds[port] is None or b > self.bounds[port]:
             self.bounds[port] = b
         if any(x is None for x in self.bounds):
             return
         low = min(self.bounds)
+        out = []
         while self.pending and self.pending.keys()[0] < low:
             t, net = self.pending.popitem(0)
             changes = _presence(self.counts, net)
             if changes:
-                self.emit(("changes", t, changes))
+                out.append((t, changes))
+        if out:
+            self.emit_changes(out)
         if self.out_bound is None or low > self.out_bound:
             self.out_bound = low
-            self.emit(("bound", low))
+            self.emit_bound(low)
 
 
 class _Running:
-    """An aggregate maintained as tuples come and go (exact operators only)."""
-
-    def __init__(self, agg):
-        self.result_type = agg.result_type  # (the Aggregation itself holds closures)
-        self.op = agg.name
-        self.total = 0
-        self.values = SortedList() if self.op in ("max", "min") else None
-        self.true = 0
-        self.n = 0
+    """An aggregate maintained as tuples come and go (exact operators only); ``of(agg)`` picks
+    the kind: an integer sum, a max/min over a sorted list, or an and/or counting trues."""
 
     @staticmethod
     def supports(agg) -> bool:
@@ -444,28 +507,57 @@ class _Running:
         return (agg.name == "plus" and agg.result_type in INTEGER_TYPES) or (
             agg.exact and agg.name in ("max", "min", "and", "or"))
 
+    @staticmethod
+    def of(agg):
+        if not _Running.supports(agg):
+            return None
+        if agg.name == "plus":
+            return _RunningSum(agg.result_type)
+        if agg.name in ("max", "min"):
+            return _RunningExtreme(agg.name == "max")
+        return _RunningLogic(agg.name == "and")
+
+
+class _RunningSum:
+    def __init__(self, result_type):
+        self.result_type = result_type  # (the Aggregation itself holds closures)
+        self.total = 0
+
     def change(self, value, delta):
-        self.n += delta
-        if self.op == "plus":
-            self.total += value * delta
-        elif self.values is not None:
-            if delta > 0:
-                self.values.add(value)
-            else:
-                self.values.remove(value)
-        else:
-            self.true += delta if value else 0
+        self.total += value if delta > 0 else -value
 
     def value(self):
-        if self.op == "plus":
-            return self.result_type.fit(self.total, operator="plus")
-        if self.op == "max":
-            return self.values[-1]
-        if self.op == "min":
-            return self.values[0]
-        if self.op == "and":
-            return self.true == self.n
-        return self.true > 0
+        return self.result_type.fit(self.total, operator="plus")
+
+
+class _RunningExtreme:
+    def __init__(self, is_max):
+        self.is_max = is_max
+        self.values = SortedList()
+
+    def change(self, value, delta):
+        if delta > 0:
+            self.values.add(value)
+        else:
+            self.values.remove(value)
+
+    def value(self):
+        return self.values[-1] if self.is_max else self.values[0]
+
+
+class _RunningLogic:
+    def __init__(self, is_and):
+        self.is_and = is_and
+        self.n = 0
+        self.true = 0
+
+    def change(self, value, delta):
+        self.n += delta
+        if value:
+            self.true += delta
+
+    def value(self):
+        return self.true == self.n if self.is_and else self.true > 0
 
 
 class TemporalSummarize(Operator):
@@ -473,13 +565,14 @@ class TemporalSummarize(Operator):
 
     Integer sums, counts, max, min, and/or are maintained as tuples come and go; inexact
     aggregates (FLOAT, AVERAGE...) are folded again from the group's current tuples in the
-    batch engine's order, so both give the same bits.
+    batch engine's order, so both give the same bits. A group is ``[members, size, running]``
+    (members kept only when some aggregate needs them).
     """
 
     def __init__(self, node, heading, src_heading):
         super().__init__(node, heading)
         self.src_heading = src_heading
-        self.groups: dict = {}  # key -> (set of current source tuples, [running or None])
+        self.groups: dict = {}  # key -> [set of current source tuples or None, size, running]
         self.values: dict = {}  # key -> current output tuple
 
     def compile(self):
@@ -490,53 +583,74 @@ class TemporalSummarize(Operator):
         aggs = aggregations(node.specs, self.node.source.heading, "SUMMARIZEBY")
         fns = [compile_row(e, h, _relation_of) for _, _, e in node.specs]
         where = {n: i for i, n in enumerate(key_names + [n for n, _, _ in node.specs])}
-        order = [where[n] for n in self.heading.names]
-        return (row_getter_tuple(key), aggs, fns, order)
+        folds = not all(_Running.supports(a) for a in aggs)
+        return (row_getter_tuple(key), aggs, fns, _reorder([where[n] for n in self.heading.names]),
+                folds)
 
-    def push(self, item, port):
-        if item[0] == "bound":
-            self.emit(item)
-            return
+    def on_bound(self, b, port):
+        self.emit_bound(b)
+
+    def on_changes(self, batch, port):
         from ..engine.aggregation import fold
-        key_of, aggs, fns, order = self.functions()
-        _, t, changes = item
-        touched = set()
-        for row, delta in changes:
-            k = key_of(row)
-            group = self.groups.get(k)
-            if group is None:
-                group = self.groups[k] = (set(), [_Running(a) if _Running.supports(a) else None
-                                                  for a in aggs])
-            members, running = group
-            if delta > 0:
-                members.add(row)
-            else:
-                members.discard(row)
-            for r, f in zip(running, fns):
-                if r is not None:
-                    r.change(f(row), delta)
-            touched.add(k)
+        key_of, aggs, fns, order, folds = self.functions()
+        groups, values = self.groups, self.values
         out = []
-        for k in touched:
-            members, running = self.groups[k]
-            old = self.values.get(k)
-            if members:
-                vals = tuple(r.value() if r is not None else fold(a, [f(m) for m in members])
-                             for r, a, f in zip(running, aggs, fns))
-                full = k + vals
-                new = tuple(full[i] for i in order)
-                self.values[k] = new
-            else:
-                new = None
-                self.values.pop(k, None)
-                del self.groups[k]
-            if old != new:
-                if old is not None:
-                    out.append((old, -1))
-                if new is not None:
-                    out.append((new, 1))
+        for t, changes in batch:
+            touched = {}  # key -> its output tuple before this instant
+            for row, delta in changes:
+                k = key_of(row)
+                group = groups.get(k)
+                if group is None:
+                    group = groups[k] = [set() if folds else None, 0,
+                                         [_Running.of(a) for a in aggs]]
+                if k not in touched:
+                    touched[k] = values.get(k)
+                if folds:
+                    if delta > 0:
+                        group[0].add(row)
+                    else:
+                        group[0].discard(row)
+                group[1] += delta
+                for r, f in zip(group[2], fns):
+                    if r is not None:
+                        r.change(f(row), delta)
+            emitted = []
+            for k, old in touched.items():
+                members, size, running = groups[k]
+                if size:
+                    if folds:
+                        vals = tuple([r.value() if r is not None else
+                                      fold(a, [f(m) for m in members])
+                                      for r, a, f in zip(running, aggs, fns)])
+                    else:
+                        vals = tuple([r.value() for r in running])
+                    new = k + vals
+                    if order is not None:
+                        new = order(new)
+                    values[k] = new
+                else:
+                    new = None
+                    values.pop(k, None)
+                    del groups[k]
+                if old != new:
+                    if old is not None:
+                        emitted.append((old, -1))
+                    if new is not None:
+                        emitted.append((new, 1))
+            if emitted:
+                out.append((t, emitted))
         if out:
-            self.emit(("changes", t, out))
+            self.emit_changes(out)
+
+
+def _reorder(positions):
+    """None when ``positions`` keep a tuple as it is, else a function picking them in order."""
+    if positions == list(range(len(positions))):
+        return None
+    if len(positions) == 1:
+        (i,) = positions
+        return lambda row: (row[i],)
+    return itemgetter(*positions)
 
 
 def row_getter_tuple(positions):
@@ -558,24 +672,26 @@ class ToStream(Operator):
             where = {n: i for i, n in enumerate(names + [self.node.at, "kind"])}
         else:
             where = {n: i for i, n in enumerate(names + [self.node.at])}
-        return ([where[n] for n in self.heading.names],)
+        return (_reorder([where[n] for n in self.heading.names]),)
 
-    def push(self, item, port):
-        if item[0] == "bound":
-            self.emit(item)
-            return
+    def on_bound(self, b, port):
+        self.emit_bound(b)
+
+    def on_changes(self, batch, port):
         (order,) = self.functions()
-        _, t, changes = item
+        node = self.node
+        keep = {IStream: 1, DStream: -1}.get(type(node))  # None: CHANGES keeps both
         rows = []
-        for row, delta in changes:
-            if isinstance(self.node, IStream) and delta > 0:
-                rows.append(row + (t,))
-            elif isinstance(self.node, DStream) and delta < 0:
-                rows.append(row + (t,))
-            elif isinstance(self.node, Changes):
-                rows.append(row + (t, "+" if delta > 0 else "-"))
-        for row in rows:
-            self.emit(("row", t, tuple(row[i] for i in order)))
+        for t, changes in batch:
+            for row, delta in changes:
+                if keep is None:
+                    rows.append((t, row + (t, "+" if delta > 0 else "-")))
+                elif delta == keep:
+                    rows.append((t, row + (t,)))
+        if order is not None:
+            rows = [(t, order(row)) for t, row in rows]
+        if rows:
+            self.emit_rows(rows)
 
 
 class Sink(Operator):
@@ -590,38 +706,46 @@ class Sink(Operator):
         self.subscribers: list = []
         self.bound = None
 
-    def push(self, item, port):
-        if item[0] == "bound":
-            self.bound = item[1]
+    def on_bound(self, b, port):
+        self.bound = b
+
+    def on_rows(self, rows, port):
+        if not self.subscribers:
+            self.results.extend(row for _, row in rows)
             return
-        if item[0] == "row":
-            self._out(item[2])
-            return
-        _, t, changes = item
-        for value, delta in changes:
-            if delta > 0:
-                self.open[value] = t
-            else:
-                begin = self.open.pop(value)
-                self._out_interval(value, begin, t)
+        for t, row in rows:
+            self._out(row, t)
+
+    def on_changes(self, batch, port):
+        for t, changes in batch:
+            for value, delta in changes:
+                if delta > 0:
+                    self.open[value] = t
+                else:
+                    begin = self.open.pop(value)
+                    self._out_interval(value, begin, t, t)
 
     def finish(self):
         """End of input: temporal tuples still open hold until further notice."""
         for value, begin in sorted(self.open.items(), key=lambda kv: repr(kv)):
-            self._out_interval(value, begin, None)
+            self._out_interval(value, begin, None, INFINITY)
         self.open = {}
 
-    def _out_interval(self, value, begin, end):
+    def _out_interval(self, value, begin, end, t):
         row = list(value)
         row.insert(self.heading.names.index(self.during), Interval(begin, end))
-        self._out(tuple(row))
+        self._out(tuple(row), t)
 
-    def _out(self, body):
+    def _out(self, body, t):
+        """A final result at time ``t``; subscribers get it with the output's bound."""
         self.results.append(body)
+        if not self.subscribers:
+            return
         row = dict(zip(self.heading.names, body))
+        bound = t if self.bound is None or self.bound < t else self.bound
         for callback in list(self.subscribers):
             try:
-                callback(row, self.bound)
+                callback(row, bound)
             except Exception:  # a subscriber that raises must not corrupt the query
                 import logging
                 logging.getLogger("sira.streams").exception("query subscriber raised")
@@ -656,14 +780,20 @@ class LiveQuery:
         self.sink.subscribers.append(callback)
 
     def feed(self, stream_name: str, row, bound) -> None:
+        """Push one row of a stream (a dict, as stream subscribers get it) and/or a bound."""
         for source in self.sources.get(stream_name, ()):
             source.feed(row, bound)
+
+    def feed_train(self, stream_name: str, bodies: list, bound) -> None:
+        """Push a train of rows (body tuples in the stream's heading order) and a bound."""
+        for source in self.sources.get(stream_name, ()):
+            source.feed_train(bodies, bound)
 
     def finish(self) -> None:
         """Declare the input complete: every pending result becomes final."""
         for sources in self.sources.values():
             for source in sources:
-                source.emit(("bound", INFINITY))
+                source.emit_bound(INFINITY)
         self.sink.finish()
 
     def save(self, path) -> None:
@@ -795,7 +925,7 @@ class StreamEngine:
                       arrival: str = "seq") -> NamedStream:
         stream = NamedStream(name, payload, rowtime, arrival)
         self.streams[stream.name] = stream
-        stream.subscribe(lambda row, bound, s=stream.name: self._feed(s, row, bound))
+        stream.listen(lambda bodies, bound, s=stream.name: self._feed(s, bodies, bound))
         return stream
 
     def register(self, expr, relvars: dict | None = None) -> LiveQuery:
@@ -816,9 +946,9 @@ class StreamEngine:
         self.queries.append(query)
         return query
 
-    def _feed(self, stream_name, row, bound):
+    def _feed(self, stream_name, bodies, bound):
         for query in self.queries:
-            query.feed(stream_name, row, bound)
+            query.feed_train(stream_name, bodies, bound)
 
     def finish(self):
         for query in self.queries:
