@@ -6,6 +6,6 @@
     [{'a': 2}]
 """
 
-from .session import SparkEngine, default_engine
+from .session import SparkEngine, default_engine, unique
 
-__all__ = ["SparkEngine", "default_engine"]
+__all__ = ["SparkEngine", "default_engine", "unique"]

@@ -36,8 +36,9 @@ def _fold(values, start, merge, t):
     return F.aggregate(values, start.cast(spark_type(t)), merge)
 
 
-def aggregate_column(agg, value, t):
-    """The aggregate expression of one spec over the group's rows."""
+def aggregate_column(agg, value, t, grouped=False):
+    """The aggregate expression of one spec over the group's rows. ``grouped``: the rows are a
+    group of a groupBy, never empty, so no identity fallback (and no extra count) is needed."""
     op = agg.name
     rt = agg.result_type
     identity = None if agg.identity is NO_IDENTITY else literal_column(rt, agg.identity)
@@ -78,16 +79,18 @@ def aggregate_column(agg, value, t):
             lambda a, x: F.array_union(F.array_except(a, x), F.array_except(x, a))))
     else:
         raise NotSupportedOnSpark(node=f"aggregation {op} over {t}")
+    if grouped:
+        return out
     empty = F.count(F.lit(1)) == 0
     fallback = identity if identity is not None else sira_error(
         "SiraValueError", f"{op} has no identity value, so it cannot aggregate an empty relation")
     return F.when(empty, fallback).otherwise(out)
 
 
-def _specs(node, heading, c):
+def _specs(node, heading, c, grouped=False):
     from sira.expressions.evaluate import infer_type
     aggs = aggregations(node.specs, heading, node.operator_name)
-    return [aggregate_column(a, column(e, heading, c), infer_type(e, heading)).alias(n)
+    return [aggregate_column(a, column(e, heading, c), infer_type(e, heading), grouped).alias(n)
             for (n, _, e), a in zip(node.specs, aggs)]
 
 
@@ -104,8 +107,8 @@ def _summarizeby(node, children, c):
     if node.using:
         key = [n for n in node.by if n not in node.using]
         (df,) = split_dataframes([df], [h], list(node.using), key)
-    out = df.groupBy(*[F.col(f"`{n}`") for n in node.by]).agg(
-        *_specs(node, h, c), F.count(F.lit(1)).alias("__n"))
-    if not node.by:  # a global aggregation yields a row even for an empty input
-        out = out.where(F.col("__n") > 0)
-    return out.drop("__n")
+    if node.by:  # groups are never empty: Spark's aggregates as they are
+        return df.groupBy(*[F.col(f"`{n}`") for n in node.by]).agg(*_specs(node, h, c, True))
+    # a global aggregation yields a row even for an empty input, which SUMMARIZEBY must not
+    out = df.agg(*_specs(node, h, c), F.count(F.lit(1)).alias("__n"))
+    return out.where(F.col("__n") > 0).drop("__n")

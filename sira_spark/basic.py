@@ -23,6 +23,10 @@ def _relvar(node, children, c):
         raise UnknownRelvar(relvar=node.name, available=tuple(sorted(c.relvars))) from None
     df = c.engine.load(value)
     from sira.values import Relation
+
+    from .session import Unique
+    if isinstance(value, Unique):
+        value = value.value if isinstance(value.value, Relation) else value
     if not isinstance(value, Relation):
         df = df.toDF(*[n.lower() for n in df.columns])
         got = heading_of_dataframe(df)
@@ -30,7 +34,8 @@ def _relvar(node, children, c):
             raise SiraTypeError(f"relvar '{node.name}' has columns {got}, but the expression was "
                                 f"built for {node.heading}", operator="RELVAR",
                                 expected=str(node.heading), got=str(got))
-        df = df.distinct()  # a DataFrame may hold duplicates; a relation does not
+        if not c.engine.is_unique(value):
+            df = df.distinct()  # a DataFrame may hold duplicates; a relation does not
     elif value.heading != node.heading:
         raise SiraTypeError(f"relvar '{node.name}' holds a relation with heading "
                             f"{value.heading}, but the expression was built for {node.heading}",

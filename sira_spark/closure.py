@@ -17,6 +17,8 @@ from sira.errors import TooManyTuples, UnboundedClosure
 
 from .compiler import ordered, translates
 from .functions import Scope, column
+from .joins import natural_join
+from .types import equal
 
 from sira.engine.closure import EXTRA_ROUNDS  # the same stopping rule as Python
 
@@ -25,13 +27,20 @@ def _c(name):
     return F.col(f"`{name}`")
 
 
-def _compose(left, right, pairs, froms, tos):
-    """Pairs (l.from, r.to) where l.to = r.from."""
+def _eq(left, right, heading, name):
+    """Equality of two closure columns; null-safe when the type is unknown or may hold nulls."""
+    if heading is None:
+        return left.eqNullSafe(right)
+    return equal(left, right, heading.type_of(name))
+
+
+def _compose(left, right, pairs, froms, tos, heading=None):
+    """Pairs (l.from, r.to) where l.to = r.from (plain equi-join on scalar attributes)."""
     l_ = left.select(*[_c(a).alias(f"__lf_{a}") for a in froms],
                      *[_c(b).alias(f"__lt_{b}") for b in tos])
     r_ = right.select(*[_c(a).alias(f"__rf_{a}") for a in froms],
                       *[_c(b).alias(f"__rt_{b}") for b in tos])
-    cond = reduce(lambda x, y: x & y, [F.col(f"__lt_{b}").eqNullSafe(F.col(f"__rf_{a}"))
+    cond = reduce(lambda x, y: x & y, [_eq(F.col(f"__lt_{b}"), F.col(f"__rf_{a}"), heading, a)
                                        for a, b in pairs])
     return l_.join(r_, cond).select(*[F.col(f"__lf_{a}").alias(a) for a in froms],
                                     *[F.col(f"__rt_{b}").alias(b) for b in tos])
@@ -43,12 +52,15 @@ def _tclose(node, children, c):
     pairs = node.pair_list
     froms = [a for a, _ in pairs]
     tos = [b for _, b in pairs]
+    h = node.heading
     closure = edges.localCheckpoint()
     delta = closure
     while True:
-        grown = _compose(delta, closure, pairs, froms, tos).unionByName(
-            _compose(closure, delta, pairs, froms, tos))
-        fresh = ordered(grown, node.heading).distinct().subtract(closure).localCheckpoint()
+        grown = _compose(delta, closure, pairs, froms, tos, h).unionByName(
+            _compose(closure, delta, pairs, froms, tos, h))
+        # distinct once, then a left-anti join (subtract would add a second distinct)
+        fresh = natural_join(ordered(grown, h).distinct(), h, closure, h, "left_anti") \
+            .localCheckpoint()
         if fresh.isEmpty():
             return closure
         closure = closure.unionByName(fresh).localCheckpoint()
@@ -78,7 +90,7 @@ def _gtclose(node, children, c):
     quiet = 0
     while True:
         l_ = delta.select(*[_c(n).alias(f"__L_{n}") for n in h.names])
-        cond = reduce(lambda x, y: x & y, [F.col(f"`__L_{b}`").eqNullSafe(F.col(f"`__R_{a}`"))
+        cond = reduce(lambda x, y: x & y, [_eq(F.col(f"`__L_{b}`"), F.col(f"`__R_{a}`"), h, a)
                                            for a, b in pairs])
         joined = l_.join(r_, cond)
         out = []

@@ -3,7 +3,8 @@
 A translation receives the node, its children's DataFrames (columns = the child heading's
 attribute names, in sorted order) and the compiler, and returns the node's DataFrame in the same
 form. After it, the compiler packs the result on the node's ``pack_list`` (when it has one), so
-the pack state matches the Python engine's exactly. Nodes without a native translation are
+the pack state matches the Python engine's exactly, unless the translation returns ``Packed(df)``
+(a result it packed itself). Nodes without a native translation are
 lowered to their derived definition (``LOWERED``); the rest raise NotSupportedOnSpark.
 
     >>> from sira import parse
@@ -41,6 +42,14 @@ def _load_families():
                    spl, windowby, windows, windowtables)
 
 
+class Packed:
+    """What a translation returns when its result is already packed on the node's pack_list
+    (a sweep line packs as it goes), so the compiler does not pack it again."""
+
+    def __init__(self, df):
+        self.df = df
+
+
 def ordered(df, heading: Heading):
     """The DataFrame's columns in the heading's order (the invariant every translation keeps)."""
     return df.select(*[f"`{n}`" for n in heading.names])
@@ -72,7 +81,9 @@ class Compiler:
                 raise NotSupportedOnSpark(node=node.operator_name)
             children = [self.compile(c) for c in node.children]
             df = fn(node, children, self)
-            if node.packs and node.pack_list:
+            if isinstance(df, Packed):
+                df = df.df
+            elif node.packs and node.pack_list:
                 from .packing import pack_dataframe
                 df = pack_dataframe(df, node.heading, node.pack_list)
         df = ordered(df, node.heading)

@@ -1,5 +1,7 @@
-"""Spark translations of JOIN, SEMIJOIN, SEMIMINUS, LEFTJOIN: natural joins with null-safe
-equality on the common attributes (an interval's open end is a null inside)."""
+"""Spark translations of JOIN, SEMIJOIN, SEMIMINUS, LEFTJOIN: natural equi-joins on the common
+attributes, plain ``==`` on scalar attributes and null-safe equality only on attributes that can
+hold a null inside (an interval's open end, nested tuple/relation values). A join of two sets is
+a set, so no ``distinct`` follows."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from sira.algebra.joins import Join, LeftJoin, SemiJoin, SemiMinus
 from .compiler import ordered, translates
 from .functions import column
 from .packing import split_dataframes
+from .types import equal
 
 
 def pointwise_pair(node, left, lh, right, rh):
@@ -33,7 +36,7 @@ def natural_join(left, lh, right, rh, how="inner"):
     r = right.select(*[F.col(f"`{n}`").alias(f"__r_{n}" if n in common else n)
                        for n in rh.names])
     cond = reduce(lambda a, b: a & b,
-                  [F.col(f"`{n}`").eqNullSafe(F.col(f"`__r_{n}`")) for n in common])
+                  [equal(F.col(f"`{n}`"), F.col(f"`__r_{n}`"), lh.type_of(n)) for n in common])
     joined = left.join(r, cond, how)
     if how in ("left_semi", "left_anti"):
         return joined

@@ -3,6 +3,8 @@
 * PACK on one attribute is gaps-and-islands with window functions: per group of the other
   attributes, ordered by begin, a tuple starts a new island when its begin lies after every end
   seen before it; islands are then aggregated to (min begin, max end).
+* A set operator pointwise on one interval attribute is a sweep line (``sweep``): begin/end
+  events, running coverage per input, gaps-and-islands; its result comes out packed.
 * Splitting gathers, per group of key attributes, the sorted array of all boundaries, and cuts
   each interval at the boundaries strictly inside it (``filter`` and ``transform`` on arrays,
   then ``explode``): the cost follows the number of boundaries, never the interval lengths.
@@ -22,7 +24,7 @@ from sira.errors import IntervalError, TooManyTuples
 from sira.types import DATE, IntegerType
 
 from .compiler import ordered, translates
-from .types import spark_type
+from .types import equal, spark_type
 
 DEFAULT_UNPACK_LIMIT = 10_000_000
 
@@ -31,54 +33,126 @@ def _c(name):
     return F.col(f"`{name}`")
 
 
+def _nonempty(df, name):
+    """Drop empty intervals (``end <= begin``, which IINTERSECT can make): they hold no points."""
+    iv = _c(name)
+    return df.where(iv["end"].isNull() | (iv["end"] > iv["begin"]))
+
+
+def _rebuild(df, name, begin, end, is_open):
+    """The interval column ``name`` rebuilt from plain begin/end columns (open: null end)."""
+    end = F.when(is_open, F.lit(None)).otherwise(end)
+    return df.withColumn(name, F.struct(begin.alias("begin"), end.alias("end")))
+
+
 def pack_one(df, heading, name):
-    """PACK on one interval attribute."""
+    """PACK on one interval attribute: gaps and islands sorted once.
+
+    Plan: the interval is flattened to plain ``__b``/``__e`` columns first, so both windows
+    order by the same attributes and Spark sorts once (Exchange by the other attributes, Sort by
+    them + begin + end, two Window operators, then a groupBy that needs no new shuffle). The
+    first window gives, per row, the largest end before it and whether an open end lies before
+    it; a row starts an island when its begin lies after every earlier end; a running sum of
+    the starts numbers the islands, which are aggregated to (min begin, max end).
+    Duplicates in the input do not change the islands, so no ``distinct`` is needed before it.
+    """
     others = [n for n in heading.names if n != name]
     iv = _c(name)
-    df = df.where(iv["end"].isNull() | (iv["end"] > iv["begin"]))  # empty intervals: no points
-    order = [iv["begin"], iv["end"].asc_nulls_last()]
-    w = Window.partitionBy(*[_c(n) for n in others]).orderBy(*order)
+    flat = _nonempty(df, name).select(*[_c(n) for n in others], iv["begin"].alias("__b"),
+                                      iv["end"].alias("__e"))
+    w = Window.partitionBy(*[_c(n) for n in others]).orderBy(
+        F.col("__b"), F.col("__e").asc_nulls_last())
     before = w.rowsBetween(Window.unboundedPreceding, -1)
-    prev_end = F.max(iv["end"]).over(before)
-    prev_open = F.max(iv["end"].isNull().cast("int")).over(before)
-    starts = F.when(prev_open == 1, 0).when(prev_end.isNull() | (iv["begin"] > prev_end), 1) \
+    prev_end = F.max("__e").over(before)
+    prev_open = F.max(F.col("__e").isNull()).over(before)
+    starts = F.when(prev_open, 0).when(prev_end.isNull() | (F.col("__b") > prev_end), 1) \
         .otherwise(0)
-    flagged = df.withColumn("__start", starts)
-    islands = flagged.withColumn(
+    islands = flat.withColumn("__start", starts).withColumn(
         "__island", F.sum("__start").over(w.rowsBetween(Window.unboundedPreceding, 0)))
     packed = islands.groupBy(*[_c(n) for n in others], "__island").agg(
-        F.min(iv["begin"]).alias("__b"),
-        F.max(iv["end"]).alias("__e"),
-        F.max(iv["end"].isNull().cast("int")).alias("__open"))
-    end = F.when(F.col("__open") == 1, F.lit(None)).otherwise(F.col("__e"))
-    out = packed.withColumn(name, F.struct(F.col("__b").alias("begin"), end.alias("end")))
+        F.min("__b").alias("__b"), F.max("__e").alias("__e"),
+        F.max(F.col("__e").isNull()).alias("__open"))
+    out = _rebuild(packed, name, F.col("__b"), F.col("__e"), F.col("__open"))
     return ordered(out, heading)
 
 
 def pack_dataframe(df, heading, names):
-    """PACK on ``names`` in order (split first when there are several)."""
+    """PACK on ``names`` in order (split first when there are several; no ``distinct`` after
+    the split: packing ignores duplicates and its groupBy yields a set)."""
     names = list(names)
     if len(names) > 1:
         key = [n for n in heading.names if n not in names]
-        (df,) = split_dataframes([df], [heading], names, key)
+        (df,) = split_dataframes([df], [heading], names, key, distinct=False)
     for name in names:
         df = pack_one(df, heading, name)
     return df
 
 
-def _join_on_key(df, bounds, key):
+def sweep(dfs, heading, name, keep):
+    """A pointwise set operation on one interval attribute, packed, by a sweep line.
+
+    ``keep`` maps the list of coverage counts (one per input, at a point) to whether the point
+    is in the result: MINUS keeps ``c0 > 0 and c1 == 0``, UNION ``any > 0`` and so on. This is
+    the same relation as splitting the inputs, applying the set operator and packing, but
+    without arrays or joins: every interval becomes a begin event (+1 on its input's counter)
+    and an end event (-1; none for an open end); events are shuffled once by the other
+    attributes (the key), summed per (key, point), and one window per key ordered by point gives
+    the running coverage and the next point, so [point, next) is in the result when ``keep``
+    holds (next null: unbounded above). Consecutive kept segments meet, so gaps-and-islands
+    (lag / running sum on the same window: no new sort) and groupBy(key, island) pack them.
+    Coverage counts ignore duplicate tuples, so the inputs need no ``distinct``.
+    """
+    key = [n for n in heading.names if n != name]
+    m = len(dfs)
+
+    def events(df, i):
+        iv = _c(name)
+        df = _nonempty(df, name)
+
+        def deltas(v):
+            return [F.lit(v if j == i else 0).alias(f"__d{j}") for j in range(m)]
+        starts = df.select(*[_c(k) for k in key], iv["begin"].alias("__p"), *deltas(1))
+        ends = df.where(iv["end"].isNotNull()).select(*[_c(k) for k in key],
+                                                      iv["end"].alias("__p"), *deltas(-1))
+        return starts.unionByName(ends)
+
+    ev = reduce(lambda a, b: a.unionByName(b), [events(df, i) for i, df in enumerate(dfs)])
+    if key:  # the only shuffle: the (key, point) sums and the window then need no other
+        ev = ev.repartition(*[_c(k) for k in key])
+    pts = ev.groupBy(*[_c(k) for k in key], "__p").agg(
+        *[F.sum(f"__d{j}").alias(f"__d{j}") for j in range(m)])
+    w = Window.partitionBy(*[_c(k) for k in key]).orderBy("__p")
+    run = w.rowsBetween(Window.unboundedPreceding, 0)
+    cov = pts.select(*[_c(k) for k in key], "__p", F.lead("__p").over(w).alias("__q"),
+                     keep([F.sum(f"__d{j}").over(run) for j in range(m)]).alias("__in"))
+    flagged = cov.withColumn(
+        "__s", (F.col("__in") & ~F.lag("__in", 1, False).over(w)).cast("int"))
+    islands = flagged.withColumn("__island", F.sum("__s").over(run)).where("__in")
+    packed = islands.groupBy(*[_c(k) for k in key], "__island").agg(
+        F.min("__p").alias("__b"), F.max("__q").alias("__e"),
+        F.max(F.col("__q").isNull()).alias("__open"))
+    out = _rebuild(packed, name, F.col("__b"), F.col("__e"), F.col("__open"))
+    return ordered(out, heading)
+
+
+def _join_on_key(df, bounds, key, heading):
     if not key:
         return df.crossJoin(bounds)
     b = bounds.select(*[_c(k).alias(f"__k_{k}") for k in key],
                       *[c for c in bounds.columns if c not in key])
-    cond = reduce(lambda x, y: x & y, [_c(k).eqNullSafe(F.col(f"`__k_{k}`")) for k in key])
+    cond = reduce(lambda x, y: x & y, [equal(_c(k), F.col(f"`__k_{k}`"), heading.type_of(k))
+                                       for k in key])
     return df.join(b, cond, "inner").drop(*[f"__k_{k}" for k in key])
 
 
-def split_dataframes(dfs, headings, names, key):
-    """Split several DataFrames together on interval attributes ``names`` within groups ``key``."""
+def split_dataframes(dfs, headings, names, key, distinct=True):
+    """Split several DataFrames together on interval attributes ``names`` within groups ``key``.
+
+    Cutting can make equal pieces of different tuples, so each result gets one ``distinct``
+    (after the last attribute, not per attribute) unless the caller (PACK) does not need it.
+    """
     out = list(dfs)
-    for d, name in enumerate(names):
+    for name in names:
         points = []
         for df in out:
             iv = _c(name)
@@ -90,7 +164,7 @@ def split_dataframes(dfs, headings, names, key):
             F.array_sort(F.collect_set("__p")).alias("__bounds"))
         split = []
         for df, heading in zip(out, headings):
-            joined = _join_on_key(df, bounds, key)
+            joined = _join_on_key(df, bounds, key, heading)
             iv = _c(name)
             inner = F.filter("__bounds", lambda x: (x > iv["begin"]) &
                              (iv["end"].isNull() | (x < iv["end"])))
@@ -99,9 +173,9 @@ def split_dataframes(dfs, headings, names, key):
                                  lambda i: F.struct(F.element_at(pts, i + 1).alias("begin"),
                                                     F.element_at(pts, i + 2).alias("end")))
             exploded = joined.withColumn(name, F.explode(pieces)).drop("__bounds")
-            split.append(ordered(exploded, heading).distinct())
+            split.append(ordered(exploded, heading))
         out = split
-    return out
+    return [df.distinct() for df in out] if distinct else out
 
 
 @translates(Pack)

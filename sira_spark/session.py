@@ -7,6 +7,14 @@
 
 Relvars may be Relations, DataFrames, table names (``"table:name"``) or Parquet paths
 (``"parquet:/path"``), so big relations never pass through Python.
+
+A DataFrame, table or Parquet file may hold duplicate rows, so sira applies ``distinct()`` to
+it when it is read. When you know it holds none, say so and that (a full shuffle) is skipped:
+``unique(df)`` for one relvar, or ``SparkEngine(..., trust_unique=True)`` for all of them.
+Asserting uniqueness of data that has duplicates gives results with duplicates.
+
+    >>> from sira_spark import unique
+    >>> sira.evaluate("join(r, s)", {"r": unique(df_r), "s": df_s}, engine=engine)  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -18,6 +26,25 @@ from sira.errors import SiraError
 from sira.values import Relation
 
 _DEFAULT = None
+
+
+class Unique:
+    """A relvar value (DataFrame, ``table:`` or ``parquet:`` name) asserted to hold no duplicate
+    rows; made by ``unique``."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        return f"unique({self.value!r})"
+
+
+def unique(value) -> Unique:
+    """Assert that a DataFrame relvar (or table / Parquet path) has no duplicate rows, so sira
+    does not apply ``distinct()`` to it."""
+    if isinstance(value, Unique):
+        return value
+    return Unique(value)
 
 
 def _local_session(master: str, shuffle_partitions: int):
@@ -46,17 +73,22 @@ class SparkEngine:
         spark: a SparkSession to use; when None a local one is created (``master``).
         master: the master URL for a session created here (``local[2]``, ``spark://host:7077``).
         shuffle_partitions: ``spark.sql.shuffle.partitions`` for a session created here.
+        trust_unique: treat every DataFrame / table / Parquet relvar as duplicate-free (no
+            ``distinct()`` when it is read); ``unique(df)`` says it for one relvar.
     """
 
-    def __init__(self, spark=None, master: str = "local[2]", shuffle_partitions: int = 4):
+    def __init__(self, spark=None, master: str = "local[2]", shuffle_partitions: int = 4,
+                 trust_unique: bool = False):
         self.spark = spark if spark is not None else _local_session(master, shuffle_partitions)
+        self.trust_unique = trust_unique
         # ANSI mode makes Spark raise on overflow and division by zero, as sira does
         self.spark.conf.set("spark.sql.ansi.enabled", "true")
         self.spark.conf.set("spark.sql.session.timeZone", "UTC")
 
     @classmethod
-    def local(cls, master: str = "local[2]", shuffle_partitions: int = 4) -> "SparkEngine":
-        return cls(None, master, shuffle_partitions)
+    def local(cls, master: str = "local[2]", shuffle_partitions: int = 4,
+              trust_unique: bool = False) -> "SparkEngine":
+        return cls(None, master, shuffle_partitions, trust_unique)
 
     def _tree(self, expr, relvars):
         import sira
@@ -68,15 +100,23 @@ class SparkEngine:
     def heading_of(self, value):
         """The sira heading of a relvar given as a Relation, DataFrame, table or Parquet path."""
         from .convert import heading_of_dataframe
+        if isinstance(value, Unique):
+            value = value.value
         if isinstance(value, Relation):
             return value.heading
         return heading_of_dataframe(self.load(value))
+
+    def is_unique(self, value) -> bool:
+        """Whether a relvar value is known to hold no duplicate rows (no ``distinct`` needed)."""
+        return self.trust_unique or isinstance(value, (Unique, Relation))
 
     def load(self, value):
         """A DataFrame for a relvar value (a Relation is sent to Spark)."""
         from pyspark.sql import DataFrame
 
         from .convert import to_dataframe
+        if isinstance(value, Unique):
+            value = value.value
         if isinstance(value, Relation):
             return to_dataframe(self.spark, value)
         if isinstance(value, DataFrame):

@@ -48,3 +48,16 @@ def spark_type(t) -> T.DataType:
 def schema_of(heading) -> T.StructType:
     """A DataFrame schema: one column per attribute, in the heading's (sorted) order."""
     return T.StructType([T.StructField(n, spark_type(t), False) for n, t in heading.attributes])
+
+
+def may_hold_nulls(t) -> bool:
+    """Whether a column of sira type ``t`` can hold a null somewhere inside: an interval's open
+    end, or any value nested in a tuple- or relation-valued attribute. Top-level sira values are
+    never null, so scalar columns never do."""
+    return isinstance(t, (IntervalType, TupleType, RelationType))
+
+
+def equal(left, right, t):
+    """Join-key equality of two columns of sira type ``t``: plain ``==`` for scalars (a plain
+    equi-join key Spark can hash or sort on directly), null-safe where a null may be inside."""
+    return left.eqNullSafe(right) if may_hold_nulls(t) else left == right

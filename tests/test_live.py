@@ -74,6 +74,23 @@ def test_bad_rows_and_bounds_are_rejected():
     assert orders.seq == 0
 
 
+def test_a_train_goes_in_whole_or_not_at_all():
+    orders = StreamEngine().create_stream("orders", {"ticker": STRING})
+    out = _recorder(orders)
+    p = orders.attach()
+    with pytest.raises(SiraTypeError):
+        p.insert_many([({"ticker": "A"}, 1), ({"ticker": 5}, 2), ({"ticker": "C"}, 3)])
+    with pytest.raises(LateRowError) as err:  # out of rowtime order inside the train
+        p.insert_many([({"ticker": "A"}, 5), ({"ticker": "B"}, 4)])
+    assert err.value.row == {"ticker": "B"} and err.value.bound == 5
+    assert out == [] and orders.seq == 0 and orders.clock is None
+    p.insert_many([({"ticker": "A"}, 1), ({"ticker": "B"}, 1), ({"ticker": "C"}, 3)])
+    assert out == [("row", "A", 1), ("row", "B", 1), ("row", "C", 3), ("bound", 3)]
+    with pytest.raises(LateRowError):
+        p.insert_many([({"ticker": "D"}, 4), ({"ticker": "E"}, 2)])
+    assert orders.seq == 3 and orders.clock == 3
+
+
 def test_the_union_example_waits_for_a_bound_on_trades():
     """Seed 002: MSFT 10:04 cannot flow through the union until Trades is bounded."""
     engine = StreamEngine()
@@ -276,6 +293,32 @@ def test_adding_bounds_never_delays_an_output(query_text, events):
     assert set(with_bounds) == set(without)
     for result, step in with_bounds.items():
         assert step <= without[result]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(QUERIES), st.lists(event, max_size=25), st.data())
+def test_trains_give_the_same_results_as_rows_one_by_one(query_text, events, data):
+    one_by_one, relvars, _ = run_live(query_text, events, extra_bounds=False,
+                                      single_producer=True)
+    engine = StreamEngine()
+    streams = {name: engine.create_stream(name, {"k": INT, "v": INT}) for name in ("s", "r")}
+    q = engine.register(query_text)
+    producers = {name: s.attach() for name, s in streams.items()}
+    t = {"s": 0, "r": 0}
+    train, train_of = [], None
+    for name, _, k, v, gap, _ in events:
+        t[name] += gap
+        if train and (name != train_of or data.draw(st.booleans(), label="cut")):
+            producers[train_of].insert_many(train)
+            train = []
+        train.append(({"k": k, "v": v}, t[name]))
+        train_of = name
+    if train:
+        producers[train_of].insert_many(train)
+    for p in producers.values():
+        p.detach()
+    engine.finish()
+    assert q.relation() == one_by_one.relation() == sira.evaluate(query_text, relvars)
 
 
 ORDERS_TRADES = [
