@@ -109,13 +109,16 @@ def _check_arrival_order(df, node, parts):
     w = W.partitionBy(*parts).orderBy(_c(s.arrival).desc(), _c(node.ts).desc()) \
         .rowsBetween(W.unboundedPreceding, -1)
     later_min = F.min(_to_time(_c(node.ts), ts_t)).over(w)
+    later_t = F.min_by(_c(node.ts), _to_time(_c(node.ts), ts_t)).over(w)
     bad = df.withColumn("__w_bad", _to_time(_c(node.ts), ts_t) > later_min) \
+        .withColumn("__w_later", later_t) \
         .where(F.col("__w_bad")).orderBy(_c(s.arrival).asc()) \
-        .select(_c(s.arrival).alias("a"), _c(node.ts).alias("t")).first()
+        .select(_c(s.arrival).alias("a"), _c(node.ts).alias("t"), F.col("__w_later")).first()
     if bad is not None:
-        arrival, t = bad
-        raise SiraValueError(f"WINDOW: the stream is out of order: arrival {arrival} has "
-                             f"timestamp {t}, later than that of an element arriving after it",
+        arrival, t, later = bad
+        raise SiraValueError(f"WINDOW: the stream is out of order on '{node.ts}': the element "
+                             f"with {s.arrival} {arrival} ({node.ts} {t}) arrived before an "
+                             f"element with an earlier {node.ts} ({later})",
                              operator="WINDOW", value=arrival)
 
 

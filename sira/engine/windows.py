@@ -75,11 +75,16 @@ def ordered_partitions(relation, node):
             arr = h.index(spec.arrival)
             by_arrival = sorted(rows, key=lambda r: r[arr])
             if [r[ts] for r in by_arrival] != [r[ts] for r in rows]:
-                bad = next(a for a, b in zip(by_arrival, rows) if a[ts] != b[ts])
-                raise SiraValueError(f"WINDOW: the stream is out of order: arrival "
-                                     f"{bad[arr]} has timestamp {bad[ts]}, earlier than an element"
-                                     f" that arrived before it", operator="WINDOW",
-                                     value=bad[arr])
+                # the first arrival whose element is not the next in time order: it has a
+                # later timestamp than some element arriving after it
+                i = next(i for i, (a, b) in enumerate(zip(by_arrival, rows)) if a[ts] != b[ts])
+                bad = by_arrival[i]
+                after = next(r for r in by_arrival[i + 1:] if r[ts] < bad[ts])
+                raise SiraValueError(
+                    f"WINDOW: the stream is out of order on '{node.ts}': the element with "
+                    f"{spec.arrival} {bad[arr]} ({node.ts} {bad[ts]}) arrived before the element "
+                    f"with {spec.arrival} {after[arr]} ({node.ts} {after[ts]}), whose "
+                    f"{node.ts} is earlier", operator="WINDOW", value=bad[arr])
         out.append(rows)
     return out
 
