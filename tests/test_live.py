@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sira
-from sira import INT, STRING, Relation
+from sira import INT, STRING, Heading, Relation
 from sira.errors import SiraTypeError, UnknownAttribute
 from sira.streams import LateRowError, LiveQuery, NotSupportedLive, StreamEngine, StreamError
 
@@ -197,9 +197,17 @@ def test_a_subscriber_that_raises_does_not_corrupt_the_query(caplog):
 def test_unsupported_queries_are_refused_clearly():
     engine = StreamEngine()
     engine.create_stream("s", {"v": INT})
+    engine.create_stream("r", {"v": INT})
     with pytest.raises(NotSupportedLive) as err:
         engine.register("group(s, (vs(v)))")
     assert err.value.node == "GROUP" and "GROUP" in str(err.value)
+    with pytest.raises(NotSupportedLive, match="window the stream first"):
+        engine.register("join(s, r)")
+    with pytest.raises(NotSupportedLive, match="relvar 'u'"):
+        engine.register("join(s, u)", {"u": Heading.of({"v": INT})})
+    with pytest.raises(NotSupportedLive, match="reads no stream"):
+        engine.register("u", {"u": Relation.from_rows({"v": INT}, [])})
+    assert engine.queries == []
 
 
 # --------------------------------------------------------------------------- live = batch
@@ -226,7 +234,24 @@ QUERIES = [
     "union(s, r)",
     "summarizebyusing(window(union(s, r), ts, range(4)), (k, during), (total(plus(v))),"
     " (during))",
+    # joins: pointwise between windows, and streams or windows with a constant relation t
+    "changes(join(project(window(s, ts, range(3)), (k, v, during)),"
+    " project(window(r, ts, rows(2)), (k, during))), at)",
+    "join(project(window(s, ts, range(2)), (v, during)), project(window(r, ts, range(3)),"
+    " (k, during)))",
+    "istream(semijoin(project(window(s, ts, range(4)), (k, v, during)),"
+    " project(window(r, ts, range(2)), (v, during))), at)",
+    "changes(semiminus(project(window(s, ts, range(4)), (k, v, during)),"
+    " project(window(r, ts, now), (k, during))), at)",
+    "join(restrict(s, gt(v, 0)), t)",
+    "semiminus(s, t)",
+    "changes(join(project(window(s, ts, range(3)), (k, v, during)), t), at)",
+    "join(restrict(t, gt(w, 10)), project(window(s, ts, rows(2)), (k, during)))",
+    "semijoin(window(s, ts, range(2)), project(t, (k)))",
 ]
+
+CONSTANT = Relation.from_rows({"k": INT, "w": INT}, [{"k": 0, "w": 10}, {"k": 1, "w": 11},
+                                                     {"k": 1, "w": 12}, {"k": 3, "w": 13}])
 
 event = st.tuples(st.sampled_from(["s", "r"]), st.integers(0, 1), st.integers(0, 3),
                   st.integers(0, 4), st.integers(0, 2), st.integers(0, 3))
@@ -243,7 +268,7 @@ def run_live(query_text, events, extra_bounds=True, single_producer=False):
     batch = {name: [] for name in streams}
     for name, stream in streams.items():
         stream.subscribe(lambda row, bound, n=name: row and batch[n].append(dict(row)))
-    q = engine.register(query_text)
+    q = engine.register(query_text, {"t": CONSTANT})
     steps = {}
     step = [0]
     q.subscribe(lambda row, bound: steps.setdefault(tuple(sorted(row.items())), step[0]))
@@ -271,6 +296,7 @@ def run_live(query_text, events, extra_bounds=True, single_producer=False):
     engine.finish()
     relvars = {name: Relation.from_rows(streams[name].heading, rows)
                for name, rows in batch.items()}
+    relvars["t"] = CONSTANT
     return q, relvars, steps
 
 
@@ -302,7 +328,7 @@ def test_trains_give_the_same_results_as_rows_one_by_one(query_text, events, dat
                                       single_producer=True)
     engine = StreamEngine()
     streams = {name: engine.create_stream(name, {"k": INT, "v": INT}) for name in ("s", "r")}
-    q = engine.register(query_text)
+    q = engine.register(query_text, {"t": CONSTANT})
     producers = {name: s.attach() for name, s in streams.items()}
     t = {"s": 0, "r": 0}
     train, train_of = [], None

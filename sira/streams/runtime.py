@@ -10,12 +10,18 @@ ever retracted.
 Two kinds of data flow between operators:
 
 * a **stream** (rows with a rowtime), from named streams, through RESTRICT/EXTEND/PROJECT/
-  RENAME and UNION (a merge by rowtime that waits for bounds on every input);
+  RENAME, UNION (a merge by rowtime that waits for bounds on every input) and JOIN, SEMIJOIN
+  or SEMIMINUS with a constant relation;
 * a **temporal relation** (a CQL window's output, whose tuples hold during an interval), as a
   flow of changes ``(t, tuple, +1/-1)`` netted per instant, through RESTRICT/EXTEND/PROJECT/RENAME
-  (counting per value, as PACK does), UNION, and a pointwise SUMMARIZEBY over ``during``;
+  (counting per value, as PACK does), UNION, JOIN/SEMIJOIN/SEMIMINUS pointwise with another
+  temporal relation or with a constant relation, and a pointwise SUMMARIZEBY over ``during``;
   ISTREAM, DSTREAM and CHANGES turn it back into a stream, and a temporal relation at the top
   of a query is emitted as tuples with their ``during`` once each interval has closed.
+
+Parts of a query that read no stream are constant relations (relvars given to ``register``),
+evaluated once by the batch engine. Rows travel in trains: each operator takes a list of rows
+or of instants' changes at a time, so a producer's ``insert_many`` costs one pass.
 
 Every operator keeps only what can still matter: a window keeps the elements still in it (their
 expiry in a sorted list), an aggregation the current tuples of each group. ``LiveQuery.save``
@@ -47,11 +53,14 @@ from sortedcontainers import SortedDict, SortedList
 
 from ..algebra.aggregation import SummarizeBy, aggregations
 from ..algebra.basic import Extend, Project, RelvarRef, Rename, Restrict
+from ..algebra.joins import Join, SemiJoin, SemiMinus
+from ..algebra.packing import interval_names
 from ..algebra.setops import Union
 from ..algebra.windows import Changes, DStream, IStream, Window
 from ..errors import SiraError
 from ..expressions.evaluate import compile_row
 from ..intervals import Interval
+from ..values import Relation, normalize_name
 from .named import NamedStream
 
 INFINITY = float("inf")
@@ -497,6 +506,169 @@ class TemporalUnion(Operator):
             self.emit_bound(low)
 
 
+class _Keyed:
+    """A set of tuples indexed by the values at some positions (a join's current contents)."""
+
+    def __init__(self, positions):
+        self.positions = list(positions)
+        self.index: dict = {}  # key -> set of tuples
+
+    def key(self, row):
+        return tuple([row[i] for i in self.positions])
+
+    def change(self, row, delta):
+        k = self.key(row)
+        if delta > 0:
+            self.index.setdefault(k, set()).add(row)
+        else:
+            members = self.index[k]
+            members.discard(row)
+            if not members:
+                del self.index[k]
+
+    def matching(self, key):
+        return self.index.get(key, ())
+
+
+def _static_keyed(relation, positions):
+    keyed = _Keyed(positions)
+    for row in relation.body:
+        keyed.change(row, 1)
+    return keyed
+
+
+class _JoinShape:
+    """How two tuples of a natural join's operands combine: the key positions on each side and
+    the result's attributes picked from the concatenation (left + right)."""
+
+    def __init__(self, left_heading, right_heading, out_heading):
+        common = [n for n in left_heading.names if n in right_heading]
+        self.left_key = [left_heading.index(n) for n in common]
+        self.right_key = [right_heading.index(n) for n in common]
+        where = {n: i for i, n in enumerate(left_heading.names)}
+        offset = left_heading.degree
+        for i, n in enumerate(right_heading.names):
+            where.setdefault(n, offset + i)
+        self.pick = [where[n] for n in out_heading.names]
+
+    def combiner(self):
+        n = len(self.pick)
+        if self.pick == list(range(n)):  # the left tuple's attributes and then the right's
+            return lambda left, right: (left + right)[:n]
+        pick = _reorder(self.pick)
+        return lambda left, right: pick(left + right)
+
+
+class TemporalJoin(Operator):
+    """JOIN, SEMIJOIN or SEMIMINUS at every instant, of two temporal relations or of a temporal
+    relation (left) and a constant one (``static``, a Relation on the right).
+
+    Changes wait until both inputs are bounded past their instant. A JOIN then follows the
+    delta rule, Δ(L ⋈ R) = ΔL ⋈ R(before) + L(after) ⋈ ΔR, looking matches up by the common
+    attributes; a semijoin re-decides the tuples of L whose key was touched.
+    """
+
+    def __init__(self, node, heading, left_heading, right_heading, kind, static=None):
+        super().__init__(node, heading)
+        self.kind = kind  # "join", "semijoin" or "semiminus"
+        self.shape = _JoinShape(left_heading, right_heading, heading)
+        self.left = _Keyed(self.shape.left_key)
+        self.right = _static_keyed(static, self.shape.right_key) if static is not None \
+            else _Keyed(self.shape.right_key)
+        self.bounds = [None, INFINITY if static is not None else None]
+        self.pending = SortedDict()  # t -> ([left changes], [right changes])
+        self.out_bound = None
+
+    def compile(self):
+        return (self.shape.combiner(),)
+
+    def on_changes(self, batch, port):
+        for t, changes in batch:
+            slot = self.pending.get(t)
+            if slot is None:
+                slot = self.pending[t] = ([], [])
+            slot[port].extend(changes)
+
+    def on_bound(self, b, port):
+        if self.bounds[port] is None or b > self.bounds[port]:
+            self.bounds[port] = b
+        if None in self.bounds:
+            return
+        low = min(self.bounds)
+        out = []
+        while self.pending and self.pending.keys()[0] < low:
+            t, (dl, dr) = self.pending.popitem(0)
+            changes = self._join(dl, dr) if self.kind == "join" else self._semi(dl, dr)
+            if changes:
+                out.append((t, changes))
+        if out:
+            self.emit_changes(out)
+        if self.out_bound is None or low > self.out_bound:
+            self.out_bound = low
+            self.emit_bound(low)
+
+    def _join(self, dl, dr):
+        (combine,) = self.functions()
+        left, right = self.left, self.right
+        net: dict = {}
+        for row, delta in dl:
+            for match in right.matching(left.key(row)):
+                value = combine(row, match)
+                net[value] = net.get(value, 0) + delta
+            left.change(row, delta)
+        for row, delta in dr:
+            for match in left.matching(right.key(row)):
+                value = combine(match, row)
+                net[value] = net.get(value, 0) + delta
+            right.change(row, delta)
+        return [(value, d) for value, d in net.items() if d]
+
+    def _semi(self, dl, dr):
+        left, right = self.left, self.right
+        keys = {left.key(row) for row, _ in dl} | {right.key(row) for row, _ in dr}
+        wanted = self.kind == "semijoin"
+        before = {k: set(left.matching(k)) if bool(right.matching(k)) == wanted else set()
+                  for k in keys}
+        for row, delta in dl:
+            left.change(row, delta)
+        for row, delta in dr:
+            right.change(row, delta)
+        out = []
+        for k in keys:
+            after = set(left.matching(k)) if bool(right.matching(k)) == wanted else set()
+            out.extend((row, -1) for row in before[k] - after)
+            out.extend((row, 1) for row in after - before[k])
+        return out
+
+
+class StreamJoin(Operator):
+    """JOIN, SEMIJOIN or SEMIMINUS of a stream with a constant relation: each row on its own."""
+
+    def __init__(self, node, heading, left_heading, static, kind):
+        super().__init__(node, heading)
+        self.kind = kind
+        self.shape = _JoinShape(left_heading, static.heading, heading)
+        self.right = _static_keyed(static, self.shape.right_key)
+
+    def compile(self):
+        return (self.shape.combiner(), row_getter_tuple(self.shape.left_key))
+
+    def on_bound(self, b, port):
+        self.emit_bound(b)
+
+    def on_rows(self, rows, port):
+        combine, key_of = self.functions()
+        index = self.right.index
+        if self.kind == "join":
+            out = [(t, combine(row, match)) for t, row in rows
+                   for match in index.get(key_of(row), ())]
+        else:
+            wanted = self.kind == "semijoin"
+            out = [(t, row) for t, row in rows if (key_of(row) in index) == wanted]
+        if out:
+            self.emit_rows(out)
+
+
 class _Running:
     """An aggregate maintained as tuples come and go (exact operators only); ``of(agg)`` picks
     the kind: an integer sum, a max/min over a sorted list, or an and/or counting trues."""
@@ -822,23 +994,28 @@ class LiveQuery:
             return pickle.load(f)
 
 
-def compile_query(node, streams: dict) -> LiveQuery:
-    """The dataflow of ``node`` over named ``streams``; NotSupportedLive for what cannot run."""
+STREAM, TEMPORAL, STATIC = "stream", "temporal", "static"
+
+
+def compile_query(node, streams: dict, relations: dict | None = None) -> LiveQuery:
+    """The dataflow of ``node`` over named ``streams`` (and constant ``relations``, by name);
+    NotSupportedLive for what cannot run."""
     sources: dict = {}
+    relations = relations or {}
 
     def build(n):
-        """(operator producing n's output, temporal?)"""
+        """(operator producing n's output, or a Relation for a constant part; its kind)"""
+        if not _names_used(n) & set(streams):
+            return _constant(n, relations), STATIC
         if isinstance(n, RelvarRef):
-            stream = streams.get(n.name)
-            if stream is None:
-                raise NotSupportedLive(node=f"relvar '{n.name}' (not a live stream)")
+            stream = streams[n.name]
             op = Source(n, stream)
             sources.setdefault(stream.name, []).append(op)
-            return op, False
+            return op, STREAM
         if isinstance(n, (Restrict, Extend, Project, Rename)):
-            src, temporal = build(n.source)
+            src, kind = build(n.source)
             during = None
-            if temporal:
+            if kind == TEMPORAL:
                 during = _during_of(n.source)
                 if isinstance(n, Restrict) and during in _attrs_of(n.condition):
                     raise NotSupportedLive(node="a RESTRICT condition on a window's during")
@@ -849,60 +1026,135 @@ def compile_query(node, streams: dict) -> LiveQuery:
                 if isinstance(n, Rename) and during in dict(n.pairs):
                     raise NotSupportedLive(node="a RENAME of a window's during")
             op = RowMap(n, _without(n.heading, during), _without(n.source.heading, during),
-                        temporal)
+                        kind == TEMPORAL)
             src.connect(op)
-            return op, temporal
+            return op, kind
         if isinstance(n, Union):
             built = [build(s) for s in n.sources]
-            temporal = built[0][1]
-            if any(t != temporal for _, t in built):
-                raise NotSupportedLive(node="a UNION of a stream and a temporal relation")
-            if temporal:
+            kinds = {kind for _, kind in built}
+            if len(kinds) > 1:
+                raise NotSupportedLive(node="a UNION of a stream, a temporal relation or a "
+                                       "constant relation with another kind")
+            if kinds == {TEMPORAL}:
                 during = _during_of(n)
                 op = TemporalUnion(n, _without(n.heading, during), len(built))
             else:
                 op = Merge(n, n.heading, len(built))
             for port, (child, _) in enumerate(built):
                 child.connect(op, port)
-            return op, temporal
+            return op, kinds.pop()
+        if isinstance(n, (Join, SemiJoin, SemiMinus)):
+            return build_join(n)
         if isinstance(n, Window):
-            src, temporal = build(n.source)
-            if temporal:
+            src, kind = build(n.source)
+            if kind != STREAM:
                 raise NotSupportedLive(node="a window over a temporal relation")
             op = WindowOp(n, n.source.heading, n.source.heading)
             src.connect(op)
-            return op, True
+            return op, TEMPORAL
         if isinstance(n, SummarizeBy):
-            src, temporal = build(n.source)
-            during = _during_of(n.source) if temporal else None
-            if not temporal or n.using != (during,) or during not in n.by or any(
+            src, kind = build(n.source)
+            during = _during_of(n.source) if kind == TEMPORAL else None
+            if kind != TEMPORAL or n.using != (during,) or during not in n.by or any(
                     during in _attrs_of(e) for _, _, e in n.specs):
                 raise NotSupportedLive(node="a SUMMARIZEBY other than summarizebyusing(W, "
                                        "(..., during), specs, (during)) over a window")
             op = TemporalSummarize(n, _without(n.heading, during),
                                    _without(n.source.heading, during))
             src.connect(op)
-            return op, True
+            return op, TEMPORAL
         if isinstance(n, (IStream, DStream, Changes)):
-            src, temporal = build(n.source)
-            if not temporal or n.during != _during_of(n.source):
+            src, kind = build(n.source)
+            if kind != TEMPORAL or n.during != _during_of(n.source):
                 raise NotSupportedLive(node=f"{n.operator_name} of something not a window")
             op = ToStream(n, n.heading, _without(n.source.heading, n.during))
             src.connect(op)
-            return op, False
+            return op, STREAM
         raise NotSupportedLive(node=n.operator_name)
 
-    top, temporal = build(node)
-    during = _during_of(node) if temporal else None
-    sink = Sink(node, node.heading, temporal, during)
+    def build_join(n):
+        """JOIN (of two operands), SEMIJOIN, SEMIMINUS: pointwise between temporal relations,
+        or a stream / temporal relation with a constant relation."""
+        operands = n.children
+        if len(operands) != 2:
+            raise NotSupportedLive(node=f"a {n.operator_name} of {len(operands)} operands "
+                                   f"(nest them two by two)")
+        kind_name = {Join: "join", SemiJoin: "semijoin", SemiMinus: "semiminus"}[type(n)]
+        (left, lk), (right, rk) = [build(c) for c in operands]
+        if lk == STATIC and kind_name == "join":  # a join commutes: keep the constant right
+            (left, lk), (right, rk) = (right, rk), (left, lk)
+            operands = operands[::-1]
+        lh, rh = operands[0].heading, operands[1].heading
+        if lk == STATIC:
+            raise NotSupportedLive(node=f"a {n.operator_name} of a constant relation with a "
+                                   f"stream or window")
+        if rk == STATIC and interval_names(rh):
+            raise NotSupportedLive(node=f"a {n.operator_name} with a constant relation that "
+                                   f"has interval attributes")
+        if lk == STREAM:
+            if rk != STATIC:
+                raise NotSupportedLive(node=f"a {n.operator_name} of a stream with a stream or "
+                                       f"temporal relation (window the stream first)")
+            op = StreamJoin(n, n.heading, lh, right, kind_name)
+            left.connect(op)
+            return op, STREAM
+        during = _during_of(operands[0])
+        if rk == STREAM or (rk == TEMPORAL and _during_of(operands[1]) != during) or \
+                tuple(n.pointwise) != (during,):
+            raise NotSupportedLive(node=f"a {n.operator_name} other than pointwise on the "
+                                   f"windows' '{during}'")
+        out = _without(n.heading, during)
+        l_vals, r_vals = _without(lh, during), _without(rh, during)
+        if rk == STATIC:
+            op = TemporalJoin(n, out, l_vals, r_vals, kind_name, static=right)
+            left.connect(op, 0)
+        else:
+            op = TemporalJoin(n, out, l_vals, r_vals, kind_name)
+            left.connect(op, 0)
+            right.connect(op, 1)
+        return op, TEMPORAL
+
+    top, kind = build(node)
+    if kind == STATIC:
+        raise NotSupportedLive(node="a query that reads no stream")
+    during = _during_of(node) if kind == TEMPORAL else None
+    sink = Sink(node, node.heading, kind == TEMPORAL, during)
     top.connect(sink)
     return LiveQuery(node, sources, sink)
 
 
-def _during_of(node) -> str:
-    while not isinstance(node, Window):
-        node = node.children[0] if not isinstance(node, SummarizeBy) else node.source
-    return node.during
+def _names_used(node) -> set:
+    """The relvar names a tree reads."""
+    if isinstance(node, RelvarRef):
+        return {node.name}
+    names = set()
+    for child in node.children:
+        names |= _names_used(child)
+    return names
+
+
+def _constant(node, relations):
+    """A part of a query that reads no stream, evaluated once by the batch engine."""
+    missing = sorted(_names_used(node) - set(relations))
+    if missing:
+        raise NotSupportedLive(node=f"relvar '{missing[0]}' (neither a live stream nor a "
+                               f"relation given to register)")
+    from ..engine import evaluate_node
+    return evaluate_node(node, relations)
+
+
+def _during_of(node) -> str | None:
+    """The interval attribute of the window a temporal part of a query comes from (the first
+    window found below it that is not turned back into a stream)."""
+    if isinstance(node, Window):
+        return node.during
+    if isinstance(node, (IStream, DStream, Changes)):
+        return None
+    for child in node.children:
+        during = _during_of(child)
+        if during is not None:
+            return during
+    return None
 
 
 def _without(heading, name):
@@ -934,7 +1186,9 @@ class StreamEngine:
         catalog = {name: s.heading for name, s in self.streams.items()}
         catalog.update({k: v for k, v in (relvars or {}).items()})
         node = sira.parse(expr, catalog) if isinstance(expr, str) else expr
-        query = compile_query(node, self.streams)
+        relations = {normalize_name(k): v for k, v in (relvars or {}).items()
+                     if isinstance(v, Relation)}
+        query = compile_query(node, self.streams, relations)
         self.queries.append(query)
         for name, stream in self.streams.items():
             if name in query.sources and stream.bound is not None:
