@@ -194,6 +194,16 @@ def test_a_subscriber_that_raises_does_not_corrupt_the_query(caplog):
     assert [r["v"] for r in q.results()] == [1, 2]
 
 
+def test_a_query_that_keeps_no_results_still_tells_its_subscribers():
+    engine = StreamEngine()
+    s = engine.create_stream("s", {"v": INT})
+    q = engine.register("restrict(s, gt(v, 1))", keep=False)
+    seen = []
+    q.subscribe(lambda row, bound: seen.append(row["v"]))
+    s.attach().insert_many([({"v": 1}, 1), ({"v": 2}, 2), ({"v": 3}, 3)])
+    assert seen == [2, 3] and q.results() == []
+
+
 def test_unsupported_queries_are_refused_clearly():
     engine = StreamEngine()
     engine.create_stream("s", {"v": INT})

@@ -867,12 +867,13 @@ class ToStream(Operator):
 
 
 class Sink(Operator):
-    """The end of a query: collects final results and calls subscribers."""
+    """The end of a query: collects final results (when ``keep``) and calls subscribers."""
 
-    def __init__(self, node, heading, temporal, during=None):
+    def __init__(self, node, heading, temporal, during=None, keep=True):
         super().__init__(node, heading)
         self.temporal = temporal
         self.during = during
+        self.keep = keep
         self.results: list = []
         self.open: dict = {}  # temporal: value -> begin
         self.subscribers: list = []
@@ -883,7 +884,8 @@ class Sink(Operator):
 
     def on_rows(self, rows, port):
         if not self.subscribers:
-            self.results.extend(row for _, row in rows)
+            if self.keep:
+                self.results.extend(row for _, row in rows)
             return
         for t, row in rows:
             self._out(row, t)
@@ -910,7 +912,8 @@ class Sink(Operator):
 
     def _out(self, body, t):
         """A final result at time ``t``; subscribers get it with the output's bound."""
-        self.results.append(body)
+        if self.keep:
+            self.results.append(body)
         if not self.subscribers:
             return
         row = dict(zip(self.heading.names, body))
@@ -997,9 +1000,10 @@ class LiveQuery:
 STREAM, TEMPORAL, STATIC = "stream", "temporal", "static"
 
 
-def compile_query(node, streams: dict, relations: dict | None = None) -> LiveQuery:
+def compile_query(node, streams: dict, relations: dict | None = None,
+                  keep: bool = True) -> LiveQuery:
     """The dataflow of ``node`` over named ``streams`` (and constant ``relations``, by name);
-    NotSupportedLive for what cannot run."""
+    NotSupportedLive for what cannot run. ``keep``: the sink keeps every result."""
     sources: dict = {}
     relations = relations or {}
 
@@ -1118,7 +1122,7 @@ def compile_query(node, streams: dict, relations: dict | None = None) -> LiveQue
     if kind == STATIC:
         raise NotSupportedLive(node="a query that reads no stream")
     during = _during_of(node) if kind == TEMPORAL else None
-    sink = Sink(node, node.heading, kind == TEMPORAL, during)
+    sink = Sink(node, node.heading, kind == TEMPORAL, during, keep)
     top.connect(sink)
     return LiveQuery(node, sources, sink)
 
@@ -1180,15 +1184,23 @@ class StreamEngine:
         stream.listen(lambda bodies, bound, s=stream.name: self._feed(s, bodies, bound))
         return stream
 
-    def register(self, expr, relvars: dict | None = None) -> LiveQuery:
-        """Register a continuous query (text or tree) over the named streams."""
+    def register(self, expr, relvars: dict | None = None, keep: bool = True) -> LiveQuery:
+        """Register a continuous query (text or tree) over the named streams.
+
+        Args:
+            relvars: constant relations the query may read besides the streams (name ->
+                Relation), or headings for parsing.
+            keep: keep every result for ``results()``/``relation()``; a query meant to run
+                for ever passes False and reads its results through ``subscribe``, so its
+                memory stays bounded by its operators' state.
+        """
         import sira
         catalog = {name: s.heading for name, s in self.streams.items()}
         catalog.update({k: v for k, v in (relvars or {}).items()})
         node = sira.parse(expr, catalog) if isinstance(expr, str) else expr
         relations = {normalize_name(k): v for k, v in (relvars or {}).items()
                      if isinstance(v, Relation)}
-        query = compile_query(node, self.streams, relations)
+        query = compile_query(node, self.streams, relations, keep)
         self.queries.append(query)
         for name, stream in self.streams.items():
             if name in query.sources and stream.bound is not None:
