@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from functools import reduce
 
+from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -181,10 +182,124 @@ class _Windows:
         return F.aggregate(positions, init, step)["wins"]
 
 
+def _segmentation(node) -> bool:
+    """True when the windows are the segments of each sequence cut after every position whose
+    END holds: TUMBLING without LABEL, a START without condition (every position may start a
+    window), and an END condition that reads only the END variables (so whether position q ends
+    a window does not depend on where the window started)."""
+    if node.label is not None or node.kind != "tumbling" or node.start.unbounded \
+            or node.start.when is not None:
+        return False
+    if node.end.unbounded or node.end.when is None:
+        return True
+    from sira.expressions.nodes import attributes_used
+    start_names = {n for _, n in node.variables("start")}
+    return not (attributes_used(node.end.when) & start_names)
+
+
+def _simple_aggregate(expr, h, rt):
+    """A Spark aggregate giving exactly the Python engine's value of ``count(w)``,
+    ``sum(w, a)`` of integers, ``min``/``max`` of plain scalars (None: fold the sorted array)."""
+    from sira.types import INTEGER_TYPES, TupleType
+    from .types import spark_type
+    if expr.op == "count":
+        return F.count(F.lit(1)).cast("int")
+    t = h.type_of(expr.name)
+    if expr.op == "sum" and t in INTEGER_TYPES:
+        return F.sum(_c(expr.name)).cast(spark_type(rt))
+    if expr.op in ("min", "max") and not isinstance(t, (IntervalType, RelationType, TupleType)) \
+            and t.name not in ("FLOAT", "AVERAGE"):
+        return (F.min if expr.op == "min" else F.max)(_c(expr.name))
+    return None
+
+
+def _segments(node, df, c):
+    """WINDOWBY by window functions when :func:`_segmentation` holds (the usual sessions:
+    ``tumbling, start(as(s)), end(as(e) next(en) when(en.t - e.t > gap))``).
+
+    One sort per partition, as the order (then the tuple) dictates: each position's END is
+    evaluated on its own row, its lag and its lead; a window's number is how many END positions
+    come before it (a running sum); one ``groupBy(partition, window)`` then gives the start
+    variables (at the window's first position, ``min_by``), the end variables (at its last,
+    ``max_by``), ``closed`` (its last position satisfies END: only a sequence's last window
+    can be unclosed) and either ``w`` (``array_sort(collect_list)``, the canonical RVA) or the
+    pushed-down aggregates (Spark aggregates where they are exact, else the sorted fold).
+    Equal to the scan of ``sira/engine/windowby.py``: a tumbling window starts right after the
+    previous one ended, at the next position, because every position satisfies START.
+    """
+    h = node.source.heading
+    parts = [_c(n) for n in node.partition]
+    skip = set(node.partition) | set(node.order)
+    keys = [_sort_key(_c(n), h.type_of(n)).asc() for n in node.order] + \
+        [_sort_key(_c(n), t).asc() for n, t in h.attributes if n not in skip]
+    w = W.partitionBy(*parts).orderBy(*keys)
+    row = F.struct(*[_c(n) for n in h.names])
+    vars_used = {kind for kind, _ in node.variables()}
+    df = df.withColumn("__p", F.row_number().over(w))
+    if vars_used & {"as", "prev", "next"}:
+        df = df.withColumn("__r", row)
+    if "prev" in vars_used:
+        df = df.withColumn("__prev", F.lag("__r").over(w))
+    if "next" in vars_used:
+        df = df.withColumn("__next", F.lead("__r").over(w))
+    source = {"at": F.col("__p").cast("long"), "as": F.col("__r"),
+              "prev": F.col("__prev") if "prev" in vars_used else None,
+              "next": F.col("__next") if "next" in vars_used else None}
+    exists = {"prev": F.col("__p") > 1,
+              "next": F.col("__next").isNotNull() if "next" in vars_used else None}
+    if node.end.unbounded or node.end.when is None:
+        flag = F.lit(not node.end.unbounded)
+    else:
+        scope = node.scope("end")
+        cols = {name: source[kind] for kind, name in node.variables("end")}
+        cond = F.coalesce(column(node.end.when, scope, c, Scope(scope, cols, c)), F.lit(False))
+        guards = [exists[kind] for kind, name in node.variables("end")
+                  if name in node.optional_variables("end")]
+        flag = cond if not guards else F.when(reduce(lambda a, g: a & g, guards), cond) \
+            .otherwise(F.lit(False))
+    df = df.withColumn("__f", flag)
+    df = df.withColumn("__wid", F.coalesce(F.sum(F.col("__f").cast("long")).over(
+        w.rowsBetween(W.unboundedPreceding, -1)), F.lit(0)))
+    empty = F.array().cast(T.ArrayType(schema_of(h), False))
+
+    def result_value(kind, col):
+        if kind == "at":
+            return col
+        if kind == "as":
+            return col
+        return F.when(col.isNotNull(), F.array(col)).otherwise(empty)
+
+    aggs = []
+    for role, pick in (("start", F.min_by), ("end", F.max_by)):
+        for kind, name in node.variables(role):
+            value = F.col("__p").cast("long") if kind == "at" else source[kind]
+            picked = (F.min if role == "start" else F.max)(value) if kind == "at" \
+                else pick(value, F.col("__p"))
+            aggs.append(result_value(kind, picked).alias(name))
+    aggs.append((F.lit(True) if node.end.unbounded else F.bool_or("__f")).alias("closed"))
+    rows = F.array_sort(F.collect_list(row))
+    if node.aggregates:
+        scope = Heading.of({node.result: RelationType(h)})
+        from sira.expressions.evaluate import aggregated_type
+        for name, e in node.aggregates:
+            _, _, rt = aggregated_type(e, scope)
+            simple = _simple_aggregate(e, h, rt)
+            aggs.append((simple if simple is not None else
+                         aggregated_column(e, rows, scope)).alias(name))
+    else:
+        aggs.append(rows.alias(node.result))
+    g = df.groupBy(*parts, "__wid").agg(*aggs)
+    if node.only:
+        g = g.where(F.col("closed"))
+    return ordered(g, node.heading)
+
+
 @translates(WindowBy)
 def _windowby(node, children, c):
     (df,) = children
     h = node.source.heading
+    if _segmentation(node):
+        return _segments(node, df, c)
     entry = F.struct(
         F.struct(*[_sort_key(_c(n), h.type_of(n)).alias(f"k{i}")
                    for i, n in enumerate(node.order)]).alias("k"),

@@ -471,32 +471,31 @@ class WindowOp(Operator):
         return out
 
 
-class TemporalUnion(Operator):
-    """UNION of temporal relations: changes merged by instant, counted per value."""
+class _Aligned(Operator):
+    """A temporal operator over several inputs: each instant's changes wait in ``pending``
+    (t -> slot) until every input is bounded past it, then ``instant(slot)`` gives the output
+    changes, in time order."""
 
     def __init__(self, node, heading, n_inputs):
         super().__init__(node, heading)
         self.bounds = [None] * n_inputs
-        self.pending = SortedDict()  # t -> {value: delta}
-        self.counts: dict = {}
+        self.pending = SortedDict()
         self.out_bound = None
 
-    def on_changes(self, batch, port):
-        for t, changes in batch:
-            slot = self.pending.setdefault(t, {})
-            for value, delta in changes:
-                slot[value] = slot.get(value, 0) + delta
+    @abc.abstractmethod
+    def instant(self, slot) -> list:
+        """The output changes of one instant whose inputs are all known."""
 
     def on_bound(self, b, port):
         if self.bounds[port] is None or b > self.bounds[port]:
             self.bounds[port] = b
-        if any(x is None for x in self.bounds):
+        if None in self.bounds:
             return
         low = min(self.bounds)
         out = []
         while self.pending and self.pending.keys()[0] < low:
-            t, net = self.pending.popitem(0)
-            changes = _presence(self.counts, net)
+            t, slot = self.pending.popitem(0)
+            changes = self.instant(slot)
             if changes:
                 out.append((t, changes))
         if out:
@@ -504,6 +503,23 @@ class TemporalUnion(Operator):
         if self.out_bound is None or low > self.out_bound:
             self.out_bound = low
             self.emit_bound(low)
+
+
+class TemporalUnion(_Aligned):
+    """UNION of temporal relations: changes merged by instant, counted per value."""
+
+    def __init__(self, node, heading, n_inputs):
+        super().__init__(node, heading, n_inputs)
+        self.counts: dict = {}
+
+    def on_changes(self, batch, port):
+        for t, changes in batch:
+            slot = self.pending.setdefault(t, {})  # value -> net delta
+            for value, delta in changes:
+                slot[value] = slot.get(value, 0) + delta
+
+    def instant(self, slot):
+        return _presence(self.counts, slot)
 
 
 class _Keyed:
@@ -559,7 +575,7 @@ class _JoinShape:
         return lambda left, right: pick(left + right)
 
 
-class TemporalJoin(Operator):
+class TemporalJoin(_Aligned):
     """JOIN, SEMIJOIN or SEMIMINUS at every instant, of two temporal relations or of a temporal
     relation (left) and a constant one (``static``, a Relation on the right).
 
@@ -569,15 +585,14 @@ class TemporalJoin(Operator):
     """
 
     def __init__(self, node, heading, left_heading, right_heading, kind, static=None):
-        super().__init__(node, heading)
+        super().__init__(node, heading, 2)
         self.kind = kind  # "join", "semijoin" or "semiminus"
         self.shape = _JoinShape(left_heading, right_heading, heading)
         self.left = _Keyed(self.shape.left_key)
         self.right = _static_keyed(static, self.shape.right_key) if static is not None \
             else _Keyed(self.shape.right_key)
-        self.bounds = [None, INFINITY if static is not None else None]
-        self.pending = SortedDict()  # t -> ([left changes], [right changes])
-        self.out_bound = None
+        if static is not None:  # a constant never changes: bounded for ever
+            self.bounds[1] = INFINITY
 
     def compile(self):
         return (self.shape.combiner(),)
@@ -586,26 +601,12 @@ class TemporalJoin(Operator):
         for t, changes in batch:
             slot = self.pending.get(t)
             if slot is None:
-                slot = self.pending[t] = ([], [])
+                slot = self.pending[t] = ([], [])  # left changes, right changes
             slot[port].extend(changes)
 
-    def on_bound(self, b, port):
-        if self.bounds[port] is None or b > self.bounds[port]:
-            self.bounds[port] = b
-        if None in self.bounds:
-            return
-        low = min(self.bounds)
-        out = []
-        while self.pending and self.pending.keys()[0] < low:
-            t, (dl, dr) = self.pending.popitem(0)
-            changes = self._join(dl, dr) if self.kind == "join" else self._semi(dl, dr)
-            if changes:
-                out.append((t, changes))
-        if out:
-            self.emit_changes(out)
-        if self.out_bound is None or low > self.out_bound:
-            self.out_bound = low
-            self.emit_bound(low)
+    def instant(self, slot):
+        dl, dr = slot
+        return self._join(dl, dr) if self.kind == "join" else self._semi(dl, dr)
 
     def _join(self, dl, dr):
         (combine,) = self.functions()
