@@ -162,8 +162,10 @@ class NamedStream:
 
     def _floor(self, state):
         """The earliest rowtime ``state`` may still insert."""
-        candidates = [b for b in (self.clock, state.bound) if b is not None]
-        return max(candidates) if candidates else None
+        clock, own = self.clock, state.bound
+        if clock is None or (own is not None and own > clock):
+            return own
+        return clock
 
     def _bound(self, state, rowtime):
         if not state.attached:
@@ -203,7 +205,8 @@ class NamedStream:
             queue.clear()
         else:
             self._merge_producers(out)
-        self._producers = [s for s in self._producers if s.attached or s.queue]
+        if not all(s.attached or s.queue for s in self._producers):
+            self._producers = [s for s in self._producers if s.attached or s.queue]
         bodies = []
         if out:
             i = self._fast.arrival_index

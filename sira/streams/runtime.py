@@ -57,6 +57,7 @@ from ..algebra.joins import Join, SemiJoin, SemiMinus
 from ..algebra.packing import interval_names
 from ..algebra.setops import Union
 from ..algebra.windows import Changes, DStream, IStream, Window
+from ..engine.aggregation import fold
 from ..errors import SiraError
 from ..expressions.evaluate import compile_row
 from ..intervals import Interval
@@ -373,17 +374,8 @@ class WindowOp(Operator):
         units = 1 if self.node.spec.kind == "now" else self.node.range_units  # None: unbounded
         exits = self.exits
         out = []
-
-        def leave_before(t):
-            while exits and exits[0][0] < t:
-                at = exits[0][0]
-                gone = []
-                while exits and exits[0][0] == at:
-                    gone.append((exits.popleft()[1], -1))
-                out.append((at, gone))
-
         for t, rows in closed:
-            leave_before(t)
+            self._leave_before(t, out)
             if len(rows) > 1:
                 rows = list(dict.fromkeys(rows))
             changes = [(row, 1) for row in rows]
@@ -392,9 +384,19 @@ class WindowOp(Operator):
             out.append((t, changes))
             if units is not None:
                 until = time.plus(t, units)
-                exits.extend((until, row) for row in rows)
-        leave_before(bound)
+                exits.extend([(until, row) for row in rows])
+        self._leave_before(bound, out)
         return out
+
+    def _leave_before(self, t, out):
+        """Exits before ``t``, one entry of ``out`` per instant."""
+        exits = self.exits
+        while exits and exits[0][0] < t:
+            at = exits[0][0]
+            gone = []
+            while exits and exits[0][0] == at:
+                gone.append((exits.popleft()[1], -1))
+            out.append((at, gone))
 
     def _schedule(self, t, element, delta):
         if t is None:
@@ -764,7 +766,6 @@ class TemporalSummarize(Operator):
         self.emit_bound(b)
 
     def on_changes(self, batch, port):
-        from ..engine.aggregation import fold
         key_of, aggs, fns, order, folds = self.functions()
         groups, values = self.groups, self.values
         out = []
