@@ -270,6 +270,33 @@ translates("contains_string", "matches_substring")(
     lambda args, types, rt: F.instr(args[0], args[1]) > 0)
 
 
+# Python's str.strip() removes every character for which str.isspace() holds; Java's \s
+# knows fewer, so the class is spelled out (tests/test_spark_scalars.py checks the list).
+PY_SPACES = (0x9, 0xa, 0xb, 0xc, 0xd, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x85, 0xa0, 0x1680,
+             *range(0x2000, 0x200b), 0x2028, 0x2029, 0x202f, 0x205f, 0x3000)
+_PY_SPACE = "".join(f"\\x{{{i:x}}}" for i in PY_SPACES)
+
+
+@translates("trim")
+def _trim(args, types, rt):
+    return F.regexp_replace(args[0], f"^[{_PY_SPACE}]+|[{_PY_SPACE}]+$", "")
+
+
+@translates("substring")
+def _substring(args, types, rt):
+    """``substring(s, begin[, end])``: 0-based, end exclusive, positions checked as in Python."""
+    s = args[0]
+    n = F.char_length(s).cast("long")
+    begin = args[1].cast("long")
+    end = args[2].cast("long") if len(args) == 3 else n
+    outside = (begin < 0) | (begin > end) | (end > n)
+    message = F.concat(F.lit("SIRA|SiraValueError|substring: positions "), begin.cast("string"),
+                       F.lit(".."), end.cast("string"), F.lit(" outside a string of length "),
+                       n.cast("string"))
+    return F.when(outside, F.raise_error(message)).otherwise(
+        s.substr((begin + 1).cast("int"), (end - begin).cast("int")))
+
+
 @translates("the_string")
 def _the_string(args, types, rt):
     t = types[0]
@@ -392,6 +419,23 @@ def interval_intersect(a: Column, b: Column) -> Column:
     disjoint = end.isNotNull() & (end <= begin)
     return F.when(empty_a, a).when(empty_b, b).when(disjoint, interval(low, low)) \
         .otherwise(interval(begin, end))
+
+
+@translates("iminus")
+def _iminus(args, types, rt):
+    """The points of a not in b, when they form one interval (else an IntervalError)."""
+    a, b = args
+    b_empty = b["end"].isNotNull() & (b["end"] <= b["begin"])
+    left = a["begin"] < b["begin"]  # a keeps points before b
+    right = b["end"].isNotNull() & (a["end"].isNull() | (b["end"] < a["end"]))  # and after b
+    return (F.when(~overlaps(a, b) | b_empty, a)
+            .when(left & right, sira_error("IntervalError", "iminus: the second interval lies "
+                                           "strictly inside the first, so the difference is two "
+                                           "intervals"))
+            .when(left, interval(a["begin"], b["begin"]))
+            .when(right, interval(b["end"], a["end"]))
+            .otherwise(sira_error("IntervalError", "iminus: the second interval covers the "
+                                  "first, so the difference is empty")))
 
 
 @translates("iunion")
