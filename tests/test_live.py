@@ -430,3 +430,30 @@ def test_a_crash_while_saving_leaves_the_old_checkpoint(tmp_path, monkeypatch):
         q.save(path)
     assert path.read_bytes() == good
     assert isinstance(LiveQuery.load(path), LiveQuery)
+
+
+def test_a_checkpointed_join_continues_the_same(tmp_path):
+    text = ("changes(join(project(window(s, ts, range(3)), (k, v, during)),"
+            " project(window(r, ts, rows(2)), (k, during))), at)")
+    feed = [("s", 0, 1, 1), ("r", 0, 5, 1), ("s", 1, 2, 2), ("r", 1, 6, 3), ("s", 0, 3, 4),
+            ("r", 0, 7, 4), ("s", 1, 4, 6), ("r", 1, 8, 7)]
+
+    def start():
+        engine = StreamEngine()
+        producers = {n: engine.create_stream(n, {"k": INT, "v": INT}).attach() for n in "sr"}
+        return engine, producers, engine.register(text)
+
+    engine, producers, whole = start()
+    for name, k, v, t in feed:
+        producers[name].insert({"k": k, "v": v}, t)
+    engine.finish()
+    engine, producers, q = start()
+    for name, k, v, t in feed[:4]:
+        producers[name].insert({"k": k, "v": v}, t)
+    q.save(tmp_path / "join.ckpt")
+    restored = LiveQuery.load(tmp_path / "join.ckpt")
+    engine.queries = [restored]  # the rest of the feed goes to the restored query only
+    for name, k, v, t in feed[4:]:
+        producers[name].insert({"k": k, "v": v}, t)
+    engine.finish()
+    assert restored.relation() == whole.relation() and len(whole.results()) > 0
