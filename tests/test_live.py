@@ -457,3 +457,22 @@ def test_a_checkpointed_join_continues_the_same(tmp_path):
         producers[name].insert({"k": k, "v": v}, t)
     engine.finish()
     assert restored.relation() == whole.relation() and len(whole.results()) > 0
+
+
+def test_a_query_failing_at_run_time_stops_alone(caplog):
+    from sira.errors import IntOverflow
+    engine = StreamEngine()
+    s = engine.create_stream("s", {"k": INT, "v": INT})
+    failing = engine.register("changes(summarizebyusing(window(s, ts, range(10)), (k, during),"
+                              " (total(plus(v))), (during)), at)")
+    fine = engine.register("restrict(s, gt(v, 0))")
+    p = s.attach()
+    p.insert({"k": 1, "v": 2_000_000_000}, 1)
+    p.insert({"k": 1, "v": 2_000_000_000}, 2)  # the running INT sum overflows at 2
+    p.insert({"k": 1, "v": 5}, 3)
+    assert isinstance(failing.error, IntOverflow) and "failed and stopped" in caplog.text
+    assert [r["total"] for r in failing.results()] == [2_000_000_000]
+    assert [r["v"] for r in fine.results()] == [2_000_000_000, 2_000_000_000, 5]
+    assert s.seq == 3 and fine.error is None
+    engine.finish()
+    assert len(fine.results()) == 3

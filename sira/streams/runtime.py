@@ -931,12 +931,18 @@ class Sink(Operator):
 # ---------------------------------------------------------------------------------- compiling
 
 class LiveQuery:
-    """A registered continuous query: its dataflow, its results so far, checkpoints."""
+    """A registered continuous query: its dataflow, its results so far, checkpoints.
+
+    A query that fails while running (an INT sum overflowing, a division by zero in an EXTEND)
+    stops: ``error`` holds the exception, its results so far stay, and it takes no more input.
+    The streams and the other queries go on; the row that caused it stays inserted.
+    """
 
     def __init__(self, node, sources: dict, sink: Sink):
         self.node = node
         self.sources = sources  # stream name -> [Source, ...]
         self.sink = sink
+        self.error: Exception | None = None
 
     @property
     def heading(self):
@@ -959,19 +965,30 @@ class LiveQuery:
     def feed(self, stream_name: str, row, bound) -> None:
         """Push one row of a stream (a dict, as stream subscribers get it) and/or a bound."""
         for source in self.sources.get(stream_name, ()):
-            source.feed(row, bound)
+            self._run(source.feed, row, bound)
 
     def feed_train(self, stream_name: str, bodies: list, bound) -> None:
         """Push a train of rows (body tuples in the stream's heading order) and a bound."""
         for source in self.sources.get(stream_name, ()):
-            source.feed_train(bodies, bound)
+            self._run(source.feed_train, bodies, bound)
 
     def finish(self) -> None:
         """Declare the input complete: every pending result becomes final."""
         for sources in self.sources.values():
             for source in sources:
-                source.emit_bound(INFINITY)
-        self.sink.finish()
+                self._run(source.emit_bound, INFINITY)
+        if self.error is None:
+            self.sink.finish()
+
+    def _run(self, step, *args):
+        """One push through the dataflow; a failure stops the query and is raised once."""
+        if self.error is not None:
+            return
+        try:
+            step(*args)
+        except Exception as err:
+            self.error = err
+            raise
 
     def save(self, path) -> None:
         """Checkpoint the query's state to ``path`` atomically (write, fsync, rename)."""
@@ -1216,11 +1233,22 @@ class StreamEngine:
 
     def _feed(self, stream_name, bodies, bound):
         for query in self.queries:
-            query.feed_train(stream_name, bodies, bound)
+            try:
+                query.feed_train(stream_name, bodies, bound)
+            except Exception:  # the query has stopped (query.error); the others go on
+                import logging
+                logging.getLogger("sira.streams").exception(
+                    "continuous query %s failed and stopped", query.node)
 
     def finish(self):
+        """End of input on every stream: each query's pending results become final."""
         for query in self.queries:
-            query.finish()
+            try:
+                query.finish()
+            except Exception:
+                import logging
+                logging.getLogger("sira.streams").exception(
+                    "continuous query %s failed and stopped", query.node)
 
 
 __all__ = ["StreamEngine", "LiveQuery", "NotSupportedLive", "compile_query"]
