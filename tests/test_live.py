@@ -258,6 +258,13 @@ QUERIES = [
     "changes(join(project(window(s, ts, range(3)), (k, v, during)), t), at)",
     "join(restrict(t, gt(w, 10)), project(window(s, ts, rows(2)), (k, during)))",
     "semijoin(window(s, ts, range(2)), project(t, (k)))",
+    # pointwise set operators between windows
+    "changes(intersect(project(window(s, ts, range(3)), (k, during)),"
+    " project(window(r, ts, rows(2)), (k, during))), at)",
+    "minus(project(window(s, ts, range(4)), (v, during)), project(window(r, ts, range(2)),"
+    " (v, during)))",
+    "changes(xminus(project(window(s, ts, now), (k, during)), project(window(r, ts, range(2)),"
+    " (k, during)), project(window(s, ts, rows(1)), (k, during))), at)",
 ]
 
 CONSTANT = Relation.from_rows({"k": INT, "w": INT}, [{"k": 0, "w": 10}, {"k": 1, "w": 11},
@@ -310,8 +317,9 @@ def run_live(query_text, events, extra_bounds=True, single_producer=False):
     return q, relvars, steps
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.sampled_from(QUERIES), st.lists(event, max_size=25))
+@pytest.mark.parametrize("query_text", QUERIES)
+@settings(max_examples=30, deadline=None)
+@given(st.lists(event, max_size=25))
 def test_live_results_equal_the_batch_algebra(query_text, events):
     q, relvars, _ = run_live(query_text, events)
     expected = sira.evaluate(query_text, relvars)
@@ -321,8 +329,9 @@ def test_live_results_equal_the_batch_algebra(query_text, events):
     assert got == expected
 
 
-@settings(max_examples=80, deadline=None)
-@given(st.sampled_from(QUERIES), st.lists(event, max_size=20))
+@pytest.mark.parametrize("query_text", QUERIES)
+@settings(max_examples=15, deadline=None)
+@given(st.lists(event, max_size=20))
 def test_adding_bounds_never_delays_an_output(query_text, events):
     _, _, with_bounds = run_live(query_text, events, extra_bounds=True, single_producer=True)
     _, _, without = run_live(query_text, events, extra_bounds=False, single_producer=True)
@@ -331,8 +340,9 @@ def test_adding_bounds_never_delays_an_output(query_text, events):
         assert step <= without[result]
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.sampled_from(QUERIES), st.lists(event, max_size=25), st.data())
+@pytest.mark.parametrize("query_text", QUERIES)
+@settings(max_examples=15, deadline=None)
+@given(st.lists(event, max_size=25), st.data())
 def test_trains_give_the_same_results_as_rows_one_by_one(query_text, events, data):
     one_by_one, relvars, _ = run_live(query_text, events, extra_bounds=False,
                                       single_producer=True)

@@ -14,8 +14,9 @@ Two kinds of data flow between operators:
   or SEMIMINUS with a constant relation;
 * a **temporal relation** (a CQL window's output, whose tuples hold during an interval), as a
   flow of changes ``(t, tuple, +1/-1)`` netted per instant, through RESTRICT/EXTEND/PROJECT/RENAME
-  (counting per value, as PACK does), UNION, JOIN/SEMIJOIN/SEMIMINUS pointwise with another
-  temporal relation or with a constant relation, and a pointwise SUMMARIZEBY over ``during``;
+  (counting per value, as PACK does), UNION/INTERSECT/MINUS/XMINUS and JOIN/SEMIJOIN/SEMIMINUS
+  pointwise with other temporal relations (JOIN and the semijoins also with a constant
+  relation), and a pointwise SUMMARIZEBY over ``during``;
   ISTREAM, DSTREAM and CHANGES turn it back into a stream, and a temporal relation at the top
   of a query is emitted as tuples with their ``during`` once each interval has closed.
 
@@ -55,7 +56,7 @@ from ..algebra.aggregation import SummarizeBy, aggregations
 from ..algebra.basic import Extend, Project, RelvarRef, Rename, Restrict
 from ..algebra.joins import Join, SemiJoin, SemiMinus
 from ..algebra.packing import interval_names
-from ..algebra.setops import Union
+from ..algebra.setops import Intersect, Minus, Union, XMinus
 from ..algebra.windows import Changes, DStream, IStream, Window
 from ..engine.aggregation import fold
 from ..errors import SiraError
@@ -507,21 +508,45 @@ class _Aligned(Operator):
             self.emit_bound(low)
 
 
-class TemporalUnion(_Aligned):
-    """UNION of temporal relations: changes merged by instant, counted per value."""
+class TemporalSetOp(_Aligned):
+    """UNION, INTERSECT, MINUS, XMINUS of temporal relations, pointwise: at each instant a value
+    is in the result according to which inputs hold it (a bit per input in ``holders``)."""
 
-    def __init__(self, node, heading, n_inputs):
+    KEEP = {
+        "union": lambda mask, full: mask != 0,
+        "intersect": lambda mask, full: mask == full,
+        "minus": lambda mask, full: mask == 1,  # in the left input only
+        "xminus": lambda mask, full: bin(mask).count("1") % 2 == 1,
+    }
+
+    def __init__(self, node, heading, n_inputs, kind):
         super().__init__(node, heading, n_inputs)
-        self.counts: dict = {}
+        self.kind = kind
+        self.full = (1 << n_inputs) - 1
+        self.holders: dict = {}  # value -> bit mask of the inputs holding it now
 
     def on_changes(self, batch, port):
         for t, changes in batch:
-            slot = self.pending.setdefault(t, {})  # value -> net delta
-            for value, delta in changes:
-                slot[value] = slot.get(value, 0) + delta
+            slot = self.pending.setdefault(t, [])
+            slot.extend((value, delta, port) for value, delta in changes)
 
     def instant(self, slot):
-        return _presence(self.counts, slot)
+        keep, full, holders = self.KEEP[self.kind], self.full, self.holders
+        before = {}
+        for value, delta, port in slot:
+            mask = holders.get(value, 0)
+            before.setdefault(value, mask)
+            mask = mask | (1 << port) if delta > 0 else mask & ~(1 << port)
+            if mask:
+                holders[value] = mask
+            else:
+                holders.pop(value, None)
+        out = []
+        for value, mask in before.items():
+            was, now = keep(mask, full), keep(holders.get(value, 0), full)
+            if was != now:
+                out.append((value, 1 if now else -1))
+        return out
 
 
 class _Keyed:
@@ -1052,20 +1077,8 @@ def compile_query(node, streams: dict, relations: dict | None = None,
                         kind == TEMPORAL)
             src.connect(op)
             return op, kind
-        if isinstance(n, Union):
-            built = [build(s) for s in n.sources]
-            kinds = {kind for _, kind in built}
-            if len(kinds) > 1:
-                raise NotSupportedLive(node="a UNION of a stream, a temporal relation or a "
-                                       "constant relation with another kind")
-            if kinds == {TEMPORAL}:
-                during = _during_of(n)
-                op = TemporalUnion(n, _without(n.heading, during), len(built))
-            else:
-                op = Merge(n, n.heading, len(built))
-            for port, (child, _) in enumerate(built):
-                child.connect(op, port)
-            return op, kinds.pop()
+        if isinstance(n, (Union, Intersect, Minus, XMinus)):
+            return build_setop(n)
         if isinstance(n, (Join, SemiJoin, SemiMinus)):
             return build_join(n)
         if isinstance(n, Window):
@@ -1094,6 +1107,30 @@ def compile_query(node, streams: dict, relations: dict | None = None,
             src.connect(op)
             return op, STREAM
         raise NotSupportedLive(node=n.operator_name)
+
+    def build_setop(n):
+        """UNION of streams (a merge by rowtime); UNION, INTERSECT, MINUS, XMINUS of temporal
+        relations, pointwise on their windows' during."""
+        name = n.operator_name
+        built = [build(s) for s in n.children]
+        kinds = {kind for _, kind in built}
+        if kinds == {STREAM} and isinstance(n, Union):
+            op = Merge(n, n.heading, len(built))
+        elif kinds == {TEMPORAL}:
+            during = _during_of(n)
+            if tuple(n.pointwise) != (during,) or any(_during_of(c) != during
+                                                       for c in n.children):
+                raise NotSupportedLive(node=f"a {name} other than pointwise on the windows' "
+                                       f"'{during}'")
+            kind = {Union: "union", Intersect: "intersect", Minus: "minus",
+                    XMinus: "xminus"}[type(n)]
+            op = TemporalSetOp(n, _without(n.heading, during), len(built), kind)
+        else:
+            raise NotSupportedLive(node=f"a {name} of {' and '.join(sorted(kinds))} inputs "
+                                   f"(UNION merges streams; the others need windows)")
+        for port, (child, _) in enumerate(built):
+            child.connect(op, port)
+        return op, kinds.pop()
 
     def build_join(n):
         """JOIN (of two operands), SEMIJOIN, SEMIMINUS: pointwise between temporal relations,
