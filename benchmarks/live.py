@@ -63,12 +63,13 @@ def run_sira(n, T, keep=False, train=1):
 
 
 def run_baseline(n, T, keep=False):
-    """Per key: a deque of (expiry, v) and a running total; emits (at, kind, k, total)."""
+    """Per key: a deque of (expiry, v) and a running total; hands each change (at, kind, k,
+    total) to a consumer (a list when ``keep``, else one that drops it, as sira's keep=False)."""
     start = time.perf_counter()
     windows, totals = {}, {}
     expiries = deque()  # (expiry time, key, v) in time order (one event per time unit)
-    results = [] if keep else None
-    emitted = 0
+    results = []
+    out = results.append if keep else _drop
     for t, k, v in events(n):
         changed = {}
         while expiries and expiries[0][0] <= t:
@@ -88,29 +89,24 @@ def run_baseline(n, T, keep=False):
                 windows.pop(key, None)
             if old != new:
                 if old is not None:
-                    emitted += 1
-                    if keep:
-                        results.append((t, "-", key, old))
+                    out((t, "-", key, old))
                 if new is not None:
-                    emitted += 1
-                    if keep:
-                        results.append((t, "+", key, new))
+                    out((t, "+", key, new))
     while expiries:  # end of input: the rest expires
         t, ek, ev = expiries.popleft()
         old = totals[ek]
         totals[ek] -= ev
         windows[ek] -= 1
-        emitted += 1
+        out((t, "-", ek, old))
         if windows[ek] == 0:
             del windows[ek], totals[ek]
-            if keep:
-                results.append((t, "-", ek, old))
         else:
-            emitted += 1
-            if keep:
-                results.append((t, "-", ek, old))
-                results.append((t, "+", ek, totals[ek]))
+            out((t, "+", ek, totals[ek]))
     return time.perf_counter() - start, results
+
+
+def _drop(change):
+    pass
 
 
 def check(n, T, train):
