@@ -37,29 +37,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import sira  # noqa: E402
+from benchmarks._common import best_time  # noqa: E402
 from sira import INT, Heading, Relation, attr  # noqa: E402
 
 TARGET = 3.0
-
-
-def best_time(fn, repeat: int, gc_off: bool):
-    """(best seconds over ``repeat`` runs, result of the last run)."""
-    best = math.inf
-    result = None
-    for _ in range(repeat):
-        result = None  # free the previous result before timing again
-        gc.collect()
-        if gc_off:
-            gc.disable()
-        try:
-            t0 = time.perf_counter()
-            result = fn()
-            elapsed = time.perf_counter() - t0
-        finally:
-            if gc_off:
-                gc.enable()
-        best = min(best, elapsed)
-    return best, result
 
 
 # --- the four cases: each returns (label, n, rows_for_rate, sira_fn, baseline_fn) -----------

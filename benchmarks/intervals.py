@@ -45,46 +45,13 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import sira  # noqa: E402
+from benchmarks._common import best_time, best_time_pair  # noqa: E402
 from sira import INT, INTINTERVAL, TIMESTAMPINTERVAL, Heading, Interval, Relation  # noqa: E402
 
 PACK_TARGET = 2.0
 LENGTH_TARGET = 1.5
 EPOCH = datetime.datetime(1970, 1, 1)
 LONG_UNIT = 10 ** 11  # microseconds per layout unit in the long run
-
-
-def best_time(fn, repeat: int, gc_off: bool):
-    """(best seconds over ``repeat`` runs, result of the last run)."""
-    best = math.inf
-    result = None
-    for _ in range(repeat):
-        result = None  # free the previous result before timing again
-        gc.collect()
-        if gc_off:
-            gc.disable()
-        try:
-            t0 = time.perf_counter()
-            result = fn()
-            elapsed = time.perf_counter() - t0
-        finally:
-            if gc_off:
-                gc.enable()
-        best = min(best, elapsed)
-    return best, result
-
-
-def best_time_pair(fn_a, fn_b, repeat: int, gc_off: bool):
-    """Best-of-``repeat`` for two functions, runs interleaved (a, b, a, b, ...) so that drift in
-    machine speed hits both alike. Returns (best a, best b, last result a, last result b)."""
-    best_a = best_b = math.inf
-    res_a = res_b = None
-    for _ in range(repeat):
-        res_a = res_b = None
-        t, res_a = best_time(fn_a, 1, gc_off)
-        best_a = min(best_a, t)
-        t, res_b = best_time(fn_b, 1, gc_off)
-        best_b = min(best_b, t)
-    return best_a, best_b, res_a, res_b
 
 
 def walk(rng: random.Random, start: int, count: int, min_len: int, max_len: int,
