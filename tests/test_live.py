@@ -258,6 +258,10 @@ QUERIES = [
     "changes(join(project(window(s, ts, range(3)), (k, v, during)), t), at)",
     "join(restrict(t, gt(w, 10)), project(window(s, ts, rows(2)), (k, during)))",
     "semijoin(window(s, ts, range(2)), project(t, (k)))",
+    # a summary straight over a window that is not a FIFO, or with a folded (FLOAT) aggregate
+    "changes(summarizebyusing(window(s, ts, rows(2)), (k, during), (n(plus(1))), (during)), at)",
+    "summarizebyusing(window(s, ts, range(3)), (k, during), (m(max(v)) f(plus(tofloat(v)))),"
+    " (during))",
     # pointwise set operators between windows
     "changes(intersect(project(window(s, ts, range(3)), (k, during)),"
     " project(window(r, ts, rows(2)), (k, during))), at)",

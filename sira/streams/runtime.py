@@ -813,33 +813,137 @@ class TemporalSummarize(Operator):
                 for r, f in zip(group[2], fns):
                     if r is not None:
                         r.change(f(row), delta)
-            emitted = []
-            for k, old in touched.items():
-                members, size, running = groups[k]
-                if size:
-                    if folds:
-                        vals = tuple([r.value() if r is not None else
-                                      fold(a, [f(m) for m in members])
-                                      for r, a, f in zip(running, aggs, fns)])
-                    else:
-                        vals = tuple([r.value() for r in running])
-                    new = k + vals
-                    if order is not None:
-                        new = order(new)
-                    values[k] = new
-                else:
-                    new = None
-                    values.pop(k, None)
-                    del groups[k]
-                if old != new:
-                    if old is not None:
-                        emitted.append((old, -1))
-                    if new is not None:
-                        emitted.append((new, 1))
+            emitted = self._outputs(touched)
             if emitted:
                 out.append((t, emitted))
         if out:
             self.emit_changes(out)
+
+    def _outputs(self, touched: dict) -> list:
+        """The output changes of the groups ``touched`` (key -> output tuple before)."""
+        _, aggs, fns, order, folds = self.functions()[:5]
+        groups, values = self.groups, self.values
+        emitted = []
+        for k, old in touched.items():
+            members, size, running = groups[k]
+            if size:
+                if folds:
+                    vals = tuple([r.value() if r is not None else
+                                  fold(a, [f(m) for m in members])
+                                  for r, a, f in zip(running, aggs, fns)])
+                else:
+                    vals = tuple([r.value() for r in running])
+                new = k + vals
+                if order is not None:
+                    new = order(new)
+                values[k] = new
+            else:
+                new = None
+                values.pop(k, None)
+                del groups[k]
+            if old != new:
+                if old is not None:
+                    emitted.append((old, -1))
+                if new is not None:
+                    emitted.append((new, 1))
+        return emitted
+
+
+class WindowSummarize(TemporalSummarize):
+    """``summarizebyusing(window(S, ts, range(T) or now), (..., during), specs, (during))`` in
+    one operator, when every aggregate is maintained running: an element's group and aggregate
+    inputs are computed once, on arrival, and its exit T later replays them with the opposite
+    sign from a FIFO, without building the window's changes in between."""
+
+    def __init__(self, node, heading, src_heading, window):
+        super().__init__(node, heading, src_heading)
+        self.window = window
+        self.buffer: deque = deque()  # [t, [rows]] per open instant, in time order
+        self.exits: deque = deque()  # (t, key, aggregate inputs) of elements in the window
+        self.bound = None
+
+    @staticmethod
+    def fits(summarize, window) -> bool:
+        spec = window.spec
+        fifo = spec.kind == "now" or (spec.kind == "range" and spec.rows is None and
+                                      window.slide_units is None)
+        aggs = aggregations(summarize.specs, summarize.source.heading, "SUMMARIZEBY")
+        return fifo and all(_Running.supports(a) for a in aggs)
+
+    def compile(self):
+        from ..engine.windows import _Time
+        return super().compile() + (_Time(self.window.ts_type),)
+
+    def on_rows(self, rows, port):
+        buffer = self.buffer
+        for t, row in rows:  # rows come in time order
+            if buffer and buffer[-1][0] == t:
+                buffer[-1][1].append(row)
+            else:
+                buffer.append([t, [row]])
+
+    def on_changes(self, batch, port):
+        raise SiraError("internal: a fused window takes stream rows")
+
+    def on_bound(self, b, port):
+        if self.bound is not None and b <= self.bound:
+            return
+        self.bound = b
+        key_of, aggs, fns, _, _, time = self.functions()
+        units = 1 if self.window.spec.kind == "now" else self.window.range_units
+        buffer, exits, groups, values = self.buffer, self.exits, self.groups, self.values
+        out = []
+        while buffer and buffer[0][0] < b:
+            t, rows = buffer.popleft()
+            self._leave_before(t, out)
+            if len(rows) > 1:
+                rows = list(dict.fromkeys(rows))
+            touched: dict = {}
+            until = None if units is None else time.plus(t, units)
+            for row in rows:
+                k = key_of(row)
+                inputs = tuple([f(row) for f in fns])
+                group = groups.get(k)
+                if group is None:
+                    group = groups[k] = [None, 0, [_Running.of(a) for a in aggs]]
+                if k not in touched:
+                    touched[k] = values.get(k)
+                group[1] += 1
+                for r, v in zip(group[2], inputs):
+                    r.change(v, 1)
+                if until is not None:
+                    exits.append((until, k, inputs))
+            self._leave_at(t, touched)
+            emitted = self._outputs(touched)
+            if emitted:
+                out.append((t, emitted))
+        self._leave_before(b, out)
+        if out:
+            self.emit_changes(out)
+        self.emit_bound(b)
+
+    def _leave_at(self, t, touched):
+        """Apply the exits at instant ``t`` (noting the groups they touch)."""
+        exits, groups, values = self.exits, self.groups, self.values
+        while exits and exits[0][0] == t:
+            _, k, inputs = exits.popleft()
+            group = groups[k]
+            if k not in touched:
+                touched[k] = values.get(k)
+            group[1] -= 1
+            for r, v in zip(group[2], inputs):
+                r.change(v, -1)
+
+    def _leave_before(self, t, out):
+        """The exits at instants before ``t``, one entry of ``out`` per instant."""
+        exits = self.exits
+        while exits and exits[0][0] < t:
+            at = exits[0][0]
+            touched: dict = {}
+            self._leave_at(at, touched)
+            emitted = self._outputs(touched)
+            if emitted:
+                out.append((at, emitted))
 
 
 def _reorder(positions):
@@ -1089,14 +1193,26 @@ def compile_query(node, streams: dict, relations: dict | None = None,
             src.connect(op)
             return op, TEMPORAL
         if isinstance(n, SummarizeBy):
-            src, kind = build(n.source)
+            window = n.source if isinstance(n.source, Window) else None
+            src, kind = build(window.source if window is not None else n.source)
+            if window is not None:
+                if kind != STREAM:
+                    raise NotSupportedLive(node="a window over a temporal relation")
+                kind = TEMPORAL
             during = _during_of(n.source) if kind == TEMPORAL else None
             if kind != TEMPORAL or n.using != (during,) or during not in n.by or any(
                     during in _attrs_of(e) for _, _, e in n.specs):
                 raise NotSupportedLive(node="a SUMMARIZEBY other than summarizebyusing(W, "
                                        "(..., during), specs, (during)) over a window")
-            op = TemporalSummarize(n, _without(n.heading, during),
-                                   _without(n.source.heading, during))
+            heading, src_heading = _without(n.heading, during), _without(n.source.heading, during)
+            if window is not None and WindowSummarize.fits(n, window):
+                op = WindowSummarize(n, heading, src_heading, window)
+            else:
+                op = TemporalSummarize(n, heading, src_heading)
+                if window is not None:  # the window on its own, then the summary
+                    win = WindowOp(window, window.source.heading, window.source.heading)
+                    src.connect(win)
+                    src = win
             src.connect(op)
             return op, TEMPORAL
         if isinstance(n, (IStream, DStream, Changes)):
