@@ -946,6 +946,10 @@ class WindowSummarize(TemporalSummarize):
                 out.append((at, emitted))
 
 
+def _same(row):
+    return row
+
+
 def _reorder(positions):
     """None when ``positions`` keep a tuple as it is, else a function picking them in order."""
     if positions == list(range(len(positions))):
@@ -984,15 +988,14 @@ class ToStream(Operator):
         (order,) = self.functions()
         node = self.node
         keep = {IStream: 1, DStream: -1}.get(type(node))  # None: CHANGES keeps both
+        order = order or _same
         rows = []
         for t, changes in batch:
             for row, delta in changes:
                 if keep is None:
-                    rows.append((t, row + (t, "+" if delta > 0 else "-")))
+                    rows.append((t, order(row + (t, "+" if delta > 0 else "-"))))
                 elif delta == keep:
-                    rows.append((t, row + (t,)))
-        if order is not None:
-            rows = [(t, order(row)) for t, row in rows]
+                    rows.append((t, order(row + (t,))))
         if rows:
             self.emit_rows(rows)
 
