@@ -1,14 +1,15 @@
-"""``sira demo``: a tour of the relational operators on the seed's catalog relations.
+"""``sira demo``: a tour of the relational operators on the seed's catalog relations, then of
+intervals, stream windows and a live query.
 
 Seed 004 ("Relational Algebra") explains every operator of SIRA_PRISE's algebra with relations
 taken from SIRA_PRISE's own catalog: DBMSFILE, STORAGESPACE, VIRTUALRELVARREFERENCES,
-KEYATTRIBUTES... This module holds those relations as relation literals in sira's text syntax
-(so the demo also exercises the parser) and one step per operator: the operator, the seed's
-sentence about it, the expression, and its result.
+KEYATTRIBUTES... This module holds those relations (and the seeds' world records and CQL stream)
+as literals in sira's text syntax (so the demo also exercises the parser) and one step per
+operator: the operator, the seed's sentence about it, the expression, and its result.
 
     >>> relvars = catalog()
     >>> sorted(relvars)[:3]
-    ['attrs', 'categories', 'constraintrelvars1']
+    ['arg', 'attrs', 'categories']
     >>> STEPS[0].operator
     'RESTRICT'
 """
@@ -176,6 +177,33 @@ relation(heading(type(string))
          tuple(type(string(HOME)))
          tuple(type(string(LIFE)))))""",
 
+    "ARG": """\
+relation(heading(x(intinterval) y(intinterval))
+    body(tuple(x(intinterval(begin(1)end(10))) y(intinterval(begin(1)end(10))))
+         tuple(x(intinterval(begin(7)end(24))) y(intinterval(begin(8)end(34))))))""",
+
+    "LONGJUMP": """\
+relation(heading(name(string) during(dateinterval))
+    body(tuple(name(string(Bob Beamon)) during(dateinterval(begin(1968-07-24)end(1998-06-18))))))""",
+
+    "SPRINT100M": """\
+relation(heading(name(string) during(dateinterval))
+    body(tuple(name(string(Bob Beamon)) during(dateinterval(begin(1968-02-24)end(1969-05-05))))))""",
+
+    "S": """\
+stream(
+  schema: c1 int, c2 float
+  Timestamp   Tuple
+    1000      10,0.1
+    1002      15,0.14
+    5000      33,4.4
+    8000      23,56.33
+   10000      34,4.4
+  200000      20,0.2
+  209000      45,23.44
+  400000      30,0.3
+  h 800000
+)""",
 }
 
 
@@ -316,6 +344,31 @@ STEPS = (
          "summarizeby(STORAGESPACE, (filename), (storagespacecount(plus(int(1))) "
          "pagecount(plus(pagecount))))",
          "Storage space counts and page counts per DBMS file."),
+    # time: intervals (seed 004's interval chapter) and stream windows (seed 000, Oracle CQL)
+    Step("PACK",
+         "PACK can possibly _increase_ the cardinality of the result, compared to the input.",
+         "pack(ARG, (y, x))",
+         "Unpack on both attributes, pack on Y, then on X: three tuples from two."),
+    Step("MINUS",
+         "Which athletes have been (and during which period have they been) world-record holder "
+         "for the 100m, but not for the long-jump ?",
+         "minus(SPRINT100M, LONGJUMP)",
+         "Interval attributes are treated pointwise: the difference of the periods, never "
+         "unpacked day by day."),
+    Step("WINDOW",
+         "So if two tuples arrive between the time period n*T2 and (n+1)*T2, both of them will "
+         "be visible (enter the window) only at (n+1)*T2 and will expire from the window at "
+         "(n+1)*T2+T1.",
+         "window(S, ts, unit(millisecond) range(10 seconds) slide(5 seconds))",
+         "S[range 10 seconds slide 5 seconds] (Example 4-9): each element with the interval "
+         "DURING in which it is in the window relation."),
+    Step("ISTREAM",
+         "Istream (for \"Insert stream\") applied to a relation R contains (s,t) whenever tuple "
+         "s is in R(t) - R(t-1), that is, whenever s is inserted into R at time t.",
+         "istream(restrict(project(window(S, ts, unit(millisecond) range(10 seconds)), "
+         "(c1, c2, during)), c2 > 1.0), at)",
+         "IStream(select c1, c2 from S[range 10 seconds] where c2 > 1.0): the query between "
+         "window and ISTREAM is ordinary algebra, applied pointwise in time."),
 )
 
 
@@ -369,8 +422,8 @@ def run(out=None, show_arguments: bool = True) -> int:
         print(text, file=out)
 
     write("sira demo: the operators of the relational algebra, on the relations of seed 004")
-    write("(SIRA_PRISE's own catalog). Expressions are in sira's text syntax; names are "
-          "case-insensitive.")
+    write("(SIRA_PRISE's own catalog), then intervals and Oracle CQL's stream windows.")
+    write("Expressions are in sira's text syntax; names are case-insensitive.")
     operators = []
     for number, step in enumerate(STEPS, 1):
         node = sira.parse(step.expression, relvars)
@@ -392,9 +445,43 @@ def run(out=None, show_arguments: bool = True) -> int:
         write(str(sira.evaluate(node, relvars)))
         if step.operator not in operators:
             operators.append(step.operator)
+    _live(write)
     elapsed = time.perf_counter() - started
     write()
     write(f"{len(STEPS)} expressions, {len(operators)} operators "
-          f"({', '.join(operators)}) in {elapsed:.2f} s on the embedded Python engine.")
+          f"({', '.join(operators)}) and one live query in {elapsed:.2f} s on the embedded "
+          f"Python engine.")
     write("Try your own: sira repl   (or: sira eval 'project(R, (a))' --relvar R=file.csv)")
     return 0
+
+
+def _live(write) -> None:
+    """The last stop: a continuous query on a live stream, results leaving as bounds allow."""
+    import sira
+    from .streams import StreamEngine
+    write()
+    title = "== LIVE "
+    write(title + "=" * (96 - len(title)))
+    write(_wrap("\"Rowtime bounds never change the results of a query, but they do help the "
+                "system provide results sooner.\" (seed 002, SQLstream)"))
+    write()
+    text = ("changes(summarizebyusing(window(trades, ts, range(3)), (ticker, during), "
+            "(n(plus(1))), (during)), at)")
+    write(f">>> {text}   (registered on the live stream TRADES)")
+    engine = StreamEngine()
+    trades = engine.create_stream("trades", {"ticker": sira.STRING})
+    query = engine.register(text)
+    query.subscribe(lambda row, bound: write(
+        f"      result {row['kind']} {row['ticker']} n={row['n']} at {row['at']}"))
+    seen = []  # the rows the stream lets out, for the batch comparison at the end
+    trades.subscribe(lambda row, bound: row and seen.append(row))
+    producer = trades.attach("feed")
+    for ticker, t in (("ORCL", 1001), ("IBM", 1002), ("ORCL", 1003)):
+        write(f"    insert {ticker} at {t}")
+        producer.insert({"ticker": ticker}, t)
+    write("    bound 1010 (no row before 1010 will come)")
+    producer.bound(1010)
+    engine.finish()
+    batch = sira.evaluate(text, {"trades": sira.Relation.from_rows(trades.heading, seen)})
+    write(f"  The live results equal the batch algebra on the same rows: "
+          f"{query.relation() == batch}")

@@ -214,8 +214,10 @@ def test_demo_exits_0_and_shows_every_operator(capsys):
     for operator in ("RESTRICT", "PROJECT", "EXTEND", "RENAME", "TRANSFORM", "UNION",
                      "INTERSECT", "MINUS", "JOIN", "SEMIJOIN", "SEMIMINUS", "LEFTJOIN",
                      "XMINUS", "TCLOSE", "GTCLOSE", "GROUP", "UNGROUP", "AGGREGATE",
-                     "SUMMARIZEBY"):
+                     "SUMMARIZEBY", "PACK", "WINDOW", "ISTREAM"):
         assert f". {operator} ==" in out, operator
+    assert "BEGIN(1968-02-24)END(1968-07-24)" in out  # the seed's pointwise MINUS
+    assert "equal the batch algebra on the same rows: True" in out  # the live query
     for step in STEPS:
         assert f">>> {step.expression}" in out
     assert "TABLE_DEE" in out  # project onto ()
