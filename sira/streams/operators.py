@@ -1,0 +1,452 @@
+"""The dataflow operators of continuous queries that carry streams: the base class and its
+protocol, sources, row operators, merges, joins with constant relations, relation-to-stream
+and the sink. Temporal operators are in :mod:`sira.streams.temporal`; compiling a query into
+operators is :mod:`sira.streams.runtime`.
+"""
+
+from __future__ import annotations
+
+import abc
+from operator import itemgetter
+
+from sortedcontainers import SortedList
+
+from ..algebra.basic import Extend, Project, Restrict
+from ..algebra.windows import Changes, DStream, IStream
+from ..errors import SiraError
+from ..expressions.evaluate import compile_row
+from ..intervals import Interval
+from .named import NamedStream
+
+INFINITY = float("inf")
+
+
+class NotSupportedLive(SiraError):
+    """The expression has a part the incremental runtime does not run."""
+
+    fields = ("node",)
+
+    def default_message(self):
+        return f"{self.node} cannot run on live streams"
+
+
+
+class Operator(abc.ABC):
+    """A dataflow operator: receives batches from its inputs and passes batches downstream.
+
+    Three kinds of input, each a method: ``on_rows(rows, port)`` with a train of stream rows
+    ``[(t, body), ...]`` in rowtime order; ``on_changes(batch, port)`` with a temporal
+    relation's changes ``[(t, [(body, +1 or -1), ...]), ...]``, one entry per instant, in time
+    order, netted; ``on_bound(b, port)``: no later input will have a time < b. Rows at t also
+    promise that nothing earlier than t follows on that input.
+    """
+
+    def __init__(self, node, heading):
+        self.node = node
+        self.heading = heading
+        self.downstream: list = []  # (operator, port)
+        self._fns = None
+
+    def connect(self, op, port=0):
+        self.downstream.append((op, port))
+
+    def emit_rows(self, rows):
+        for op, port in self.downstream:
+            op.on_rows(rows, port)
+
+    def emit_changes(self, batch):
+        for op, port in self.downstream:
+            op.on_changes(batch, port)
+
+    def emit_bound(self, b):
+        for op, port in self.downstream:
+            op.on_bound(b, port)
+
+    def on_rows(self, rows, port):
+        raise SiraError(f"internal: {type(self).__name__} takes no stream rows")
+
+    def on_changes(self, batch, port):
+        raise SiraError(f"internal: {type(self).__name__} takes no temporal changes")
+
+    @abc.abstractmethod
+    def on_bound(self, b, port):
+        """Receive a bound on input ``port``."""
+
+    def functions(self):
+        """Compiled expressions, rebuilt after a restore (closures do not pickle)."""
+        if self._fns is None:
+            self._fns = self.compile()
+        return self._fns
+
+    def compile(self):
+        return ()
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_fns"] = None
+        return state
+
+
+def _relation_of(node):
+    raise NotSupportedLive(node=f"a relational operand ({node.operator_name}) inside an "
+                           f"expression")
+
+
+class RowMap(Operator):
+    """RESTRICT, EXTEND, PROJECT, RENAME on a stream or on a temporal relation's changes.
+
+    Only PROJECT can map two different tuples to one; the others pass set semantics through
+    without bookkeeping, PROJECT keeps the values seen at the current instant (streams) or a
+    count of source tuples per value (temporal relations, as PACK would).
+    """
+
+    def __init__(self, node, heading, src_heading, temporal, during=None):
+        super().__init__(node, heading)
+        self.src_heading = src_heading
+        self.temporal = temporal
+        self.during = during
+        self.merges = isinstance(node, Project)
+        self.counts: dict = {}  # value -> number of source tuples mapping to it (temporal)
+        self.instant = None
+        self.seen: set = set()  # stream: values already out at the current instant
+
+    def compile(self):
+        node, h = self.node, self.src_heading
+        if isinstance(node, Restrict):
+            cond = compile_row(node.condition, h, _relation_of)
+            return (lambda row: row if cond(row) else None,)
+        if isinstance(node, Extend):
+            fns = [compile_row(e, h, _relation_of) for _, e in node.specs]
+            where = {n: i for i, n in enumerate(h.names + tuple(n for n, _ in node.specs))}
+            order = [where[n] for n in self.heading.names]
+            return (lambda row: tuple((row + tuple(f(row) for f in fns))[i] for i in order),)
+        if isinstance(node, Project):
+            pos = [h.index(n) for n in self.heading.names]
+            return (lambda row: tuple(row[i] for i in pos),)
+        mapping = dict(node.pairs)
+        renamed = [mapping.get(n, n) for n in h.names]
+        pos = [renamed.index(n) for n in self.heading.names]
+        return (lambda row: tuple(row[i] for i in pos),)
+
+    def on_bound(self, b, port):
+        self.emit_bound(b)
+
+    def on_rows(self, rows, port):
+        (fn,) = self.functions()
+        out = []
+        for t, row in rows:
+            value = fn(row)
+            if value is None:
+                continue
+            if self.merges:  # set semantics: equal rows at one instant are one row
+                if t != self.instant:
+                    self.instant, self.seen = t, set()
+                if value in self.seen:
+                    continue
+                self.seen.add(value)
+            out.append((t, value))
+        if out:
+            self.emit_rows(out)
+
+    def on_changes(self, batch, port):
+        (fn,) = self.functions()
+        out = []
+        for t, changes in batch:
+            if self.merges:
+                net: dict = {}
+                for row, delta in changes:
+                    value = fn(row)
+                    net[value] = net.get(value, 0) + delta
+                mapped = _presence(self.counts, net)
+            else:
+                mapped = [(value, delta) for value, delta in
+                          ((fn(row), delta) for row, delta in changes) if value is not None]
+            if mapped:
+                out.append((t, mapped))
+        if out:
+            self.emit_changes(out)
+
+
+def _presence(counts: dict, net: dict) -> list:
+    """Update per-value counts; the +1/-1 presence changes (a value is there while count > 0)."""
+    out = []
+    for value, delta in net.items():
+        if delta == 0:
+            continue
+        before = counts.get(value, 0)
+        after = before + delta
+        if after:
+            counts[value] = after
+        else:
+            counts.pop(value, None)
+        if before == 0 and after > 0:
+            out.append((value, 1))
+        elif before > 0 and after == 0:
+            out.append((value, -1))
+    return out
+
+
+class Source(Operator):
+    """Rows and bounds from a named stream, as body tuples in the stream's heading order."""
+
+    def __init__(self, node, stream: NamedStream):
+        super().__init__(node, stream.heading)
+        self.stream_name = stream.name
+        self.rowtime = stream.rowtime
+        self.at = stream.heading.index(stream.rowtime)
+
+    def feed(self, row: dict | None, bound):
+        """One row (a dict by attribute name, as streams give their subscribers) and/or a bound."""
+        bodies = [] if row is None else [tuple(row[n] for n in self.heading.names)]
+        self.feed_train(bodies, bound)
+
+    def feed_train(self, bodies: list, bound):
+        """Rows (body tuples in rowtime order) leaving the stream, then its bound (or None)."""
+        if bodies:
+            at = self.at
+            self.emit_rows([(body[at], body) for body in bodies])
+            last = bodies[-1][at]
+            if bound is None or bound < last:
+                bound = last
+        if bound is not None:
+            self.emit_bound(bound)
+
+    def on_bound(self, b, port):  # sources are fed, not pushed
+        raise SiraError("internal: a source has no input")
+
+
+class Merge(Operator):
+    """UNION of streams: rows leave in rowtime order once every input is bounded past them."""
+
+    def __init__(self, node, heading, n_inputs):
+        super().__init__(node, heading)
+        self.bounds = [None] * n_inputs
+        self.pending = SortedList(key=itemgetter(0))
+        self.out_bound = None
+        self.instant = None
+        self.seen: set = set()
+        self.counter = 0
+
+    def on_rows(self, rows, port):
+        for t, row in rows:
+            self.counter += 1
+            self.pending.add((t, self.counter, row))
+        self._advance(port, rows[-1][0])
+
+    def on_bound(self, b, port):
+        self._advance(port, b)
+
+    def _advance(self, port, b):
+        if self.bounds[port] is None or b > self.bounds[port]:
+            self.bounds[port] = b
+        if any(x is None for x in self.bounds):
+            return
+        low = min(self.bounds)
+        out = []
+        while self.pending and self.pending[0][0] <= low:
+            t, _, row = self.pending.pop(0)
+            if t != self.instant:
+                self.instant, self.seen = t, set()
+            if row not in self.seen:
+                self.seen.add(row)
+                out.append((t, row))
+        if out:
+            self.emit_rows(out)
+        if self.out_bound is None or low > self.out_bound:
+            self.out_bound = low
+            self.emit_bound(low)
+
+
+class _Keyed:
+    """A set of tuples indexed by the values at some positions (a join's current contents)."""
+
+    def __init__(self, positions):
+        self.positions = list(positions)
+        self.index: dict = {}  # key -> set of tuples
+
+    def key(self, row):
+        return tuple([row[i] for i in self.positions])
+
+    def change(self, row, delta):
+        k = self.key(row)
+        if delta > 0:
+            self.index.setdefault(k, set()).add(row)
+        else:
+            members = self.index[k]
+            members.discard(row)
+            if not members:
+                del self.index[k]
+
+    def matching(self, key):
+        return self.index.get(key, ())
+
+
+def _static_keyed(relation, positions):
+    keyed = _Keyed(positions)
+    for row in relation.body:
+        keyed.change(row, 1)
+    return keyed
+
+
+class _JoinShape:
+    """How two tuples of a natural join's operands combine: the key positions on each side and
+    the result's attributes picked from the concatenation (left + right)."""
+
+    def __init__(self, left_heading, right_heading, out_heading):
+        common = [n for n in left_heading.names if n in right_heading]
+        self.left_key = [left_heading.index(n) for n in common]
+        self.right_key = [right_heading.index(n) for n in common]
+        where = {n: i for i, n in enumerate(left_heading.names)}
+        offset = left_heading.degree
+        for i, n in enumerate(right_heading.names):
+            where.setdefault(n, offset + i)
+        self.pick = [where[n] for n in out_heading.names]
+
+    def combiner(self):
+        n = len(self.pick)
+        if self.pick == list(range(n)):  # the left tuple's attributes and then the right's
+            return lambda left, right: (left + right)[:n]
+        pick = _reorder(self.pick)
+        return lambda left, right: pick(left + right)
+
+
+class StreamJoin(Operator):
+    """JOIN, SEMIJOIN or SEMIMINUS of a stream with a constant relation: each row on its own."""
+
+    def __init__(self, node, heading, left_heading, static, kind):
+        super().__init__(node, heading)
+        self.kind = kind
+        self.shape = _JoinShape(left_heading, static.heading, heading)
+        self.right = _static_keyed(static, self.shape.right_key)
+
+    def compile(self):
+        return (self.shape.combiner(), row_getter_tuple(self.shape.left_key))
+
+    def on_bound(self, b, port):
+        self.emit_bound(b)
+
+    def on_rows(self, rows, port):
+        combine, key_of = self.functions()
+        index = self.right.index
+        if self.kind == "join":
+            out = [(t, combine(row, match)) for t, row in rows
+                   for match in index.get(key_of(row), ())]
+        else:
+            wanted = self.kind == "semijoin"
+            out = [(t, row) for t, row in rows if (key_of(row) in index) == wanted]
+        if out:
+            self.emit_rows(out)
+
+
+def _same(row):
+    return row
+
+
+def _reorder(positions):
+    """None when ``positions`` keep a tuple as it is, else a function picking them in order."""
+    if positions == list(range(len(positions))):
+        return None
+    if len(positions) == 1:
+        (i,) = positions
+        return lambda row: (row[i],)
+    return itemgetter(*positions)
+
+
+def row_getter_tuple(positions):
+    """The values at ``positions`` as a tuple (compiled again after a restore)."""
+    from ..engine.basic import row_getter
+    return row_getter(positions)
+
+
+class ToStream(Operator):
+    """ISTREAM, DSTREAM, CHANGES: a temporal relation's changes as stream rows."""
+
+    def __init__(self, node, heading, src_heading):
+        super().__init__(node, heading)
+        self.src_heading = src_heading
+
+    def compile(self):
+        names = list(self.src_heading.names)
+        if isinstance(self.node, Changes):
+            where = {n: i for i, n in enumerate(names + [self.node.at, "kind"])}
+        else:
+            where = {n: i for i, n in enumerate(names + [self.node.at])}
+        return (_reorder([where[n] for n in self.heading.names]),)
+
+    def on_bound(self, b, port):
+        self.emit_bound(b)
+
+    def on_changes(self, batch, port):
+        (order,) = self.functions()
+        node = self.node
+        keep = {IStream: 1, DStream: -1}.get(type(node))  # None: CHANGES keeps both
+        order = order or _same
+        rows = []
+        for t, changes in batch:
+            for row, delta in changes:
+                if keep is None:
+                    rows.append((t, order(row + (t, "+" if delta > 0 else "-"))))
+                elif delta == keep:
+                    rows.append((t, order(row + (t,))))
+        if rows:
+            self.emit_rows(rows)
+
+
+class Sink(Operator):
+    """The end of a query: collects final results (when ``keep``) and calls subscribers."""
+
+    def __init__(self, node, heading, temporal, during=None, keep=True):
+        super().__init__(node, heading)
+        self.temporal = temporal
+        self.during = during
+        self.keep = keep
+        self.results: list = []
+        self.open: dict = {}  # temporal: value -> begin
+        self.subscribers: list = []
+        self.bound = None
+
+    def on_bound(self, b, port):
+        self.bound = b
+
+    def on_rows(self, rows, port):
+        if not self.subscribers:
+            if self.keep:
+                self.results.extend(row for _, row in rows)
+            return
+        for t, row in rows:
+            self._out(row, t)
+
+    def on_changes(self, batch, port):
+        for t, changes in batch:
+            for value, delta in changes:
+                if delta > 0:
+                    self.open[value] = t
+                else:
+                    begin = self.open.pop(value)
+                    self._out_interval(value, begin, t, t)
+
+    def finish(self):
+        """End of input: temporal tuples still open hold until further notice."""
+        for value, begin in sorted(self.open.items(), key=lambda kv: repr(kv)):
+            self._out_interval(value, begin, None, INFINITY)
+        self.open = {}
+
+    def _out_interval(self, value, begin, end, t):
+        row = list(value)
+        row.insert(self.heading.names.index(self.during), Interval(begin, end))
+        self._out(tuple(row), t)
+
+    def _out(self, body, t):
+        """A final result at time ``t``; subscribers get it with the output's bound."""
+        if self.keep:
+            self.results.append(body)
+        if not self.subscribers:
+            return
+        row = dict(zip(self.heading.names, body))
+        bound = t if self.bound is None or self.bound < t else self.bound
+        for callback in list(self.subscribers):
+            try:
+                callback(row, bound)
+            except Exception:  # a subscriber that raises must not corrupt the query
+                import logging
+                logging.getLogger("sira.streams").exception("query subscriber raised")
