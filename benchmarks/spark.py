@@ -44,8 +44,10 @@ Operations (n = tuples per input relation):
                 Second row, "(vs split-point)": the split-point normalisation written by hand
                 (distinct boundary points per k, lead() to elementary segments, a range join of
                 each relation's intervals with the segments of their key, left-anti join R
-                segments against S segments, then gaps-and-islands), i.e. the same algorithm
-                sira uses. Timed only when n <= 1,000,000 unless ``--split-baseline on``.
+                segments against S segments, then gaps-and-islands): the algorithm sira
+                keeps for pointwise operators on several attributes (a set operator pointwise on
+                one attribute, as here, is a sweep line in sira too). Timed only when
+                n <= 1,000,000 unless ``--split-baseline on``.
 5. TCLOSE       ``--chains`` (100) disjoint chains i -> i+1 of equal length, chosen so the closure
                 holds at least n/10 pairs (1,000,000 at n = 10M: 100 chains of 142 nodes give
                 1,001,100). Hand-written: semi-naive with path doubling (delta joined with the

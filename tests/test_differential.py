@@ -304,6 +304,20 @@ def test_pack_and_using_operators_agree(tree):
     assert_engines_agree(tree)
 
 
+@spark_settings(30)
+@given(st.data())
+def test_set_operators_pointwise_on_one_attribute_agree(data):
+    """The sweep-line translations (one pointwise attribute, the result packed on it), also
+    n-ary and with another interval attribute in the key."""
+    names = data.draw(st.sampled_from([("k", "x"), ("x",), ("k", "x", "y"), ("j", "k", "x")]))
+    op = data.draw(st.sampled_from(["intersect", "minus", "union", "xminus"]))
+    count = 2 if op == "minus" else data.draw(st.integers(2, 3))
+    sources = [L(data.draw(interval_relations(names))) for _ in range(count)]
+    node = attrs.evolve(getattr(sources[0], op)(*sources[1:]), using=("x",))
+    assert node.pack_list == ("x",)
+    assert_engines_agree(node)
+
+
 # --------------------------------------------------------------------------- closures
 
 @spark_settings(15)

@@ -101,6 +101,45 @@ def test_relvar_given_as_a_dataframe_with_duplicates_is_a_set(engine, spark):
     assert sira.evaluate(_tree(QUERY), relvars, engine="spark") == EXPECTED
 
 
+def _has_distinct(df) -> bool:
+    """Whether a plan aggregates (a distinct() is a HashAggregate with no functions)."""
+    return "HashAggregate" in df._jdf.queryExecution().executedPlan().toString()
+
+
+def test_unique_relvars_skip_distinct(engine, spark, tmp_path):
+    from sira_spark import SparkEngine, unique
+    df = files_dataframe(spark, duplicates=False)
+    assert _has_distinct(engine.dataframe("files", {"files": df}))
+    assert not _has_distinct(engine.dataframe("files", {"files": unique(df)}))
+    trusting = SparkEngine(spark=spark, trust_unique=True)
+    assert trusting.trust_unique and not engine.trust_unique
+    assert not _has_distinct(trusting.dataframe("files", {"files": df}))
+    # results are the same relations; unique() works for table and parquet names too
+    path = str(tmp_path / "files.parquet")
+    df.write.parquet(path)
+    for value in (unique(df), unique(f"parquet:{path}"), unique(FILES)):
+        assert engine.heading_of(value) == FILES.heading
+        assert engine.evaluate(QUERY, {"files": value}) == EXPECTED
+        assert sira.evaluate(QUERY, {"files": value}, engine="spark") == EXPECTED
+    assert trusting.evaluate(QUERY, {"files": df}) == EXPECTED
+    assert trusting.evaluate("join(files, sizes)", {"files": df, "sizes": SIZES}) == \
+        sira.evaluate("join(files, sizes)", {"files": FILES, "sizes": SIZES})
+    # operators that cannot create duplicates add no distinct of their own
+    for text in ("restrict(files, gt(pagesize, 0))", "extend(files, (n(length(filename))))",
+                 "rename(files, (pagesize, size))", "join(files, files)",
+                 "semijoin(files, files)"):
+        assert not _has_distinct(trusting.dataframe(text, {"files": df})), text
+    # a projection that drops an attribute can, so it keeps its distinct
+    assert _has_distinct(trusting.dataframe(QUERY, {"files": df}))
+
+
+def test_the_wrong_heading_for_a_unique_relvar_is_still_a_type_error(engine, spark):
+    from sira_spark import unique
+    df = spark.createDataFrame([(1,)], "x int")
+    with pytest.raises(SiraTypeError):
+        engine.evaluate(_tree("files"), {"files": unique(df)})
+
+
 def test_relvar_given_as_a_table_name(engine, spark):
     files_dataframe(spark).createOrReplaceTempView("sira_test_files")
     relvars = {"files": "table:sira_test_files"}
@@ -286,10 +325,12 @@ def test_evaluate_a_scalar_expression_on_spark():
 
 def test_unsupported_operators_is_a_short_known_list():
     from sira_spark.functions import unsupported_operators
-    assert unsupported_operators() == ["iminus", "substring", "trim"]
+    assert unsupported_operators() == []  # every library operator has a translation
 
 
-def test_an_unsupported_operator_says_so():
+def test_an_unsupported_operator_says_so(monkeypatch):
+    from sira_spark import functions
+    monkeypatch.delitem(functions.TRANSLATIONS, "trim")  # as if it had no translation
     with pytest.raises(sira.errors.NotSupportedOnSpark):
         sira.evaluate("extend(files, (t(trim(filename))))", {"files": FILES}, engine="spark")
 
