@@ -102,6 +102,10 @@ def _aggregate(node, children, c):
 
 @translates(SummarizeBy)
 def _summarizeby(node, children, c):
+    from .windows import summarize_window
+    direct = summarize_window(node, c)  # a windowed aggregate with a plan of its own
+    if direct is not None:
+        return direct
     (df,) = children
     h = node.source.heading
     if node.using:

@@ -19,7 +19,13 @@ Python UDF:
 * ``explode`` gives one row per window; ``w`` is ``array_sort(slice(seq, s, e-s+1))`` (an RVA's
   canonical form) and pushed-down aggregates fold that slice without keeping it.
 
-Limits: a partition's whole sequence is one array, so it must fit in one task's memory. This is
+Segmentations -- TUMBLING without LABEL, START without a condition, END reading only its own
+variables, as in sessions by timeout (seed 003, section 4.3) -- need no array: the windows are
+the runs of positions cut after each position satisfying END, found with window functions (one
+sort per partition, END on each row with its lag/lead, a running count of END positions) and
+one ``groupBy`` (see ``_segments``).
+
+Limits (other windows): a partition's whole sequence is one array, so it must fit in one task's memory. This is
 the paper's two-pass scheme for sequences split across nodes (section 5) done by the shuffle:
 ``groupBy`` reassembles a sequence whatever partitions its tuples come from, and every window,
 local or spanning several of those partitions, is then found in one pass. The end search is
@@ -197,19 +203,23 @@ def _segmentation(node) -> bool:
     return not (attributes_used(node.end.when) & start_names)
 
 
-def _simple_aggregate(expr, h, rt):
-    """A Spark aggregate giving exactly the Python engine's value of ``count(w)``,
-    ``sum(w, a)`` of integers, ``min``/``max`` of plain scalars (None: fold the sorted array)."""
+def _simple_aggregate(expr, h, rt, frame=None):
+    """A Spark aggregate (over ``frame`` when given) giving exactly the Python engine's value
+    of ``count(w)``, ``sum(w, a)`` of integers, ``min``/``max`` of plain scalars (None: fold
+    the sorted array instead)."""
     from sira.types import INTEGER_TYPES, TupleType
     from .types import spark_type
+
+    def over(agg):
+        return agg if frame is None else agg.over(frame)
     if expr.op == "count":
-        return F.count(F.lit(1)).cast("int")
+        return over(F.count(F.lit(1))).cast("int")
     t = h.type_of(expr.name)
     if expr.op == "sum" and t in INTEGER_TYPES:
-        return F.sum(_c(expr.name)).cast(spark_type(rt))
+        return over(F.sum(_c(expr.name))).cast(spark_type(rt))
     if expr.op in ("min", "max") and not isinstance(t, (IntervalType, RelationType, TupleType)) \
             and t.name not in ("FLOAT", "AVERAGE"):
-        return (F.min if expr.op == "min" else F.max)(_c(expr.name))
+        return over((F.min if expr.op == "min" else F.max)(_c(expr.name)))
     return None
 
 
@@ -234,19 +244,14 @@ def _segments(node, df, c):
         [_sort_key(_c(n), t).asc() for n, t in h.attributes if n not in skip]
     w = W.partitionBy(*parts).orderBy(*keys)
     row = F.struct(*[_c(n) for n in h.names])
-    vars_used = {kind for kind, _ in node.variables()}
-    df = df.withColumn("__p", F.row_number().over(w))
-    if vars_used & {"as", "prev", "next"}:
-        df = df.withColumn("__r", row)
-    if "prev" in vars_used:
-        df = df.withColumn("__prev", F.lag("__r").over(w))
-    if "next" in vars_used:
-        df = df.withColumn("__next", F.lead("__r").over(w))
-    source = {"at": F.col("__p").cast("long"), "as": F.col("__r"),
-              "prev": F.col("__prev") if "prev" in vars_used else None,
-              "next": F.col("__next") if "next" in vars_used else None}
-    exists = {"prev": F.col("__p") > 1,
-              "next": F.col("__next").isNotNull() if "next" in vars_used else None}
+    # variables as expressions on each row (never materialised as columns, so that Spark keeps
+    # only the fields a condition reads: ``en.ts`` is ``lead(ts)``, not a lead of a struct)
+    p = F.row_number().over(w)
+    source = {"at": p.cast("long"), "as": row,
+              "prev": F.struct(*[F.lag(_c(n)).over(w).alias(n) for n in h.names]),
+              "next": F.struct(*[F.lead(_c(n)).over(w).alias(n) for n in h.names])}
+    exists = {"prev": F.lag(F.lit(1)).over(w).isNotNull(),
+              "next": F.lead(F.lit(1)).over(w).isNotNull()}
     if node.end.unbounded or node.end.when is None:
         flag = F.lit(not node.end.unbounded)
     else:
@@ -257,25 +262,30 @@ def _segments(node, df, c):
                   if name in node.optional_variables("end")]
         flag = cond if not guards else F.when(reduce(lambda a, g: a & g, guards), cond) \
             .otherwise(F.lit(False))
-    df = df.withColumn("__f", flag)
+    # the result's variables, as values on each row: PREV/NEXT as relations of 0 or 1 tuple
+    empty = F.array().cast(T.ArrayType(schema_of(h), False))
+    cols = {"__f": flag}
+    for role in ("start", "end"):
+        for kind, name in node.variables(role):
+            if kind in ("prev", "next"):
+                cols[f"__v_{name}"] = F.when(exists[kind], F.array(source[kind])) \
+                    .otherwise(empty)
+            else:
+                cols[f"__v_{name}"] = source[kind]
+    if any(kind != "at" for kind, _ in node.variables()):
+        cols["__p"] = p
+    df = df.select("*", *[col.alias(n) for n, col in cols.items()])
     df = df.withColumn("__wid", F.coalesce(F.sum(F.col("__f").cast("long")).over(
         w.rowsBetween(W.unboundedPreceding, -1)), F.lit(0)))
-    empty = F.array().cast(T.ArrayType(schema_of(h), False))
-
-    def result_value(kind, col):
-        if kind == "at":
-            return col
-        if kind == "as":
-            return col
-        return F.when(col.isNotNull(), F.array(col)).otherwise(empty)
-
     aggs = []
-    for role, pick in (("start", F.min_by), ("end", F.max_by)):
+    for role in ("start", "end"):
         for kind, name in node.variables(role):
-            value = F.col("__p").cast("long") if kind == "at" else source[kind]
-            picked = (F.min if role == "start" else F.max)(value) if kind == "at" \
-                else pick(value, F.col("__p"))
-            aggs.append(result_value(kind, picked).alias(name))
+            value = F.col(f"__v_{name}")
+            if kind == "at":
+                picked = (F.min if role == "start" else F.max)(value)
+            else:
+                picked = (F.min_by if role == "start" else F.max_by)(value, F.col("__p"))
+            aggs.append(picked.alias(name))
     aggs.append((F.lit(True) if node.end.unbounded else F.bool_or("__f")).alias("closed"))
     rows = F.array_sort(F.collect_list(row))
     if node.aggregates:
@@ -294,12 +304,96 @@ def _segments(node, df, c):
     return ordered(g, node.heading)
 
 
+def _label_frame(node):
+    """The frame of every LABEL window when each is the run of positions ending at its label,
+    ``C`` positions long (START ``when(lp - sp = C)``, or ``unbounded``: C None) and END
+    ``when(ep = lp)``; False otherwise. Variables: AS and AT only; a LABEL condition may read
+    its own."""
+    from sira.expressions.nodes import AttrRef, Call, Literal, attributes_used
+    if node.label is None or node.kind != "sliding" or node.end.unbounded:
+        return False
+    if any(kind not in ("as", "at") for kind, _ in node.variables()):
+        return False
+    lp = node.label.at
+    ep = node.end.at
+    if lp is None or ep is None or node.end.when not in (
+            Call("eq", (AttrRef(ep), AttrRef(lp))), Call("eq", (AttrRef(lp), AttrRef(ep)))):
+        return False
+    if node.label.when is not None and attributes_used(node.label.when) - \
+            {n for _, n in node.variables("label")}:
+        return False
+    if node.start.unbounded:
+        return None
+    sp, when = node.start.at, node.start.when
+    if sp is None or not (isinstance(when, Call) and when.op == "eq" and len(when.args) == 2):
+        return False
+    diff, amount = when.args
+    if diff != Call("minus", (AttrRef(lp), AttrRef(sp))) or not isinstance(amount, Literal) \
+            or isinstance(amount.value, bool) or not isinstance(amount.value, int) \
+            or amount.value < 0:
+        return False
+    return amount.value
+
+
+def _label_frames(node, df, c, back):
+    """WINDOWBY by a running frame when :func:`_label_frame` holds (``back`` = C, or None).
+
+    The window of label position lp is positions max(1, lp-C)..lp (the Python scan: the first
+    START position is lp-C when lp > C, else none, and the window starts at 1 with ``opened``
+    false; END holds first at lp): ``rowsBetween(-C, 0)`` in the sequence's order, so no
+    array of the sequence is built. ``w`` and aggregates come from that frame; the LABEL
+    condition, if any, filters the rows afterwards.
+    """
+    h = node.source.heading
+    parts = [_c(n) for n in node.partition]
+    skip = set(node.partition) | set(node.order)
+    keys = [_sort_key(_c(n), h.type_of(n)).asc() for n in node.order] + \
+        [_sort_key(_c(n), t).asc() for n, t in h.attributes if n not in skip]
+    w = W.partitionBy(*parts).orderBy(*keys)
+    frame = w.rowsBetween(W.unboundedPreceding if back is None else -back, 0)
+    row = F.struct(*[_c(n) for n in h.names])
+    p = F.row_number().over(w).cast("long")
+    start = F.lit(1).cast("long") if back is None else F.greatest(p - back, F.lit(1))
+    opened = F.lit(True) if back is None else p > back
+    values = {("label", "as"): row, ("label", "at"): p, ("end", "as"): row, ("end", "at"): p,
+              ("start", "as"): F.first(row).over(frame), ("start", "at"): start}
+    cols = [_c(n) for n in node.partition]
+    for role in ("label", "start", "end"):
+        for kind, name in node.variables(role):
+            cols.append(values[(role, kind)].alias(name))
+    cols += [F.lit(True).alias("closed"), opened.alias("opened")]
+    rows = F.array_sort(F.collect_list(row).over(frame))
+    if node.aggregates:
+        scope = Heading.of({node.result: RelationType(h)})
+        from sira.expressions.evaluate import aggregated_type
+        for name, e in node.aggregates:
+            _, _, rt = aggregated_type(e, scope)
+            simple = _simple_aggregate(e, h, rt, frame)
+            cols.append((simple if simple is not None else
+                         aggregated_column(e, rows, scope)).alias(name))
+    else:
+        cols.append(rows.alias(node.result))
+    if node.label.when is not None:
+        scope = node.scope("label")
+        where = {name: values[("label", kind)] for kind, name in node.variables("label")}
+        cond = F.coalesce(column(node.label.when, scope, c, Scope(scope, where, c)),
+                          F.lit(False))
+        cols.append(cond.alias("__label"))
+        out = df.select(*cols).where(F.col("__label"))
+    else:
+        out = df.select(*cols)
+    return ordered(out, node.heading)
+
+
 @translates(WindowBy)
 def _windowby(node, children, c):
     (df,) = children
     h = node.source.heading
     if _segmentation(node):
         return _segments(node, df, c)
+    back = _label_frame(node)
+    if back is not False:
+        return _label_frames(node, df, c, back)
     entry = F.struct(
         F.struct(*[_sort_key(_c(n), h.type_of(n)).alias(f"k{i}")
                    for i, n in enumerate(node.order)]).alias("k"),

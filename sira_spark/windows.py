@@ -26,6 +26,13 @@ SiraValueError of the Python engine, with the same ``value`` (the first such arr
 
 ISTREAM/DSTREAM pack on ``during`` and take its begin / (bounded) end; RSTREAM joins the ticks on
 ``begin <= at < end``.
+
+A pointwise SUMMARIZEBY over a ``rows(N)`` window (``summarizebyusing(window(S, ts, partition(k)
+rows(N)), (k, during), (...), (during))``: sums of integers, max, min) is compiled here without
+the window relation, as one running frame per partition (see ``_summarize_rows``); this module
+wraps the SUMMARIZEBY translation of ``aggregation.py`` for that case, and for a SUMMARIZEBY
+over a HOP window table (``windowtables.summarize_hop``: aggregated by panes first), and leaves
+it every other.
 """
 
 from __future__ import annotations
@@ -303,3 +310,93 @@ def _rstream(node, children, c):
     cond = (F.col("__tick") >= iv["begin"]) & (iv["end"].isNull() | (F.col("__tick") < iv["end"]))
     joined = df.join(ticks, cond, "inner").withColumn(node.at, F.col("__tick"))
     return ordered(joined, node.heading).distinct()
+
+
+# ------------------------------------------------------------------ windowed aggregates, fused
+#
+# ``summarizebyusing(window(S, ts, [partition(k...)] rows(N)), (k..., during), (x(plus(e)) ...),
+# (during))`` -- CQL's ``select k, sum(e), count(*) from S[partition by k rows N] group by k``
+# -- compiled without the window relation and without splitting it at every boundary of its
+# group (which, with N-row windows, replicates each key's boundaries to each of its rows).
+# Per partition, in the window's order, the window relation holds positions j-N+1..j from the
+# time of position j up to the next distinct time, where j is the last position at its time: one
+# running frame ``rowsBetween(-(N-1), 0)`` gives every aggregate, taken at the last row of
+# each time, and ``lead`` the next time (none after the partition's last element: unbounded).
+# The compiler then packs the result on ``during`` as for every SUMMARIZEBY. Sums of integers,
+# max and min of plain scalars only; anything else goes to the family's own translation
+# (sira_spark/aggregation.py).
+
+def _fused_rows_window(node):
+    """The Window under a SUMMARIZEBY that :func:`_summarize_rows` compiles, else None."""
+    from sira.expressions.evaluate import infer_type
+    from sira.expressions.nodes import attributes_used
+    from sira.types import BOOLEAN, DATE, INTEGER_TYPES, STRING
+    win = node.source
+    if not isinstance(win, Window) or node.using != (win.during,):
+        return None
+    s = win.spec
+    if s.kind != "rows" or s.rows is None or s.slide_rows is not None or s.range is not None \
+            or s.slide is not None:
+        return None
+    if set(node.by) != set(s.partition) | {win.during}:
+        return None
+    stream = win.source.heading
+    for _, op, expr in node.specs:
+        if win.during in attributes_used(expr):
+            return None
+        t = infer_type(expr, stream)
+        if op == "plus" and t in INTEGER_TYPES:
+            continue
+        if op in ("max", "min") and (t in INTEGER_TYPES or t in (STRING, DATE, BOOLEAN)):
+            continue
+        return None
+    return win
+
+
+def _summarize_rows(node, win, c):
+    from sira.algebra.aggregation import aggregations
+    from .functions import column
+    df = c.compile(win.source)
+    h = win.source.heading
+    s = win.spec
+    ts_t = h.type_of(win.ts)
+    parts = [_c(n) for n in s.partition]
+    if s.arrival is not None:
+        if not _checked_once(c, ("arrival", win.source, win.ts, s.partition, s.arrival)):
+            _check_arrival_order(df, win, parts)
+        order = [_c(win.ts).asc(), _c(s.arrival).asc()]
+    else:
+        order = [_c(win.ts).asc()] + _order_columns(
+            h, [n for n in h.names if n not in s.partition and n != win.ts])
+    w = W.partitionBy(*parts).orderBy(*order)
+    frame = w.rowsBetween(-(s.rows - 1), 0)
+    t = _to_time(_c(win.ts), ts_t)
+    aggs = aggregations(node.specs, win.heading, node.operator_name)
+    cols = []
+    for (name, op, expr), agg in zip(node.specs, aggs):
+        value = column(expr, h, c)
+        if op == "plus":
+            out = F.sum(value).over(frame).cast(spark_type(agg.result_type))
+        else:
+            out = (F.max if op == "max" else F.min)(value).over(frame)
+        cols.append(out.alias(name))
+    # the last row of each time is the one whose next row has another time (or none); that
+    # next row's time is then the next distinct time, the end of the interval
+    df = df.select(*parts, t.alias("__w_t"), F.lead(t).over(w).alias("__w_e"), *cols) \
+        .where(F.col("__w_e").isNull() | (F.col("__w_e") != F.col("__w_t")))
+    during = F.struct(_from_time(F.col("__w_t"), ts_t).alias("begin"),
+                      _from_time(F.col("__w_e"), ts_t).alias("end"))
+    return ordered(df.withColumn(win.during, during), node.heading)
+
+
+def summarize_window(node, c):
+    """A DataFrame for the SUMMARIZEBY ``node`` when it is a windowed aggregate with a direct
+    plan (running sums over a partitioned ``rows(N)`` window, panes for a HOP), else None."""
+    from .windowtables import fused_hop, summarize_hop
+    win = _fused_rows_window(node)
+    if win is not None:
+        return _summarize_rows(node, win, c)
+    win = fused_hop(node)
+    if win is not None:
+        return summarize_hop(node, win, c)
+    return None

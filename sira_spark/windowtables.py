@@ -32,6 +32,16 @@ def _interval(back, begin, end):
     return F.struct(back(begin).alias("begin"), back(end).alias("end"))
 
 
+#: hop windows with at most this many windows per element use a literal array of offsets (a
+#: filter drops the ones not holding t); longer ones a ``sequence`` of their starts
+MAX_HOP_OFFSETS = 64
+
+
+def _floor_to(u, step: int):
+    """floor(u / step) * step in exact LONG arithmetic, for any sign of u."""
+    return u - F.pmod(u, F.lit(step).cast("bigint"))
+
+
 @translates(WindowTable)
 def _window_table(node, children, c):
     (df,) = children
@@ -39,19 +49,28 @@ def _window_table(node, children, c):
     size, slide, offset = node.units("size"), node.units("slide"), node.units("offset")
     name = node.name
     if node.kind == "tumble":
-        start = F.floor((t - offset) / size).cast("bigint") * size + offset
+        start = _floor_to(t - offset, size) + offset
         return df.withColumn(name, _interval(back, start, start + size))
     if node.kind == "hop":
-        last = F.floor((t - offset) / slide).cast("bigint")
-        first = F.floor((t - offset - size) / slide).cast("bigint") + 1
-        k = F.explode(F.sequence(first, last))
-        out = df.withColumn("__k", k)
-        start = F.col("__k") * slide + offset
+        # the windows holding t start at base, base - L, ..., down to more than t - T
+        base = _floor_to(t - offset, slide) + offset
+        count = -(-size // slide)  # ceil(T / L): how many windows may hold t
+        if count <= MAX_HOP_OFFSETS:
+            out = df.withColumn("__k", F.explode(F.array(*[F.lit(j * slide).cast("bigint")
+                                                           for j in range(count)])))
+            start = base - F.col("__k")
+            out = out.where(start + size > t)
+        else:
+            # offsets 0, L, ..., j*L with j*L < base + T - t (a non-negative count)
+            last = F.call_function("div", base + size - t - 1, F.lit(slide).cast("bigint"))
+            out = df.withColumn("__k", F.explode(F.sequence(
+                F.lit(0).cast("bigint"), last * slide, F.lit(slide).cast("bigint"))))
+            start = base - F.col("__k")
         return out.withColumn(name, _interval(back, start, start + size)).drop("__k")
     if node.kind == "cumulate":
-        period = F.floor((t - offset) / size).cast("bigint") * size + offset
-        j = F.explode(F.sequence(F.floor((t - period) / slide).cast("bigint") + 1,
-                                 F.lit(size // slide).cast("bigint")))
+        period = _floor_to(t - offset, size) + offset
+        first = F.call_function("div", t - period, F.lit(slide).cast("bigint")) + 1
+        j = F.explode(F.sequence(first, F.lit(size // slide).cast("bigint")))
         out = df.withColumn("__j", j)
         return out.withColumn(name, _interval(back, period, period + F.col("__j") * slide)) \
             .drop("__j")
@@ -66,3 +85,80 @@ def _window_table(node, children, c):
     out = sessions.withColumn(name, _interval(back, F.min("__u").over(per),
                                               F.max("__u").over(per) + gap))
     return out.drop("__u", "__new", "__s")
+
+
+# ------------------------------------------------------------------ hop aggregates by panes
+#
+# ``summarizebyusing(hop(S, ts, size(T) slide(L)), (k..., window), (x(plus(e)) ...), ())`` (or
+# the packed ``summarizeby``): instead of copying every element into each of its ceil(T/L)
+# windows, the stream is first aggregated per key and *pane* -- the intervals of width
+# gcd(T, L) between consecutive window boundaries, each wholly inside or outside every window --
+# and only the pane aggregates are copied into their windows and combined there. Sums of INT or
+# LONG, max and min of plain scalars: the combination of the panes' values is the window's
+# value exactly. Any other SUMMARIZEBY over a window table goes to aggregation.py.
+
+def fused_hop(node):
+    """The HOP window table under a SUMMARIZEBY that :func:`summarize_hop` compiles, else
+    None."""
+    from sira.algebra.aggregation import SummarizeBy
+    from sira.expressions.evaluate import infer_type
+    from sira.expressions.nodes import attributes_used
+    from sira.types import BOOLEAN, DATE, INT, LONG, STRING
+    if not isinstance(node, SummarizeBy):
+        return None
+    win = node.source
+    if not isinstance(win, WindowTable) or win.kind != "hop":
+        return None
+    if node.using not in (None, (), (win.name,)):
+        return None
+    stream = win.source.heading
+    key = [n for n in node.by if n != win.name]
+    if win.name not in node.by or any(n not in stream for n in key):
+        return None
+    for _, op, expr in node.specs:
+        if win.name in attributes_used(expr):
+            return None
+        t = infer_type(expr, stream)
+        if op == "plus" and t in (INT, LONG):
+            continue
+        if op in ("max", "min") and (t in (INT, LONG, STRING, DATE, BOOLEAN)):
+            continue
+        return None
+    return win
+
+
+def summarize_hop(node, win, c):
+    from math import gcd
+
+    from sira.algebra.aggregation import aggregations
+
+    from .compiler import ordered
+    from .functions import column
+    from .types import spark_type
+    df = c.compile(win.source)
+    h = win.source.heading
+    t, back = _units(win, c)
+    size, slide, offset = win.units("size"), win.units("slide"), win.units("offset")
+    pane = gcd(size, slide)
+    key = [n for n in node.by if n != win.name]
+    aggs = aggregations(node.specs, win.heading, node.operator_name)
+    combine = {"plus": F.sum, "max": F.max, "min": F.min}
+    panes = df.groupBy(*[F.col(f"`{k}`") for k in key],
+                       (_floor_to(t - offset, pane) + offset).alias("__pane")).agg(
+        *[combine[op](column(expr, h, c)).alias(f"__a{i}")
+          for i, (_, op, expr) in enumerate(node.specs)])
+    p = F.col("__pane")
+    base = _floor_to(p - offset, slide) + offset
+    count = -(-size // slide)
+    out = panes.withColumn("__k", F.explode(F.array(*[F.lit(j * slide).cast("bigint")
+                                                      for j in range(count)])))
+    start = base - F.col("__k")
+    out = out.where(start + size > p).select(*[F.col(f"`{k}`") for k in key],
+                                             start.alias("__s"), *[f"__a{i}" for i in
+                                                                   range(len(node.specs))])
+    result = out.groupBy(*[F.col(f"`{k}`") for k in key], "__s").agg(
+        *[combine[op](F.col(f"__a{i}")).cast(spark_type(a.result_type)).alias(name)
+          for i, ((name, op, _), a) in enumerate(zip(node.specs, aggs))])
+    s = F.col("__s")
+    result = result.withColumn(win.name, _interval(back, s, s + size))
+    return ordered(result, node.heading)

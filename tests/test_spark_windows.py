@@ -140,3 +140,142 @@ def test_range_on_a_float_that_c_cannot_move_falls_back_to_the_self_join():
                                  [(0, 1e17), (1, 1e17), (2, 1e17 + 64), (3, 1e17 + 64)]])
     py, sp = both("window(S, ts, range(1.0) on(f))", {"S": stream})
     assert py == sp
+
+
+# --- windowed aggregates compiled without the window relation (sira_spark/windows.py) and
+# WINDOWBY segmentations compiled with window functions (sira_spark/windowby.py); both engines'
+# fused paths against the families' reference evaluation -------------------------------------
+
+def reference(query, relvars):
+    """The Python engine with the family's own SUMMARIZEBY (no fused window sweep)."""
+    from sira.algebra.aggregation import SummarizeBy
+    from sira.engine import _EVALUATORS
+    from sira.engine import aggregation
+    fused = _EVALUATORS[SummarizeBy]
+    _EVALUATORS[SummarizeBy] = aggregation._summarizeby
+    try:
+        return sira.evaluate(query, relvars)
+    finally:
+        _EVALUATORS[SummarizeBy] = fused
+
+
+POINTWISE = [
+    "summarizebyusing(window(S, ts, partition(p) rows(3)), (p, during), "
+    "(total(plus(v)) n(plus(1)) hi(max(v)) lo(min(seq))), (during))",
+    "summarizebyusing(window(S, ts, rows(2) arrival(seq)), (during), (total(plus(v))), (during))",
+    "summarizebyusing(window(S, ts, partition(p) rows(1)), (p, during), (n(plus(1))), (during))",
+    "summarizebyusing(window(S, ts, range(5)), (p, during), (total(plus(v)) n(plus(1))), "
+    "(during))",
+    "summarizebyusing(window(S, ts, range(6) slide(4)), (during), (total(plus(v))), (during))",
+    "summarizebyusing(window(S, ts, range(unbounded)), (p, during), (total(plus(v))), (during))",
+]
+
+
+@settings(max_examples=3, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(stream=streams(max_size=25))
+def test_pointwise_aggregates_over_windows_equal_the_split_and_summarize_reference(stream):
+    relvars = {"S": stream}
+    for query in POINTWISE:  # headings differ: one query at a time
+        expected = reference(query, relvars)
+        py, sp = both(query, relvars)
+        assert py == expected, f"{query}\npython: {py!r}\nreference: {expected!r}"
+        assert sp == expected, f"{query}\nspark: {sp!r}\nreference: {expected!r}"
+
+
+def test_a_fused_window_sum_that_overflows_raises_as_the_reference_does():
+    from sira.errors import IntOverflow
+    stream = Relation.from_rows(HEADING, [{"ts": t, "seq": t, "p": "a", "v": 2_000_000_000}
+                                          for t in range(2)])
+    with pytest.raises(IntOverflow):
+        sira.evaluate("summarizebyusing(window(S, ts, range(5)), (p, during), "
+                      "(total(plus(v))), (during))", {"S": stream})
+
+
+SEGMENTS = [
+    # sessions: a window ends where the next element comes more than 3 after the last one
+    "windowby(S, partition(p) order(ts) tumbling, start(as(s) at(sp) prev(ps)), "
+    "end(as(e) at(ep) next(en) when(en.ts - e.ts > 3)))",
+    "windowby(S, partition(p) order(ts) tumbling, start(), end(as(e) when(e.v = 0)), only)",
+    "windowby(S, order(ts) tumbling, start(next(ns)), end(as(e) prev(pe) at(ep) when(pe.v > e.v)), "
+    "aggregates(n(count(w)) total(sum(w, v)) hi(max(w, p)) a(avg(w, v)) lo(min(w, ts))))",
+    "windowby(S, partition(p) order(v) tumbling, start(), end(unbounded))",
+    "windowby(S, partition(p) order(ts) tumbling, start(), end(at(ep) when(mod(ep, 3) = 0)))",
+]
+
+
+@settings(max_examples=3, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(stream=streams(max_size=25))
+def test_windowby_segmentations_give_the_python_windows(stream):
+    from sira.algebra.windowby import WindowBy
+    from sira_spark.windowby import _segmentation
+    relvars = {"S": stream}
+    queries = SEGMENTS
+    catalog = {"S": stream.heading}
+    for q in queries:
+        node = sira.parse(q, catalog)
+        assert isinstance(node, WindowBy) and _segmentation(node), q
+    for q in queries:
+        py, sp = both(q, relvars)
+        assert py == sp, f"{q}\npython: {py!r}\nspark:  {sp!r}"
+
+
+def test_a_windowby_end_reading_a_start_variable_is_not_a_segmentation():
+    from sira_spark.windowby import _segmentation
+    node = sira.parse("windowby(S, partition(p) order(ts) tumbling, start(as(s)), "
+                      "end(as(e) when(e.ts - s.ts > 3)))", {"S": sira.Heading.of(HEADING)})
+    assert not _segmentation(node)
+
+
+LABEL_FRAMES = [
+    "windowby(S, partition(p) order(ts) sliding, label(as(l) at(lp)), "
+    "start(at(sp) when(lp - sp = 3)), end(at(ep) when(ep = lp)))",
+    "windowby(S, partition(p) order(ts) sliding, label(as(l) at(lp) when(l.v < 3)), "
+    "start(as(s) at(sp) when(lp - sp = 1)), end(as(e) at(ep) when(lp = ep)), "
+    "aggregates(n(count(w)) total(sum(w, v)) a(avg(w, v)) hi(max(w, ts))))",
+    "windowby(S, order(ts) sliding, label(at(lp)), start(unbounded), end(at(ep) when(ep = lp)), "
+    "aggregates(a(avg(w, v))))",
+    "windowby(S, partition(p) order(v) sliding, label(at(lp)), start(at(sp) when(lp - sp = 0)), "
+    "end(at(ep) when(ep = lp)))",
+]
+
+
+@settings(max_examples=3, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(stream=streams(max_size=25))
+def test_windowby_label_frames_give_the_python_windows(stream):
+    from sira_spark.windowby import _label_frame
+    relvars = {"S": stream}
+    for q in LABEL_FRAMES:
+        assert _label_frame(sira.parse(q, {"S": stream.heading})) is not False, q
+        py, sp = both(q, relvars)
+        assert py == sp, f"{q}\npython: {py!r}\nspark:  {sp!r}"
+
+
+def test_label_windows_not_ending_at_their_label_are_not_frames():
+    from sira_spark.windowby import _label_frame
+    node = sira.parse("windowby(S, partition(p) order(ts) sliding, label(at(lp)), "
+                      "start(at(sp) when(lp - sp = 4)), end(at(ep) when(lp - ep = 2)))",
+                      {"S": sira.Heading.of(HEADING)})
+    assert _label_frame(node) is False
+
+
+HOP_AGGREGATES = [
+    "summarizebyusing(hop(S, ts, size(10) slide(4)), (p, window), "
+    "(total(plus(v)) n(plus(1)) hi(max(p)) lo(min(seq))), ())",
+    "summarizeby(hop(S, ts, size(10) slide(5) offset(3)), (p, window), (total(plus(v))))",
+    "summarizebyusing(hop(S, ts, size(25) slide(10) offset(-7)), (window), (n(plus(1))), ())",
+]
+
+
+@settings(max_examples=3, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(stream=streams(max_size=25))
+def test_hop_aggregates_by_panes_give_the_python_windows(stream):
+    from sira_spark.windowtables import fused_hop
+    relvars = {"S": stream}
+    for q in HOP_AGGREGATES:
+        assert fused_hop(sira.parse(q, {"S": stream.heading})) is not None, q
+        py, sp = both(q, relvars)
+        assert py == sp, f"{q}\npython: {py!r}\nspark:  {sp!r}"

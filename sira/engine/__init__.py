@@ -19,6 +19,16 @@ from ..values import Relation, tuple_literal
 _EVALUATORS: dict = {}
 
 
+class Packed:
+    """What an evaluation returns when its result is already packed on the node's pack_list
+    (a sweep that packs as it goes), so ``Context.eval`` does not pack it again."""
+
+    __slots__ = ("relation",)
+
+    def __init__(self, relation: Relation):
+        self.relation = relation
+
+
 def evaluates(node_class):
     """Register the Python evaluation of one node class."""
     def register(fn):
@@ -50,7 +60,9 @@ class Context:
         if fn is None:
             raise SiraError(f"the Python engine cannot evaluate {type(node).__name__}")
         result = fn(node, self)
-        if node.packs:
+        if isinstance(result, Packed):
+            result = result.relation
+        elif node.packs:
             pack_list = node.pack_list
             if pack_list:
                 from .packing import pack_relation

@@ -56,6 +56,10 @@ def _aggregate(node, ctx):
 
 @evaluates(SummarizeBy)
 def _summarizeby(node, ctx):
+    from .windows import summarize_window
+    swept = summarize_window(node, ctx)  # a windowed sum, without the window relation
+    if swept is not None:
+        return swept
     src = ctx.eval(node.source)
     h = src.heading
     aggs, fns = _spec_functions(node, ctx, h)

@@ -3,6 +3,10 @@
 Each partition is sorted once by (timestamp, arrival); every element's interval is then a
 function of its position: O(n log n) per window, whatever the range or row counts.
 ``range(C) on(E)`` keeps the elements still waiting for a large enough E in a sorted list.
+
+A pointwise sum over a ``range`` window (``summarizebyusing(window(S, ts, range(T)), (k, during),
+(x(plus(v))), (during))``) is swept in one pass over the stream, without the window relation:
+SUMMARIZEBY's evaluation (``aggregation.py``) asks :func:`summarize_window` first.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from sortedcontainers import SortedList
 
 from ..algebra.derived import lower_changes
 from ..algebra.windows import Changes, DStream, IStream, RStream, Window, WindowTable
-from ..errors import SiraValueError
+from ..errors import ArithmeticFault, SiraValueError
 from ..intervals import Interval
 from ..types import TIMESTAMP
 from ..values import Relation
@@ -271,3 +275,191 @@ def _rstream(node, ctx):
         for t in ticks[lo:hi]:
             out.add(assemble(base + (t,)))
     return Relation(node.heading, frozenset(out))
+
+
+# ------------------------------------------------------------------ windowed sums, fused
+#
+# ``summarizebyusing(window(S, ts, range(T) [slide(L)]), (k..., during), (x(plus(e)) ...),
+# (during))`` -- CQL's ``select k, sum(e) from S[range T] group by k`` -- is evaluated here in
+# one sweep instead of materialising the window relation and splitting it at every boundary of
+# its group: per group, every element adds its values at the instant it enters the window and
+# takes them back when it leaves; between consecutive instants the sums are constant, so each
+# such segment where the group's window is not empty is one tuple, merged with the previous one
+# when they meet and agree (the result is already packed, as SUMMARIZEBY's must be). Any other
+# SUMMARIZEBY goes to the family's own evaluation (sira/engine/aggregation.py), which stays the
+# reference meaning; a sum overflowing its type also goes there, so that it raises its error.
+
+def _fused_window_sum(node):
+    """The Window under a SUMMARIZEBY that :func:`_summarize_window` can sweep, else None."""
+    from ..algebra.aggregation import aggregations
+    from ..expressions.nodes import attributes_used
+    from ..types import IntegerType
+    win = node.source
+    if not isinstance(win, Window) or node.using != (win.during,):
+        return None
+    s = win.spec
+    if s.kind != "range" or s.rows is not None or s.arrival is not None or s.partition:
+        return None
+    stream = win.source.heading
+    key = [n for n in node.by if n != win.during]
+    if win.during not in node.by or any(n not in stream for n in key):
+        return None
+    for (_, op, expr), agg in zip(node.specs, aggregations(node.specs, win.heading,
+                                                           node.operator_name)):
+        if op != "plus" or not isinstance(agg.result_type, IntegerType) \
+                or win.during in attributes_used(expr):
+            return None
+    return win
+
+
+def _summarize_window(node, ctx, win):
+    from .basic import compiler
+    src = ctx.eval(win.source)
+    h = src.heading
+    ts = h.index(win.ts)
+    fns = [compiler(ctx)(expr, h) for _, _, expr in node.specs]
+    m = len(fns)
+    key = row_getter([h.index(n) for n in node.by if n != win.during])
+    time = _Time(win.ts_type)
+    rng, slide = win.range_units, win.slide_units
+    if m == 1 and rng is not None and slide is None and not time.timestamp:
+        return _summarize_range_one(node, src, win, fns[0], key, ts, rng)
+    groups: dict = {}
+    for row in src.body:
+        t = row[ts]
+        if rng is None:
+            begin, end = t, None
+        elif slide is None:
+            begin, end = t, time.plus(t, rng)
+        else:
+            begin, end = time.ceil(t, slide), time.ceil(time.plus(t, rng), slide)
+            if not begin < end:
+                continue  # never in the window
+        values = [f(row) for f in fns]
+        deltas = groups.get(k := key(row))
+        if deltas is None:
+            deltas = groups[k] = {}
+        d = deltas.get(begin)
+        if d is None:
+            deltas[begin] = [1] + values
+        else:
+            d[0] += 1
+            for i in range(m):
+                d[i + 1] += values[i]
+        if end is not None:
+            d = deltas.get(end)
+            if d is None:
+                deltas[end] = [-1] + [-v for v in values]
+            else:
+                d[0] -= 1
+                for i in range(m):
+                    d[i + 1] -= values[i]
+    specs = [n for n, _, _ in node.specs]
+    where = {n: i for i, n in enumerate([n for n in node.by if n != win.during] +
+                                        [win.during] + specs)}
+    assemble = row_getter([where[n] for n in node.heading.names])
+    types = [node.heading.type_of(n) for n in specs]
+    out = []
+    add = out.append
+    for k, deltas in groups.items():
+        points = sorted(deltas)
+        count = 0
+        sums = [0] * m
+        run = None  # [begin, end, sums] of the packed segment being built
+        for i, p in enumerate(points):
+            d = deltas[p]
+            count += d[0]
+            for j in range(m):
+                sums[j] += d[j + 1]
+            nxt = points[i + 1] if i + 1 < len(points) else None
+            if count == 0:
+                continue
+            if run is not None and run[1] == p and run[2] == sums:
+                run[1] = nxt
+                continue
+            if run is not None:
+                add(assemble(k + (Interval(run[0], run[1]),) + tuple(run[2])))
+            run = [p, nxt, list(sums)]
+        if run is not None:
+            add(assemble(k + (Interval(run[0], run[1]),) + tuple(run[2])))
+    for name, t in zip(specs, types):  # an overflowing sum: the reference evaluation raises it
+        if t.min is not None:
+            pos, low, high = node.heading.index(name), t.min, t.max
+            if any(not low <= r[pos] <= high for r in out):
+                return None
+    return _to_be_packed(node, out)
+
+
+def _summarize_range_one(node, src, win, f, key, ts, rng):
+    """:func:`_summarize_window` for one sum over ``range(T)`` on an integer time."""
+    groups: dict = {}
+    for row in src.body:
+        t = row[ts]
+        v = f(row)
+        deltas = groups.get(k := key(row))
+        if deltas is None:
+            deltas = groups[k] = {}
+        d = deltas.get(t)
+        if d is None:
+            deltas[t] = [1, v]
+        else:
+            d[0] += 1
+            d[1] += v
+        d = deltas.get(t + rng)
+        if d is None:
+            deltas[t + rng] = [-1, -v]
+        else:
+            d[0] -= 1
+            d[1] -= v
+    (name,) = [n for n, _, _ in node.specs]
+    where = {n: i for i, n in enumerate([n for n in node.by if n != win.during] +
+                                        [win.during, name])}
+    assemble = row_getter([where[n] for n in node.heading.names])
+    out = []
+    add = out.append
+    for k, deltas in groups.items():
+        points = sorted(deltas)
+        count = total = 0
+        run_b = run_e = run_total = None
+        for p, nxt in zip(points, points[1:]):  # the last point always empties the window
+            c, v = deltas[p]
+            count += c
+            total += v
+            if count == 0:
+                continue
+            if run_e == p and run_total == total:
+                run_e = nxt
+                continue
+            if run_b is not None:
+                add(assemble(k + (Interval(run_b, run_e), run_total)))
+            run_b, run_e, run_total = p, nxt, total
+        if run_b is not None:
+            add(assemble(k + (Interval(run_b, run_e), run_total)))
+    t = node.heading.type_of(name)
+    if t.min is not None:  # an overflowing sum: the reference evaluation raises it
+        pos, low, high = node.heading.index(name), t.min, t.max
+        if any(not low <= r[pos] <= high for r in out):
+            return None
+    return _to_be_packed(node, out)
+
+
+def _to_be_packed(node, rows: list):
+    """The swept SUMMARIZEBY result: distinct rows, already packed on ``(during,)``."""
+    from . import Packed
+    return Packed(Relation(node.heading, frozenset(rows)))
+
+
+def summarize_window(node, ctx):
+    """The SUMMARIZEBY ``node`` swept over its window when it is a pointwise integer sum over a
+    ``range`` window (CQL's ``select k, sum(e) from S[range T] group by k``), else None.
+
+    A sum overflowing its type gives None too, so that the reference evaluation raises the
+    error naming the failing tuple.
+    """
+    win = _fused_window_sum(node)
+    if win is None:
+        return None
+    try:
+        return _summarize_window(node, ctx, win)
+    except ArithmeticFault:
+        return None

@@ -1,0 +1,697 @@
+"""Window benchmark: sira's stream windows against hand-written programs, on Spark and in Python.
+
+Spark (``--n`` events, default 10,000,000): the stream S{k LONG, ts LONG, v LONG} is generated
+inside Spark (``spark.range``: ts = the row id, a time in milliseconds, increasing and distinct;
+k = a hash of the id modulo ``--keys`` (1,000), so each key sees an event about every second;
+v = another hash modulo 100), persisted and materialised before timing (not timed). Both
+programs start from that same DataFrame; sira gets it as the relvar ``s`` through
+``SparkEngine(..., trust_unique=True)``, so it skips the ``distinct()`` it applies by default to
+a DataFrame relvar (the input has no duplicates, and the hand-written programs skip it too;
+``--distinct-relvars`` measures the default mode, that distinct counted in sira's time; its cost
+alone is printed either way). Each timed run
+builds the program's DataFrame and ends in ``df.write.format("noop")``; runs are interleaved
+(sira, hand-written, sira, ...) and the best of ``--repeat`` is kept. After timing, both results
+are compared by row count and an order-independent checksum (sum of a hash of every row, on the
+columns both compute); with ``--n`` up to ``--collect-limit`` they are also collected and
+compared as sets.
+
+1. HOP AVG      A hopping window of 1 minute sliding by 15 seconds, the average of v per key and
+                window. sira, as a user writes it with a window table function (one tuple per
+                element and window holding it, the window as an interval attribute):
+
+                    extend(summarizebyusing(hop(s, ts, size(60000) slide(15000)),
+                                            (k, window), (total(plus(v)) n(plus(1))), ()),
+                           (a(div(tofloat(total), tofloat(n)))))
+
+                ``summarizebyusing(..., ())`` groups by the window as a value: a plain
+                ``summarizeby`` packs its result on every interval attribute, so two
+                overlapping windows of a key holding the same events (same total and count)
+                would be merged into one tuple, which is not what a per-window average means.
+                An exact integer sum and count, divided, give the same bits as Spark's avg of
+                an integer column (sira's AVERAGE type folds a sorted array so that both engines
+                agree to the bit; it is dearer and rounds differently). Hand-written: Spark's own
+                ``groupBy(k, window(timestamp_millis(ts), "60 seconds", "15 seconds"))
+                .agg(avg(v))`` (an Expand of each event into its 4 windows). Same windows
+                ([start, end) aligned on the epoch) and the same averages (compared as (k,
+                start ms, end ms, a)). sira_spark compiles a SUMMARIZEBY over HOP by panes:
+                sums per key and 15 s pane first, then each pane's sums into its 4 windows.
+2. ROWS AVG     ``S[partition by k rows 10]`` and the average of each key's window relation,
+                pointwise in time (CQL's ``select k, avg(v) from S[partition by k rows 10]
+                group by k``):
+
+                    extend(summarizebyusing(window(s, ts, partition(k) rows(10)), (k, during),
+                                            (total(plus(v)) n(plus(1))), (during)),
+                           (a(div(tofloat(total), tofloat(n)))))
+
+                Per key, the window relation changes at each of the key's events (ts is
+                distinct), so this is one tuple per event e: during = [e.ts, the key's next ts)
+                (unbounded for the last), the sum, count and average of the key's last 10 events
+                up to e -- except that, being a relation, consecutive intervals with equal
+                (total, n, a) are packed into one. Hand-written: ``avg(v).over(Window
+                .partitionBy(k).orderBy(ts).rowsBetween(-9, 0))`` per event. Check (not timed):
+                the hand-written sums/counts/averages, given [ts, next ts) and packed by
+                gaps-and-islands, equal sira's result. Second row "vs packed": that
+                checking program timed as a baseline (the same relation as sira's, by hand).
+                sira_spark compiles this pattern to one running frame per key (no window
+                relation is built), then packs the result as every SUMMARIZEBY's.
+2b. ROWS AVG    The same frames per event, as a SQL++ WindowBy query with a LABEL (seed 003,
+    per event   section 4: a window for every tuple, from nine tuples before it up to it):
+
+                    extend(windowby(s, partition(k) order(ts) sliding, label(as(l) at(lp)),
+                                    start(at(sp) when(lp - sp = 9)), end(at(ep) when(ep = lp)),
+                                    aggregates(total(sum(w, v)) n(count(w)))),
+                           (a(div(tofloat(total), tofloat(n)))))
+
+                One tuple per event (l), with the average of its window: for the first nine
+                events of a key the window starts at the key's first event (``opened`` is
+                false), exactly the truncated frames of ``rowsBetween(-9, 0)``. Hand-written: the
+                same ``avg(v).over(...rowsBetween(-9, 0))`` program; compared as (k, l.ts, a)
+                with (k, ts, a), a per-event relation with no packing on either side.
+3. SESSION      Sessions with a 3-second timeout (a session ends when the key's next event comes
+                more than 3 s after its last one), with each session's first and last time,
+                sum and count, as a SQL++ WindowBy query (seed 003, section 4.3):
+
+                    project(extend(windowby(s, partition(k) order(ts) tumbling, start(),
+                                            end(as(e) next(en) when(en.ts - e.ts > 3000))),
+                                   (first(min(w, ts)) last(max(w, ts)) total(sum(w, v))
+                                    n(count(w)))),
+                            (k, first, last, total, n, closed))
+
+                after ``push_down_aggregates`` (the paper's rewrite: no window relation is
+                built). Hand-written gaps-and-islands: lag(ts) per key, a new-session flag where
+                ts - prev > 3000, a running sum of the flags, groupBy(k, session) min/max/sum/
+                count. Compared on (k, first, last, total, n) (sira also says which session is
+                unclosed: each key's last).
+
+Python (``--py-n`` events, default 1,000,000): S{k INT, ts LONG, v INT}, k random among
+``--keys``, ts = 0, 1, 2, ... (one event per instant), v random 0..99, built once with the
+trusted ``Relation(heading, body)`` constructor (not timed).
+
+4. RANGE SUM    ``summarizebyusing(window(s, ts, range(3000)), (k, during), (total(plus(v))),
+                (during))``: per key, the sum of the values in ``S[range 3000]`` over time, as
+                a relation {during, k, total}: for every maximal interval during which the key's
+                window holds at least one element and its sum is constant, one tuple (the
+                result is packed: adjacent intervals with the same total are one tuple).
+                Baseline: plain Python, per key, a deque of (expiry time, v) swept over arrival
+                and expiry instants, emitting [instant, next instant) with the running total
+                while the deque is not empty and merging adjacent segments with equal totals.
+                Asserted equal to sira's set of tuples. sira.evaluate pauses the cyclic garbage
+                collector; the headline row runs the baseline with it on, a second row
+                ([gc off]) pauses it for both.
+
+Targets: sira / hand-written <= 1.3 on Spark, sira / baseline <= 3 in Python. The script
+always exits 0: it is a report.
+
+    python benchmarks/windows.py                      # 10M on Spark, 1M in Python, best of 2
+    python benchmarks/windows.py --n 100000 --py-n 100000 --repeat 1
+    python benchmarks/windows.py --only hop,session --plans-only
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import math
+import os
+import platform
+import random
+import sys
+import textwrap
+import time
+import traceback
+from collections import deque
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+SPARK_TARGET = 1.3
+PYTHON_TARGET = 3.0
+HOP_SIZE, HOP_SLIDE = 60_000, 15_000  # milliseconds
+ROWS = 10
+GAP = 3_000  # milliseconds
+PY_RANGE = 3_000
+
+
+# --- Spark helpers (as in benchmarks/spark.py) -----------------------------------------------
+
+def make_session(master: str, partitions: int, driver_memory: str):
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+    spark = (SparkSession.builder.master(master).appName("sira-windows-benchmark")
+             .config("spark.driver.memory", driver_memory)
+             .config("spark.sql.shuffle.partitions", str(partitions))
+             .config("spark.default.parallelism", str(partitions))
+             .config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.ansi.enabled", "true")
+             .config("spark.sql.session.timeZone", "UTC")
+             .config("spark.log.structuredLogging.enabled", "false")
+             .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=error")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def noop(df):
+    df.write.format("noop").mode("overwrite").save()
+    return df
+
+
+def materialise(df):
+    df = df.persist()
+    df.count()
+    return df
+
+
+def jvm_gc(spark):
+    try:
+        spark.sparkContext._jvm.System.gc()
+    except Exception:  # noqa: BLE001 (best effort)
+        pass
+
+
+def best_time_pair(spark, fn_a, fn_b, repeat: int):
+    """Best-of-``repeat`` for two functions, interleaved (a, b, a, b, ...)."""
+    best_a = best_b = math.inf
+    res_a = res_b = None
+    for _ in range(repeat):
+        for which in (0, 1):
+            res_a, res_b = (None, res_b) if which == 0 else (res_a, None)
+            gc.collect()
+            jvm_gc(spark)
+            t0 = time.perf_counter()
+            res = (fn_a if which == 0 else fn_b)()
+            elapsed = time.perf_counter() - t0
+            if which == 0:
+                res_a, best_a = res, min(best_a, elapsed)
+            else:
+                res_b, best_b = res, min(best_b, elapsed)
+    return best_a, best_b, res_a, res_b
+
+
+def checksum(df):
+    """(row count, order-independent hash sum) of a DataFrame's rows."""
+    from pyspark.sql import functions as F
+    h = F.pmod(F.xxhash64(*[F.col(f"`{c}`") for c in df.columns]), F.lit(2_147_483_647))
+    row = df.select(F.count(F.lit(1)).alias("n"), F.sum(h).alias("h")).first()
+    return int(row["n"]), int(row["h"] or 0)
+
+
+def plan_text(df) -> str:
+    """The physical plan, without the subtrees under InMemoryRelation and expression ids."""
+    import re
+    text = df._sc._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), "simple")
+    out, cut = [], None
+    for line in text.splitlines():
+        depth = len(line) - len(line.lstrip(" :|+-"))
+        if cut is not None and depth > cut:
+            continue
+        cut = depth if "InMemoryRelation" in line else None
+        line = re.sub(r"#\d+L?", "", line)
+        line = re.sub(r", \[plan_id=\d+\]", "", line)
+        line = re.sub(r", StorageLevel\([^)]*\)", "", line)
+        out.append(line)
+    return "\n".join(out)
+
+
+def side_by_side(left: str, right: str, titles=("sira", "hand-written"), width: int = 90) -> str:
+    def wrap(text):
+        out = []
+        for line in text.rstrip().splitlines():
+            indent = len(line) - len(line.lstrip())
+            out.extend(textwrap.wrap(line, width, subsequent_indent=" " * min(indent + 4, 40),
+                                     drop_whitespace=False) or [""])
+        return out
+    a, b = wrap(left), wrap(right)
+    lines = [f"{titles[0]:<{width}} | {titles[1]}", f"{'-' * width}-+-{'-' * width}"]
+    for i in range(max(len(a), len(b))):
+        lines.append(f"{a[i] if i < len(a) else '':<{width}} | {b[i] if i < len(b) else ''}")
+    return "\n".join(lines)
+
+
+# --- Spark input and cases -------------------------------------------------------------------
+
+def stream_input(spark, n: int, keys: int):
+    """S{k, ts, v}: ts = id (ms), k and v hashes of the id."""
+    from pyspark.sql import functions as F
+    return spark.range(n).select(
+        F.pmod(F.xxhash64("id", F.lit(1)), F.lit(keys)).alias("k"),
+        F.col("id").alias("ts"),
+        F.pmod(F.xxhash64("id", F.lit(2)), F.lit(100)).alias("v"))
+
+
+def _heading():
+    from sira import LONG, Heading
+    return Heading.of({"k": LONG, "ts": LONG, "v": LONG})
+
+
+HOP_QUERY = (f"extend(summarizebyusing(hop(s, ts, size({HOP_SIZE}) slide({HOP_SLIDE})), "
+             f"(k, window), (total(plus(v)) n(plus(1))), ()), "
+             f"(a(div(tofloat(total), tofloat(n)))))")
+ROWS_QUERY = (f"extend(summarizebyusing(window(s, ts, partition(k) rows({ROWS})), (k, during), "
+              f"(total(plus(v)) n(plus(1))), (during)), (a(div(tofloat(total), tofloat(n)))))")
+LABEL_QUERY = (f"extend(windowby(s, partition(k) order(ts) sliding, label(as(l) at(lp)), "
+               f"start(at(sp) when(lp - sp = {ROWS - 1})), end(at(ep) when(ep = lp)), "
+               f"aggregates(total(sum(w, v)) n(count(w)))), "
+               f"(a(div(tofloat(total), tofloat(n)))))")
+SESSION_QUERY = (f"project(extend(windowby(s, partition(k) order(ts) tumbling, start(), "
+                 f"end(as(e) next(en) when(en.ts - e.ts > {GAP}))), "
+                 f"(first(min(w, ts)) last(max(w, ts)) total(sum(w, v)) n(count(w)))), "
+                 f"(k, first, last, total, n, closed))")
+
+
+def case_hop(spark, engine, s):
+    import sira
+    from pyspark.sql import functions as F
+    tree = sira.parse(HOP_QUERY, {"s": _heading()})
+
+    def run_sira():
+        return engine.dataframe(tree, {"s": s})
+
+    def run_hand():
+        return s.groupBy("k", F.window(F.timestamp_millis("ts"), f"{HOP_SIZE // 1000} seconds",
+                                       f"{HOP_SLIDE // 1000} seconds")).agg(F.avg("v").alias("a"))
+
+    def common_sira(df):
+        return df.select("k", F.col("window.begin").alias("b"), F.col("window.end").alias("e"),
+                         "a")
+
+    def common_hand(df):
+        return df.select("k", F.unix_millis(F.col("window.start")).alias("b"),
+                         F.unix_millis(F.col("window.end")).alias("e"), "a")
+
+    return dict(label=f"HOP {HOP_SIZE // 1000}s/{HOP_SLIDE // 1000}s avg per key", query=HOP_QUERY,
+                sira=run_sira, hand=run_hand, common_sira=common_sira, common_hand=common_hand)
+
+
+def case_rows(spark, engine, s):
+    import sira
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+    tree = sira.parse(ROWS_QUERY, {"s": _heading()})
+    w = Window.partitionBy("k").orderBy("ts")
+
+    def run_sira():
+        return engine.dataframe(tree, {"s": s})
+
+    def run_hand():
+        return s.select("k", "ts", F.avg("v").over(w.rowsBetween(-(ROWS - 1), 0)).alias("a"))
+
+    def common_sira(df):
+        return df.select("k", F.col("during.begin").alias("b"), F.col("during.end").alias("e"),
+                         "total", "n", "a")
+
+    def packed_by_hand():
+        # the per-event frames as sira's relation: [ts, next ts) with the frame's sum, count
+        # and average (the timed program's expression), packed on equal (total, n, a)
+        frame = w.rowsBetween(-(ROWS - 1), 0)
+        per = s.select("k", "ts", F.sum("v").over(frame).alias("total"),
+                       F.count(F.lit(1)).over(frame).cast("int").alias("n"),
+                       F.avg("v").over(frame).alias("a"), F.lead("ts").over(w).alias("e"))
+        same = ((F.lag("total").over(w) == F.col("total")) & (F.lag("n").over(w) == F.col("n"))
+                & (F.lag("a").over(w) == F.col("a")))
+        isl = per.withColumn("__new", F.when(same, 0).otherwise(1)).withColumn(
+            "__i", F.sum("__new").over(w.rowsBetween(Window.unboundedPreceding, 0)))
+        packed = isl.groupBy("k", "__i").agg(
+            F.min("ts").alias("b"), F.max_by("e", "ts").alias("e"),
+            F.first("total").alias("total"), F.first("n").alias("n"), F.first("a").alias("a"))
+        return packed.select("k", "b", "e", "total", "n", "a")
+
+    def common_hand(df):  # not timed: see packed_by_hand
+        return packed_by_hand()
+
+    return dict(label=f"ROWS {ROWS} avg per key", query=ROWS_QUERY, sira=run_sira,
+                hand=run_hand, common_sira=common_sira, common_hand=common_hand,
+                hand_same=("vs packed", packed_by_hand))
+
+
+def case_session(spark, engine, s):
+    import sira
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+    from sira.algebra.windowby import push_down_aggregates
+    tree = push_down_aggregates(sira.parse(SESSION_QUERY, {"s": _heading()}))
+    w = Window.partitionBy("k").orderBy("ts")
+
+    def run_sira():
+        return engine.dataframe(tree, {"s": s})
+
+    def run_hand():
+        prev = F.lag("ts").over(w)
+        flagged = s.withColumn("__new", F.when(prev.isNull() | (F.col("ts") - prev > GAP), 1)
+                               .otherwise(0))
+        sess = flagged.withColumn("__s", F.sum("__new").over(
+            w.rowsBetween(Window.unboundedPreceding, 0)))
+        return sess.groupBy("k", "__s").agg(
+            F.min("ts").alias("first"), F.max("ts").alias("last"),
+            F.sum("v").alias("total"), F.count(F.lit(1)).cast("int").alias("n"))
+
+    def common(df):
+        return df.select("k", "first", "last", "total", "n")
+
+    return dict(label=f"SESSION gap {GAP // 1000}s (WindowBy)", query=repr(tree), sira=run_sira,
+                hand=run_hand, common_sira=common, common_hand=common)
+
+
+def case_label(spark, engine, s):
+    import sira
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+    tree = sira.parse(LABEL_QUERY, {"s": _heading()})
+    w = Window.partitionBy("k").orderBy("ts")
+
+    def run_sira():
+        return engine.dataframe(tree, {"s": s})
+
+    def run_hand():
+        return s.select("k", "ts", F.avg("v").over(w.rowsBetween(-(ROWS - 1), 0)).alias("a"))
+
+    def common_sira(df):
+        return df.select("k", F.col("l.ts").alias("ts"), "a")
+
+    def common_hand(df):
+        return df.select("k", "ts", "a")
+
+    return dict(label=f"ROWS {ROWS} avg per event (WindowBy)", query=LABEL_QUERY,
+                sira=run_sira, hand=run_hand, common_sira=common_sira, common_hand=common_hand)
+
+
+SPARK_CASES = (("hop", case_hop), ("rows", case_rows), ("label", case_label),
+               ("session", case_session))
+
+
+def machine_info(spark) -> list:
+    try:
+        with open("/proc/meminfo") as f:
+            mem = f"{int(f.readline().split()[1]) / 1024 ** 2:.1f} GiB"
+    except OSError:
+        mem = "unknown"
+    jvm = spark.sparkContext._jvm
+    try:
+        java = f"{jvm.System.getProperty('java.vm.name')} {jvm.System.getProperty('java.version')}"
+    except Exception:  # noqa: BLE001
+        java = "unknown"
+    conf = spark.sparkContext.getConf()
+    return [f"Spark {spark.version} (pyspark), master {spark.sparkContext.master}, shuffle "
+            f"partitions {spark.conf.get('spark.sql.shuffle.partitions')}, driver memory "
+            f"{conf.get('spark.driver.memory', '1g')}, AQE "
+            f"{spark.conf.get('spark.sql.adaptive.enabled')}, Java {java}",
+            f"machine: {platform.platform()}, cpu count {os.cpu_count()}, memory {mem}"]
+
+
+def run_spark(args, wanted, rows_out: list):
+    t0 = time.perf_counter()
+    spark = make_session(args.master, args.partitions, args.driver_memory)
+    from sira_spark import SparkEngine
+    engine = SparkEngine(spark=spark, trust_unique=not args.distinct_relvars)
+    n = max(10, args.n)
+    print(f"Spark: n={n:,} events, {args.keys:,} keys, best of {args.repeat} (session started in "
+          f"{time.perf_counter() - t0:.1f}s)")
+    for line in machine_info(spark):
+        print(line)
+    print(flush=True)
+    plans = []
+    s = None
+    try:
+        # warm-up, not timed: code generation for both programs on a tiny input
+        if not args.plans_only:
+            warm = materialise(stream_input(spark, 2000, 10))
+            for name, case in SPARK_CASES:
+                if wanted(name):
+                    info = case(spark, engine, warm)
+                    noop(info["sira"]())
+                    noop(info["hand"]())
+            warm.unpersist()
+        t1 = time.perf_counter()
+        s = materialise(stream_input(spark, n, args.keys))
+        print(f"  [input S: {n:,} events materialised in {time.perf_counter() - t1:.1f}s]",
+              flush=True)
+        if not args.plans_only:  # how much of sira's time is the distinct() of its relvar
+            best = math.inf
+            for _ in range(args.repeat):
+                t1 = time.perf_counter()
+                noop(s.distinct())
+                best = min(best, time.perf_counter() - t1)
+            print(f"  [for reference: S.distinct() alone, the first step of every sira plan "
+                  f"with --distinct-relvars, takes {best:.2f}s]", flush=True)
+        for name, case in SPARK_CASES:
+            if not wanted(name):
+                continue
+            try:
+                info = case(spark, engine, s)
+                label = info["label"]
+                if args.plans_only:
+                    print(f"=== {label}: {info['query']}")
+                    print(side_by_side(plan_text(info["sira"]()), plan_text(info["hand"]())))
+                    print(flush=True)
+                    continue
+                sira_s, hand_s, sira_df, hand_df = best_time_pair(
+                    spark, lambda: noop(info["sira"]()), lambda: noop(info["hand"]()),
+                    args.repeat)
+                a = info["common_sira"](sira_df)
+                b = info["common_hand"](hand_df)
+                sa, sb = checksum(a), checksum(b)
+                equal = sa == sb
+                note = (f"count {sa[0]:,} vs {sb[0]:,}, checksum "
+                        f"{'equal' if sa[1] == sb[1] else 'DIFFERENT'}")
+                if equal and n <= args.collect_limit:
+                    ra = {tuple(r) for r in a.collect()}
+                    rb = {tuple(r) for r in b.collect()}
+                    equal = ra == rb
+                    note += f"; collected sets {'equal' if equal else 'DIFFERENT'}"
+                ratio = sira_s / hand_s if hand_s > 0 else math.inf
+                verdict = ("PASS" if ratio <= SPARK_TARGET else "OVER") if equal else "WRONG"
+                rows_out.append(f"{label:<40} {n:>11,} {sa[0]:>12,} {sira_s:>8.2f} "
+                                f"{hand_s:>8.2f} {n / sira_s:>12,.0f} {ratio:>6.2f} "
+                                f"{'<= ' + format(SPARK_TARGET, 'g'):>7}  {verdict}")
+                print(f"  [{label}: sira {sira_s:.2f}s, hand-written {hand_s:.2f}s, ratio "
+                      f"{ratio:.2f}; {note}]", flush=True)
+                if "hand_same" in info:  # a second baseline computing sira's exact relation
+                    suffix, fn = info["hand_same"]
+                    _, same_s, _, same_df = best_time_pair(spark, lambda: None,
+                                                           lambda: noop(fn()), args.repeat)
+                    same_ratio = sira_s / same_s if same_s > 0 else math.inf
+                    rows_out.append(f"{label + ' ' + suffix:<40} {n:>11,} {sa[0]:>12,} "
+                                    f"{sira_s:>8.2f} {same_s:>8.2f} {n / sira_s:>12,.0f} "
+                                    f"{same_ratio:>6.2f} {'<= ' + format(SPARK_TARGET, 'g'):>7}"
+                                    f"  {'PASS' if same_ratio <= SPARK_TARGET else 'OVER'}")
+                    print(f"  [{label} {suffix}: hand-written with sira's packing "
+                          f"{same_s:.2f}s, ratio {same_ratio:.2f}]", flush=True)
+                    same_df = None
+                if args.explain or (args.explain_over and ratio > SPARK_TARGET):
+                    plans.append((label, side_by_side(plan_text(info["sira"]()),
+                                                      plan_text(info["hand"]()))))
+            except Exception:  # noqa: BLE001 (a report: keep going)
+                print(f"  [{name}: FAILED]")
+                traceback.print_exc()
+                rows_out.append(f"{name:<40} {'':>11} {'':>12} {'':>8} {'':>8} {'':>12} "
+                                f"{'':>6} {'':>7}  ERROR")
+            finally:
+                gc.collect()
+                jvm_gc(spark)
+    finally:
+        if s is not None:
+            s.unpersist()
+        for label, text in plans:
+            print(f"\n=== physical plans: {label} ===\n{text}")
+        try:
+            spark.stop()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+# --- Python engine: S[range T] and a per-key sum, against a deque sweep ------------------------
+
+def python_input(n: int, keys: int, seed: int):
+    from sira import INT, LONG, Heading, Relation
+    heading = Heading.of({"k": INT, "ts": LONG, "v": INT})
+    assert heading.names == ("k", "ts", "v")
+    rng = random.Random(seed)
+    body = frozenset((rng.randrange(keys), t, rng.randrange(100)) for t in range(n))
+    return heading, Relation(heading, body)
+
+
+def deque_baseline(body, rng_t: int):
+    """{(Interval(begin, end), k, total)}: per key, the packed sum of S[range T] over time."""
+    from sira import Interval
+    groups: dict = {}
+    for k, t, v in body:
+        lst = groups.get(k)
+        if lst is None:
+            groups[k] = [(t, v)]
+        else:
+            lst.append((t, v))
+    out = set()
+    add = out.add
+    inf = math.inf
+    for k, events in groups.items():
+        events.sort()
+        dq = deque()
+        total = count = 0
+        i, m = 0, len(events)
+        seg_b = None  # the current segment's begin (the last change instant)
+        run_b = run_e = run_total = None  # the packed run so far
+        while i < m or dq:
+            t_arr = events[i][0] if i < m else inf
+            t_exp = dq[0][0] if dq else inf
+            t = t_arr if t_arr < t_exp else t_exp
+            if count:  # the segment [seg_b, t) with the running total
+                if run_e == seg_b and run_total == total:
+                    run_e = t
+                else:
+                    if run_b is not None:
+                        add((Interval(run_b, run_e), k, run_total))
+                    run_b, run_e, run_total = seg_b, t, total
+            while dq and dq[0][0] == t:
+                total -= dq.popleft()[1]
+                count -= 1
+            while i < m and events[i][0] == t:
+                v = events[i][1]
+                dq.append((t + rng_t, v))
+                total += v
+                count += 1
+                i += 1
+            seg_b = t
+        if run_b is not None:
+            add((Interval(run_b, run_e), k, run_total))
+    return out
+
+
+def best_time(fn, repeat: int, gc_off: bool):
+    best = math.inf
+    result = None
+    for _ in range(repeat):
+        result = None
+        gc.collect()
+        if gc_off:
+            gc.disable()
+        try:
+            t0 = time.perf_counter()
+            result = fn()
+            elapsed = time.perf_counter() - t0
+        finally:
+            if gc_off:
+                gc.enable()
+        best = min(best, elapsed)
+    return best, result
+
+
+def run_python(args, rows_out: list):
+    import sira
+    n = max(10, args.py_n)
+    t0 = time.perf_counter()
+    heading, s = python_input(n, args.keys, args.seed)
+    print(f"Python: n={n:,} events, {args.keys:,} keys, range {PY_RANGE}, best of "
+          f"{args.repeat}; Python {platform.python_version()} "
+          f"({platform.python_implementation()}); input built in {time.perf_counter() - t0:.1f}s",
+          flush=True)
+    query = (f"summarizebyusing(window(s, ts, range({PY_RANGE})), (k, during), (total(plus(v))), "
+             f"(during))")
+    tree = sira.parse(query, {"s": heading})
+    relvars = {"s": s}
+    # warm-up on a tiny input
+    wh, ws = python_input(200, 5, 1)
+    assert sira.evaluate(tree, {"s": ws}).body == deque_baseline(ws.body, PY_RANGE)
+
+    def run_sira():
+        return sira.evaluate(tree, relvars).body
+
+    def run_base():
+        return deque_baseline(s.body, PY_RANGE)
+
+    for gc_off in (False, True):
+        sira_s, sira_body = best_time(run_sira, args.repeat, gc_off)
+        base_s, base_body = best_time(run_base, args.repeat, gc_off)
+        equal = sira_body == base_body
+        out_n = len(sira_body)
+        sira_body = base_body = None
+        ratio = sira_s / base_s if base_s > 0 else math.inf
+        verdict = ("PASS" if ratio <= PYTHON_TARGET else "OVER") if equal else "WRONG"
+        label = f"S[range {PY_RANGE}] per-key sum" + (" [gc off]" if gc_off else "")
+        rows_out.append(f"{label:<40} {n:>11,} {out_n:>12,} {sira_s:>8.2f} {base_s:>8.2f} "
+                        f"{n / sira_s:>12,.0f} {ratio:>6.2f} "
+                        f"{'<= ' + format(PYTHON_TARGET, 'g'):>7}  {verdict}")
+        print(f"  [{label}: sira {sira_s:.2f}s, deque baseline {base_s:.2f}s, ratio {ratio:.2f}; "
+              f"results {'equal' if equal else 'DIFFERENT'} ({out_n:,} tuples)]", flush=True)
+
+
+# --- main ------------------------------------------------------------------------------------
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=10_000_000,
+                        help="events in the Spark stream (default 10,000,000)")
+    parser.add_argument("--py-n", type=int, default=1_000_000,
+                        help="events in the Python engine's stream (default 1,000,000)")
+    parser.add_argument("--keys", type=int, default=1000, help="distinct keys (default 1,000)")
+    parser.add_argument("--repeat", type=int, default=2,
+                        help="runs per measurement; the best is reported (default 2)")
+    parser.add_argument("--only", default=None,
+                        help="comma-separated subset: hop,rows,label,session,python")
+    parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--partitions", type=int, default=4,
+                        help="spark.sql.shuffle.partitions (sira_spark's default is 4)")
+    parser.add_argument("--driver-memory", default="8g")
+    parser.add_argument("--distinct-relvars", action="store_true",
+                        help="measure sira's default mode (distinct() on the DataFrame relvar) "
+                             "instead of trust_unique=True")
+    parser.add_argument("--collect-limit", type=int, default=200_000,
+                        help="collect and compare result sets when n is at most this")
+    parser.add_argument("--plans-only", action="store_true",
+                        help="print sira's physical plan beside the hand-written one for each "
+                             "Spark case, without timing")
+    parser.add_argument("--explain", action="store_true",
+                        help="print both physical plans for every Spark case after timing")
+    parser.add_argument("--explain-over", action="store_true",
+                        help="print both physical plans for Spark cases over the target")
+    args, _unknown = parser.parse_known_args(argv)  # run_all.py may pass other scripts' flags
+    args.repeat = max(1, args.repeat)
+    only = None if args.only is None else {x.strip().lower() for x in args.only.split(",")}
+
+    def wanted(name):
+        return only is None or name in only
+
+    import sira
+    print(f"sira {sira.__version__} window benchmark; Python {platform.python_version()}")
+    rows_out: list = []
+    if any(wanted(name) for name, _ in SPARK_CASES):
+        try:
+            run_spark(args, wanted, rows_out)
+        except Exception:  # noqa: BLE001
+            traceback.print_exc()
+    if wanted("python") and not args.plans_only:
+        try:
+            run_python(args, rows_out)
+        except Exception:  # noqa: BLE001
+            traceback.print_exc()
+            rows_out.append(f"{'python':<40} ERROR")
+    if args.plans_only:
+        return 0
+    header = (f"{'operation':<40} {'n':>11} {'result rows':>12} {'sira s':>8} "
+              f"{'base s':>8} {'sira rows/s':>12} {'ratio':>6} {'target':>7}  verdict")
+    print()
+    print(header)
+    print("-" * len(header))
+    for line in rows_out:
+        print(line)
+    print()
+    print("n: input events. sira rows/s: input events per second. ratio: sira seconds / "
+          "hand-written (Spark) or deque baseline (Python) seconds; results compared as described "
+          "in the docstring.")
+    print("Spark: both programs read the same persisted input and end in a noop write; sira "
+          + ("applies distinct() to its DataFrame relvar (--distinct-relvars)."
+             if args.distinct_relvars else
+             "runs with trust_unique=True (the input is duplicate-free): no distinct().")
+          + " Python: [gc off] pauses the cyclic collector for the baseline too (sira.evaluate "
+          "pauses it itself).")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Exception:  # noqa: BLE001 (always exit 0: this is a report)
+        traceback.print_exc()
+    sys.exit(0)
