@@ -65,128 +65,20 @@ import argparse
 import gc
 import math
 import os
-import platform
 import sys
-import textwrap
 import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from benchmarks._spark import (  # noqa: E402
+    add_spark_arguments, best_time_pair, checksum, jvm_gc, machine_info, make_session, materialise,
+    noop, plan_text, rows_of, side_by_side)
+
 TARGET = 1.25
 
 
 # --- session ---------------------------------------------------------------------------------
-
-def make_session(master: str, partitions: int, driver_memory: str):
-    """A local session configured as sira_spark's own (plus driver memory for 10M rows)."""
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-    spark = (SparkSession.builder.master(master).appName("sira-spark-benchmark")
-             .config("spark.driver.memory", driver_memory)
-             .config("spark.sql.shuffle.partitions", str(partitions))
-             .config("spark.default.parallelism", str(partitions))
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.ansi.enabled", "true")
-             .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.log.structuredLogging.enabled", "false")
-             .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=error")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
-
-
-def noop(df):
-    """The common final action: run the whole plan, keep nothing."""
-    df.write.format("noop").mode("overwrite").save()
-    return df
-
-
-def materialise(df):
-    """Persist an input and compute it now (not timed)."""
-    df = df.persist()
-    df.count()
-    return df
-
-
-def jvm_gc(spark):
-    """Ask the JVM to collect garbage, so Spark's ContextCleaner frees old shuffles/checkpoints."""
-    try:
-        spark.sparkContext._jvm.System.gc()
-    except Exception:  # noqa: BLE001 (best effort)
-        pass
-
-
-def best_time_pair(spark, fn_a, fn_b, repeat: int):
-    """Best-of-``repeat`` for two functions, interleaved (a, b, a, b, ...). Returns (best a,
-    best b, last result a, last result b)."""
-    best_a = best_b = math.inf
-    res_a = res_b = None
-    for _ in range(repeat):
-        for which in (0, 1):
-            res_a, res_b = (None, res_b) if which == 0 else (res_a, None)
-            gc.collect()
-            jvm_gc(spark)
-            t0 = time.perf_counter()
-            res = (fn_a if which == 0 else fn_b)()
-            elapsed = time.perf_counter() - t0
-            if which == 0:
-                res_a, best_a = res, min(best_a, elapsed)
-            else:
-                res_b, best_b = res, min(best_b, elapsed)
-    return best_a, best_b, res_a, res_b
-
-
-def checksum(df, cols):
-    """(row count, order-independent hash sum) of a DataFrame's rows."""
-    from pyspark.sql import functions as F
-    h = F.pmod(F.xxhash64(*[F.col(f"`{c}`") for c in cols]), F.lit(2_147_483_647))
-    row = df.select(F.count(F.lit(1)).alias("n"), F.sum(h).alias("h")).first()
-    return int(row["n"]), int(row["h"] or 0)
-
-
-def rows_of(df, cols) -> set:
-    return {tuple(r) for r in df.select(*[f"`{c}`" for c in cols]).collect()}
-
-
-def plan_text(df) -> str:
-    """The "simple" explain() text (physical plan) of a DataFrame, made shorter to read: the
-    subtree under each InMemoryRelation (how the persisted input was generated) is dropped, and
-    so are expression ids (``#123L``) and exchange plan ids."""
-    import re
-    text = df._sc._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), "simple")
-    out, cut = [], None
-    for line in text.splitlines():
-        depth = len(line) - len(line.lstrip(" :|+-"))
-        if cut is not None and depth > cut:
-            continue
-        cut = depth if "InMemoryRelation" in line else None
-        line = re.sub(r"#\d+L?", "", line)
-        line = re.sub(r", \[plan_id=\d+\]", "", line)
-        line = re.sub(r", StorageLevel\([^)]*\)", "", line)
-        out.append(line)
-    return "\n".join(out)
-
-
-def side_by_side(left: str, right: str, titles=("sira", "hand-written"), width: int = 95) -> str:
-    def wrap(text):
-        out = []
-        for line in text.rstrip().splitlines():
-            indent = len(line) - len(line.lstrip())
-            out.extend(textwrap.wrap(line, width, subsequent_indent=" " * min(indent + 4, 40),
-                                     drop_whitespace=False) or [""])
-        return out
-    a, b = wrap(left), wrap(right)
-    lines = [f"{titles[0]:<{width}} | {titles[1]}", f"{'-' * width}-+-{'-' * width}"]
-    for i in range(max(len(a), len(b))):
-        x = a[i] if i < len(a) else ""
-        y = b[i] if i < len(b) else ""
-        lines.append(f"{x:<{width}} | {y}")
-    return "\n".join(lines)
-
 
 # --- inputs ----------------------------------------------------------------------------------
 
@@ -430,31 +322,6 @@ CASES = (case_pack, case_join, case_summarizeby, case_minususing, case_tclose)
 
 # --- main ------------------------------------------------------------------------------------
 
-def machine_info(spark) -> list:
-    lines = []
-    try:
-        with open("/proc/meminfo") as f:
-            kb = int(f.readline().split()[1])
-        mem = f"{kb / 1024 ** 2:.1f} GiB"
-    except OSError:
-        mem = "unknown"
-    jvm = spark.sparkContext._jvm
-    try:
-        java = f"{jvm.System.getProperty('java.vm.name')} {jvm.System.getProperty('java.version')}"
-    except Exception:  # noqa: BLE001
-        java = "unknown"
-    conf = spark.sparkContext.getConf()
-    lines.append(f"Spark {spark.version} (pyspark), master {spark.sparkContext.master}, "
-                 f"shuffle partitions {spark.conf.get('spark.sql.shuffle.partitions')}, "
-                 f"driver memory {conf.get('spark.driver.memory', '1g')}, AQE "
-                 f"{spark.conf.get('spark.sql.adaptive.enabled')}, ANSI "
-                 f"{spark.conf.get('spark.sql.ansi.enabled')}, Java {java}")
-    lines.append(f"Python {platform.python_version()} ({platform.python_implementation()})")
-    lines.append(f"machine: {platform.platform()}, {platform.machine()}, cpu count "
-                 f"{os.cpu_count()}, memory {mem}")
-    return lines
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=10_000_000,
@@ -464,15 +331,7 @@ def main(argv=None) -> int:
     parser.add_argument("--only", default=None,
                         help="comma-separated subset: pack,join,summarizeby,minususing,tclose")
     parser.add_argument("--chains", type=int, default=100, help="TCLOSE: number of chains")
-    parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--partitions", type=int, default=4,
-                        help="spark.sql.shuffle.partitions (sira_spark's default is 4)")
-    parser.add_argument("--driver-memory", default="8g")
-    parser.add_argument("--distinct-relvars", action="store_true",
-                        help="measure the default mode (distinct() on every DataFrame relvar) "
-                             "instead of trust_unique=True")
-    parser.add_argument("--collect-limit", type=int, default=200_000,
-                        help="collect and compare result sets when n is at most this")
+    add_spark_arguments(parser)
     parser.add_argument("--explain", action="store_true",
                         help="print both physical plans side by side for ratios over target")
     parser.add_argument("--explain-all", action="store_true",
@@ -487,7 +346,7 @@ def main(argv=None) -> int:
     n, repeat = max(10, args.n), max(1, args.repeat)
 
     t0 = time.perf_counter()
-    spark = make_session(args.master, args.partitions, args.driver_memory)
+    spark = make_session(args.master, args.partitions, args.driver_memory, "sira-spark-benchmark")
     from sira_spark import SparkEngine
     import sira
     engine = SparkEngine(spark=spark, trust_unique=not args.distinct_relvars)

@@ -116,12 +116,16 @@ import os
 import platform
 import random
 import sys
-import textwrap
 import time
 import traceback
 from collections import deque
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks._common import best_time  # noqa: E402
+from benchmarks._spark import (  # noqa: E402
+    add_spark_arguments, best_time_pair, checksum, jvm_gc, machine_info, make_session, materialise,
+    noop, plan_text, side_by_side)
 
 SPARK_TARGET = 1.3
 PYTHON_TARGET = 3.0
@@ -132,103 +136,6 @@ PY_RANGE = 3_000
 
 
 # --- Spark helpers (as in benchmarks/spark.py) -----------------------------------------------
-
-def make_session(master: str, partitions: int, driver_memory: str):
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-    spark = (SparkSession.builder.master(master).appName("sira-windows-benchmark")
-             .config("spark.driver.memory", driver_memory)
-             .config("spark.sql.shuffle.partitions", str(partitions))
-             .config("spark.default.parallelism", str(partitions))
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.ansi.enabled", "true")
-             .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.log.structuredLogging.enabled", "false")
-             .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=error")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
-
-
-def noop(df):
-    df.write.format("noop").mode("overwrite").save()
-    return df
-
-
-def materialise(df):
-    df = df.persist()
-    df.count()
-    return df
-
-
-def jvm_gc(spark):
-    try:
-        spark.sparkContext._jvm.System.gc()
-    except Exception:  # noqa: BLE001 (best effort)
-        pass
-
-
-def best_time_pair(spark, fn_a, fn_b, repeat: int):
-    """Best-of-``repeat`` for two functions, interleaved (a, b, a, b, ...)."""
-    best_a = best_b = math.inf
-    res_a = res_b = None
-    for _ in range(repeat):
-        for which in (0, 1):
-            res_a, res_b = (None, res_b) if which == 0 else (res_a, None)
-            gc.collect()
-            jvm_gc(spark)
-            t0 = time.perf_counter()
-            res = (fn_a if which == 0 else fn_b)()
-            elapsed = time.perf_counter() - t0
-            if which == 0:
-                res_a, best_a = res, min(best_a, elapsed)
-            else:
-                res_b, best_b = res, min(best_b, elapsed)
-    return best_a, best_b, res_a, res_b
-
-
-def checksum(df):
-    """(row count, order-independent hash sum) of a DataFrame's rows."""
-    from pyspark.sql import functions as F
-    h = F.pmod(F.xxhash64(*[F.col(f"`{c}`") for c in df.columns]), F.lit(2_147_483_647))
-    row = df.select(F.count(F.lit(1)).alias("n"), F.sum(h).alias("h")).first()
-    return int(row["n"]), int(row["h"] or 0)
-
-
-def plan_text(df) -> str:
-    """The physical plan, without the subtrees under InMemoryRelation and expression ids."""
-    import re
-    text = df._sc._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), "simple")
-    out, cut = [], None
-    for line in text.splitlines():
-        depth = len(line) - len(line.lstrip(" :|+-"))
-        if cut is not None and depth > cut:
-            continue
-        cut = depth if "InMemoryRelation" in line else None
-        line = re.sub(r"#\d+L?", "", line)
-        line = re.sub(r", \[plan_id=\d+\]", "", line)
-        line = re.sub(r", StorageLevel\([^)]*\)", "", line)
-        out.append(line)
-    return "\n".join(out)
-
-
-def side_by_side(left: str, right: str, titles=("sira", "hand-written"), width: int = 90) -> str:
-    def wrap(text):
-        out = []
-        for line in text.rstrip().splitlines():
-            indent = len(line) - len(line.lstrip())
-            out.extend(textwrap.wrap(line, width, subsequent_indent=" " * min(indent + 4, 40),
-                                     drop_whitespace=False) or [""])
-        return out
-    a, b = wrap(left), wrap(right)
-    lines = [f"{titles[0]:<{width}} | {titles[1]}", f"{'-' * width}-+-{'-' * width}"]
-    for i in range(max(len(a), len(b))):
-        lines.append(f"{a[i] if i < len(a) else '':<{width}} | {b[i] if i < len(b) else ''}")
-    return "\n".join(lines)
-
 
 # --- Spark input and cases -------------------------------------------------------------------
 
@@ -381,28 +288,9 @@ SPARK_CASES = (("hop", case_hop), ("rows", case_rows), ("label", case_label),
                ("session", case_session))
 
 
-def machine_info(spark) -> list:
-    try:
-        with open("/proc/meminfo") as f:
-            mem = f"{int(f.readline().split()[1]) / 1024 ** 2:.1f} GiB"
-    except OSError:
-        mem = "unknown"
-    jvm = spark.sparkContext._jvm
-    try:
-        java = f"{jvm.System.getProperty('java.vm.name')} {jvm.System.getProperty('java.version')}"
-    except Exception:  # noqa: BLE001
-        java = "unknown"
-    conf = spark.sparkContext.getConf()
-    return [f"Spark {spark.version} (pyspark), master {spark.sparkContext.master}, shuffle "
-            f"partitions {spark.conf.get('spark.sql.shuffle.partitions')}, driver memory "
-            f"{conf.get('spark.driver.memory', '1g')}, AQE "
-            f"{spark.conf.get('spark.sql.adaptive.enabled')}, Java {java}",
-            f"machine: {platform.platform()}, cpu count {os.cpu_count()}, memory {mem}"]
-
-
 def run_spark(args, wanted, rows_out: list):
     t0 = time.perf_counter()
-    spark = make_session(args.master, args.partitions, args.driver_memory)
+    spark = make_session(args.master, args.partitions, args.driver_memory, "sira-windows-benchmark")
     from sira_spark import SparkEngine
     engine = SparkEngine(spark=spark, trust_unique=not args.distinct_relvars)
     n = max(10, args.n)
@@ -443,7 +331,8 @@ def run_spark(args, wanted, rows_out: list):
                 label = info["label"]
                 if args.plans_only:
                     print(f"=== {label}: {info['query']}")
-                    print(side_by_side(plan_text(info["sira"]()), plan_text(info["hand"]())))
+                    print(side_by_side(plan_text(info["sira"]()), plan_text(info["hand"]()),
+                                       width=90))
                     print(flush=True)
                     continue
                 sira_s, hand_s, sira_df, hand_df = best_time_pair(
@@ -469,7 +358,7 @@ def run_spark(args, wanted, rows_out: list):
                       f"{ratio:.2f}; {note}]", flush=True)
                 if "hand_same" in info:  # a second baseline computing sira's exact relation
                     suffix, fn = info["hand_same"]
-                    _, same_s, _, same_df = best_time_pair(spark, lambda: None,
+                    _, same_s, _, _ = best_time_pair(spark, lambda: None,
                                                            lambda: noop(fn()), args.repeat)
                     same_ratio = sira_s / same_s if same_s > 0 else math.inf
                     rows_out.append(f"{label + ' ' + suffix:<40} {n:>11,} {sa[0]:>12,} "
@@ -478,7 +367,6 @@ def run_spark(args, wanted, rows_out: list):
                                     f"  {'PASS' if same_ratio <= SPARK_TARGET else 'OVER'}")
                     print(f"  [{label} {suffix}: hand-written with sira's packing "
                           f"{same_s:.2f}s, ratio {same_ratio:.2f}]", flush=True)
-                    same_df = None
                 if args.explain or (args.explain_over and ratio > SPARK_TARGET):
                     plans.append((label, side_by_side(plan_text(info["sira"]()),
                                                       plan_text(info["hand"]()))))
@@ -558,25 +446,6 @@ def deque_baseline(body, rng_t: int):
     return out
 
 
-def best_time(fn, repeat: int, gc_off: bool):
-    best = math.inf
-    result = None
-    for _ in range(repeat):
-        result = None
-        gc.collect()
-        if gc_off:
-            gc.disable()
-        try:
-            t0 = time.perf_counter()
-            result = fn()
-            elapsed = time.perf_counter() - t0
-        finally:
-            if gc_off:
-                gc.enable()
-        best = min(best, elapsed)
-    return best, result
-
-
 def run_python(args, rows_out: list):
     import sira
     n = max(10, args.py_n)
@@ -630,15 +499,7 @@ def main(argv=None) -> int:
     parser.add_argument("--only", default=None,
                         help="comma-separated subset: hop,rows,label,session,python")
     parser.add_argument("--seed", type=int, default=2024)
-    parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--partitions", type=int, default=4,
-                        help="spark.sql.shuffle.partitions (sira_spark's default is 4)")
-    parser.add_argument("--driver-memory", default="8g")
-    parser.add_argument("--distinct-relvars", action="store_true",
-                        help="measure sira's default mode (distinct() on the DataFrame relvar) "
-                             "instead of trust_unique=True")
-    parser.add_argument("--collect-limit", type=int, default=200_000,
-                        help="collect and compare result sets when n is at most this")
+    add_spark_arguments(parser)
     parser.add_argument("--plans-only", action="store_true",
                         help="print sira's physical plan beside the hand-written one for each "
                              "Spark case, without timing")

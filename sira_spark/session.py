@@ -47,12 +47,18 @@ def unique(value) -> Unique:
     return Unique(value)
 
 
-def _local_session(master: str, shuffle_partitions: int):
+def local_session(master: str = "local[2]", shuffle_partitions: int = 4,
+                  driver_memory: str | None = None, app_name: str = "sira"):
+    """A SparkSession configured as sira expects (ANSI mode, UTC, quiet logs), created or
+    reused; ``driver_memory`` (``"8g"``) only applies when this starts the JVM."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
-    spark = (SparkSession.builder.master(master).appName("sira")
+    builder = SparkSession.builder.master(master).appName(app_name)
+    if driver_memory is not None:
+        builder = builder.config("spark.driver.memory", driver_memory)
+    spark = (builder
              .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
              .config("spark.default.parallelism", str(shuffle_partitions))
              .config("spark.ui.enabled", "false")
@@ -79,7 +85,7 @@ class SparkEngine:
 
     def __init__(self, spark=None, master: str = "local[2]", shuffle_partitions: int = 4,
                  trust_unique: bool = False):
-        self.spark = spark if spark is not None else _local_session(master, shuffle_partitions)
+        self.spark = spark if spark is not None else local_session(master, shuffle_partitions)
         self.trust_unique = trust_unique
         # ANSI mode makes Spark raise on overflow and division by zero, as sira does
         self.spark.conf.set("spark.sql.ansi.enabled", "true")
