@@ -18,6 +18,15 @@ from .operators import (INFINITY, Operator, _JoinShape, _Keyed, _relation_of, _r
                         _static_keyed, row_getter_tuple)
 
 
+def _buffer(buffer: deque, rows) -> None:
+    """Add a train of rows (in time order) to ``buffer``: ``[t, [rows]]`` per instant."""
+    for t, row in rows:
+        if buffer and buffer[-1][0] == t:
+            buffer[-1][1].append(row)
+        else:
+            buffer.append([t, [row]])
+
+
 class WindowOp(Operator):
     """A CQL window: each element's entry and exit as changes, released once final.
 
@@ -54,12 +63,7 @@ class WindowOp(Operator):
         return (lambda r: tuple(r[i] for i in part), order, _Time(self.node.ts_type), on)
 
     def on_rows(self, rows, port):
-        buffer = self.buffer
-        for t, row in rows:  # rows come in time order
-            if buffer and buffer[-1][0] == t:
-                buffer[-1][1].append(row)
-            else:
-                buffer.append([t, [row]])
+        _buffer(self.buffer, rows)
 
     def on_bound(self, b, port):
         if self.bound is not None and b <= self.bound:
@@ -507,12 +511,7 @@ class WindowSummarize(TemporalSummarize):
         return super().compile() + (_Time(self.window.ts_type),)
 
     def on_rows(self, rows, port):
-        buffer = self.buffer
-        for t, row in rows:  # rows come in time order
-            if buffer and buffer[-1][0] == t:
-                buffer[-1][1].append(row)
-            else:
-                buffer.append([t, [row]])
+        _buffer(self.buffer, rows)
 
     def on_changes(self, batch, port):
         raise SiraError("internal: a fused window takes stream rows")
