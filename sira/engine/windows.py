@@ -55,6 +55,16 @@ class _Time:
         return _ceil_to(t, step)
 
 
+def range_bounds(time: _Time, t, rng, slide):
+    """``[begin, end)`` of an element at ``t`` in ``S[range rng slide slide]`` (design.md: slides
+    aligned to the epoch); ``rng`` None is ``range unbounded`` (end None)."""
+    if rng is None:
+        return t, None
+    if slide is None:
+        return t, time.plus(t, rng)
+    return time.ceil(t, slide), time.ceil(time.plus(t, rng), slide)
+
+
 def ordered_partitions(relation, node):
     """Each partition's rows sorted by (timestamp, arrival or canonical order)."""
     h = relation.heading
@@ -108,12 +118,7 @@ def element_intervals(rows, node, time: _Time) -> list:
         if s.kind == "now":
             begin, end = t, time.plus(t, 1)
         elif s.kind == "range" and s.rows is None:
-            if rng is None:
-                begin, end = t, None
-            elif slide is None:
-                begin, end = t, time.plus(t, rng)
-            else:
-                begin, end = time.ceil(t, slide), time.ceil(time.plus(t, rng), slide)
+            begin, end = range_bounds(time, t, rng, slide)
         elif s.slide_rows is not None:  # rows N slide M, by positions
             m, p = s.slide_rows, i + 1
             enter = -(-p // m) * m
@@ -327,14 +332,9 @@ def _summarize_window(node, ctx, win):
     groups: dict = {}
     for row in src.body:
         t = row[ts]
-        if rng is None:
-            begin, end = t, None
-        elif slide is None:
-            begin, end = t, time.plus(t, rng)
-        else:
-            begin, end = time.ceil(t, slide), time.ceil(time.plus(t, rng), slide)
-            if not begin < end:
-                continue  # never in the window
+        begin, end = range_bounds(time, t, rng, slide)
+        if end is not None and not begin < end:
+            continue  # never in the window
         values = [f(row) for f in fns]
         deltas = groups.get(k := key(row))
         if deltas is None:
