@@ -192,6 +192,14 @@ def case_hop(spark, engine, s):
                 sira=run_sira, hand=run_hand, common_sira=common_sira, common_hand=common_hand)
 
 
+def hand_rows_average(s):
+    """The hand-written ROWS program: each event with the average of its key's last ROWS."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+    w = Window.partitionBy("k").orderBy("ts").rowsBetween(-(ROWS - 1), 0)
+    return s.select("k", "ts", F.avg("v").over(w).alias("a"))
+
+
 def case_rows(spark, engine, s):
     import sira
     from pyspark.sql import Window
@@ -203,7 +211,7 @@ def case_rows(spark, engine, s):
         return engine.dataframe(tree, {"s": s})
 
     def run_hand():
-        return s.select("k", "ts", F.avg("v").over(w.rowsBetween(-(ROWS - 1), 0)).alias("a"))
+        return hand_rows_average(s)
 
     def common_sira(df):
         return df.select("k", F.col("during.begin").alias("b"), F.col("during.end").alias("e"),
@@ -263,16 +271,14 @@ def case_session(spark, engine, s):
 
 def case_label(spark, engine, s):
     import sira
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
     tree = sira.parse(LABEL_QUERY, {"s": _heading()})
-    w = Window.partitionBy("k").orderBy("ts")
 
     def run_sira():
         return engine.dataframe(tree, {"s": s})
 
     def run_hand():
-        return s.select("k", "ts", F.avg("v").over(w.rowsBetween(-(ROWS - 1), 0)).alias("a"))
+        return hand_rows_average(s)
 
     def common_sira(df):
         return df.select("k", F.col("l.ts").alias("ts"), "a")

@@ -38,44 +38,17 @@ from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 
 from sira.algebra.spl import SplWindow
-from sira.intervals import IntervalType
-from sira.types import FLOAT, TIMESTAMP
+from sira.types import FLOAT
 
 from .compiler import ordered, translates
 from .types import spark_type
+from .windows import _from_time, _order_columns, _to_time
 
 _END_OF_INPUT = 2 ** 62  # the emission position of panes emitted at the end of input
 
 
 def _c(name):
     return F.col(f"`{name}`")
-
-
-def _to_time(col, t):
-    """A timestamp (or delta attribute) column as LONG time (microseconds for TIMESTAMP)."""
-    if t == TIMESTAMP:
-        return F.unix_micros(col.cast("timestamp"))
-    if t == FLOAT:
-        return col.cast("double")
-    return col.cast("long")
-
-
-def _from_time(col, t):
-    if t == TIMESTAMP:
-        return F.timestamp_micros(col).cast("timestamp_ntz")
-    return col.cast(spark_type(t))
-
-
-def _order_columns(heading, names):
-    """Sort columns ordering tuples as the Python engine's canonical sort key does."""
-    out = []
-    for n in names:
-        t = heading.type_of(n)
-        if isinstance(t, IntervalType):
-            out += [_c(n)["begin"].asc(), _c(n)["end"].asc_nulls_last()]
-        else:
-            out.append(_c(n).asc())
-    return out
 
 
 def _stream_order(node):

@@ -223,6 +223,15 @@ def _simple_aggregate(expr, h, rt, frame=None):
     return None
 
 
+def _sequence_order(node):
+    """The window over each partition's sequence, in WINDOWBY's order (then the tuple's)."""
+    h = node.source.heading
+    skip = set(node.partition) | set(node.order)
+    keys = [_sort_key(_c(n), h.type_of(n)).asc() for n in node.order] + \
+        [_sort_key(_c(n), t).asc() for n, t in h.attributes if n not in skip]
+    return W.partitionBy(*[_c(n) for n in node.partition]).orderBy(*keys)
+
+
 def _segments(node, df, c):
     """WINDOWBY by window functions when :func:`_segmentation` holds (the usual sessions:
     ``tumbling, start(as(s)), end(as(e) next(en) when(en.t - e.t > gap))``).
@@ -238,11 +247,7 @@ def _segments(node, df, c):
     previous one ended, at the next position, because every position satisfies START.
     """
     h = node.source.heading
-    parts = [_c(n) for n in node.partition]
-    skip = set(node.partition) | set(node.order)
-    keys = [_sort_key(_c(n), h.type_of(n)).asc() for n in node.order] + \
-        [_sort_key(_c(n), t).asc() for n, t in h.attributes if n not in skip]
-    w = W.partitionBy(*parts).orderBy(*keys)
+    w = _sequence_order(node)
     row = F.struct(*[_c(n) for n in h.names])
     # variables as expressions on each row (never materialised as columns, so that Spark keeps
     # only the fields a condition reads: ``en.ts`` is ``lead(ts)``, not a lead of a struct)
@@ -298,7 +303,7 @@ def _segments(node, df, c):
                          aggregated_column(e, rows, scope)).alias(name))
     else:
         aggs.append(rows.alias(node.result))
-    g = df.groupBy(*parts, "__wid").agg(*aggs)
+    g = df.groupBy(*[_c(n) for n in node.partition], "__wid").agg(*aggs)
     if node.only:
         g = g.where(F.col("closed"))
     return ordered(g, node.heading)
@@ -345,11 +350,7 @@ def _label_frames(node, df, c, back):
     condition, if any, filters the rows afterwards.
     """
     h = node.source.heading
-    parts = [_c(n) for n in node.partition]
-    skip = set(node.partition) | set(node.order)
-    keys = [_sort_key(_c(n), h.type_of(n)).asc() for n in node.order] + \
-        [_sort_key(_c(n), t).asc() for n, t in h.attributes if n not in skip]
-    w = W.partitionBy(*parts).orderBy(*keys)
+    w = _sequence_order(node)
     frame = w.rowsBetween(W.unboundedPreceding if back is None else -back, 0)
     row = F.struct(*[_c(n) for n in h.names])
     p = F.row_number().over(w).cast("long")

@@ -60,9 +60,12 @@ def _c(name):
 
 
 def _to_time(col, t):
-    """A timestamp column as LONG time (microseconds since the epoch for TIMESTAMP)."""
+    """A timestamp (or SPL delta attribute) column as LONG time (microseconds since the epoch
+    for TIMESTAMP; a FLOAT delta attribute stays a double)."""
     if t == TIMESTAMP:
         return F.unix_micros(col.cast("timestamp"))
+    if t == FLOAT:
+        return col.cast("double")
     return col.cast("long")
 
 
@@ -129,19 +132,26 @@ def _check_arrival_order(df, node, parts):
                              operator="WINDOW", value=arrival)
 
 
+def _element_order(df, node, c):
+    """(partition columns, order columns) of a window's elements: by timestamp, then arrival
+    (checked to agree with the timestamps, once per stream) or the canonical tuple order."""
+    s = node.spec
+    parts = [_c(n) for n in s.partition]
+    if s.arrival is not None:
+        if not _checked_once(c, ("arrival", node.source, node.ts, s.partition, s.arrival)):
+            _check_arrival_order(df, node, parts)
+        return parts, [_c(node.ts).asc(), _c(s.arrival).asc()]
+    h = node.source.heading
+    return parts, [_c(node.ts).asc()] + _order_columns(h, h.names)
+
+
 @translates(Window)
 def _window(node, children, c):
     (df,) = children
     h = node.source.heading
     s = node.spec
     ts_t = h.type_of(node.ts)
-    parts = [_c(n) for n in s.partition]
-    if s.arrival is not None:
-        if not _checked_once(c, ("arrival", node.source, node.ts, s.partition, s.arrival)):
-            _check_arrival_order(df, node, parts)
-        order = [_c(node.ts).asc(), _c(s.arrival).asc()]
-    else:
-        order = [_c(node.ts).asc()] + _order_columns(h, h.names)
+    parts, order = _element_order(df, node, c)
     w = W.partitionBy(*parts).orderBy(*order)
     df = df.withColumn("__w_t", _to_time(_c(node.ts), ts_t))
     t = F.col("__w_t")
@@ -360,14 +370,7 @@ def _summarize_rows(node, win, c):
     h = win.source.heading
     s = win.spec
     ts_t = h.type_of(win.ts)
-    parts = [_c(n) for n in s.partition]
-    if s.arrival is not None:
-        if not _checked_once(c, ("arrival", win.source, win.ts, s.partition, s.arrival)):
-            _check_arrival_order(df, win, parts)
-        order = [_c(win.ts).asc(), _c(s.arrival).asc()]
-    else:
-        order = [_c(win.ts).asc()] + _order_columns(
-            h, [n for n in h.names if n not in s.partition and n != win.ts])
+    parts, order = _element_order(df, win, c)
     w = W.partitionBy(*parts).orderBy(*order)
     frame = w.rowsBetween(-(s.rows - 1), 0)
     t = _to_time(_c(win.ts), ts_t)

@@ -175,18 +175,23 @@ def _window(node, ctx):
     return Relation(node.heading, frozenset(out))
 
 
+def _at_instant(node, h):
+    """(position of ``during`` in ``h``, ``assemble(tuple, instant)``: the result tuple, the
+    tuple without ``during`` and with the instant as ``at``) for relation-to-stream operators."""
+    d = h.index(node.during)
+    where = {n: i for i, n in enumerate(h.names + (node.at,))}
+    pick = row_getter([where[n] for n in node.heading.names])
+    return d, lambda row, instant: pick(row + (instant,))
+
+
 def _to_stream(node, ctx, pick):
     src = pack_relation(ctx.eval(node.source), [node.during])
-    h = src.heading
-    d = h.index(node.during)
-    keep = [i for i in range(h.degree) if i != d]
-    where = {n: i for i, n in enumerate([h.names[i] for i in keep] + [node.at])}
-    assemble = row_getter([where[n] for n in node.heading.names])
+    d, assemble = _at_instant(node, src.heading)
     out = set()
     for row in src.body:
         instant = pick(row[d])
         if instant is not None:
-            out.add(assemble(tuple(row[i] for i in keep) + (instant,)))
+            out.add(assemble(row, instant))
     return Relation(node.heading, frozenset(out))
 
 
@@ -265,20 +270,15 @@ def _changes(node, ctx):
 def _rstream(node, ctx):
     src = ctx.eval(node.source)
     ticks = sorted(v for (v,) in ctx.eval(node.ticks).body)
-    h = src.heading
-    d = h.index(node.during)
-    keep = [i for i in range(h.degree) if i != d]
-    where = {n: i for i, n in enumerate([h.names[i] for i in keep] + [node.at])}
-    assemble = row_getter([where[n] for n in node.heading.names])
+    d, assemble = _at_instant(node, src.heading)
     from bisect import bisect_left
     out = set()
     for row in src.body:
         iv = row[d]
         lo = bisect_left(ticks, iv.begin)
         hi = len(ticks) if iv.end is None else bisect_left(ticks, iv.end)
-        base = tuple(row[i] for i in keep)
         for t in ticks[lo:hi]:
-            out.add(assemble(base + (t,)))
+            out.add(assemble(row, t))
     return Relation(node.heading, frozenset(out))
 
 

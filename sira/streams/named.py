@@ -21,6 +21,7 @@ clock after every producer has left.
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 
 import attrs
@@ -28,6 +29,8 @@ import attrs
 from ..errors import SiraError
 from ..types import BOOLEAN, INT, LONG, STRING
 from ..values import Heading, check_row, normalize_name
+
+LOG = logging.getLogger("sira.streams")  # failing subscribers and queries
 
 
 class LateRowError(SiraError):
@@ -267,8 +270,7 @@ class NamedStream:
                 try:
                     callback(row, b)
                 except Exception:  # a subscriber that raises must not corrupt the stream
-                    import logging
-                    logging.getLogger("sira.streams").exception(
+                    LOG.exception(
                         "subscriber of stream %s raised", self.name)
 
 

@@ -16,7 +16,7 @@ from ..algebra.windows import Changes, DStream, IStream
 from ..errors import SiraError
 from ..expressions.evaluate import compile_row
 from ..intervals import Interval
-from .named import NamedStream
+from .named import LOG, NamedStream
 
 INFINITY = float("inf")
 
@@ -448,5 +448,4 @@ class Sink(Operator):
             try:
                 callback(row, bound)
             except Exception:  # a subscriber that raises must not corrupt the query
-                import logging
-                logging.getLogger("sira.streams").exception("query subscriber raised")
+                LOG.exception("query subscriber raised")

@@ -57,7 +57,7 @@ from ..algebra.packing import interval_names
 from ..algebra.setops import Intersect, Minus, Union, XMinus
 from ..algebra.windows import Changes, DStream, IStream, Window
 from ..values import Relation, normalize_name
-from .named import NamedStream
+from .named import LOG, NamedStream
 from .operators import (INFINITY, Merge, NotSupportedLive, RowMap, Sink, Source, StreamJoin,
                         ToStream)
 from .temporal import TemporalJoin, TemporalSetOp, TemporalSummarize, WindowOp, WindowSummarize
@@ -395,8 +395,7 @@ class StreamEngine:
             try:
                 query.feed_train(stream_name, bodies, bound)
             except Exception:  # the query has stopped (query.error); the others go on
-                import logging
-                logging.getLogger("sira.streams").exception(
+                LOG.exception(
                     "continuous query %s failed and stopped", query.node)
 
     def finish(self):
@@ -405,8 +404,7 @@ class StreamEngine:
             try:
                 query.finish()
             except Exception:
-                import logging
-                logging.getLogger("sira.streams").exception(
+                LOG.exception(
                     "continuous query %s failed and stopped", query.node)
 
 
