@@ -1,7 +1,7 @@
 # sira: set-up, demo, tests and benchmarks.
 #
 #   make demo   create .venv, install sira (editable) and run the demo
-#   make test   same plus the test and spark extras, then run pytest
+#   make test   same plus the test, spark, io, plot and duckdb extras, then run pytest
 #   make bench  run benchmarks/run_all.py if it exists
 #   make clean  remove the venv and build/test leftovers
 
@@ -46,7 +46,7 @@ $(STAMP_BASE): setup.cfg pyproject.toml | $(PY)
 
 $(STAMP_TEST): setup.cfg pyproject.toml | $(PY)
 	rm -f $(VENV)/.installed-*
-	$(PIP) install --quiet --progress-bar off -e '.[test,spark]'
+	$(PIP) install --quiet --progress-bar off -e '.[test,spark,io,plot,duckdb]'
 	touch $@ $(STAMP_BASE)
 
 demo: venv

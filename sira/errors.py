@@ -42,6 +42,24 @@ def _prefix(operator) -> str:
     return f"{operator}: " if operator else ""
 
 
+def closest_names(name: str, known, n: int = 3) -> tuple:
+    """The known names closest to a misspelled ``name``, best first (for "did you mean").
+
+        >>> closest_names("projct", ["project", "restrict", "join"])
+        ('project',)
+    """
+    import difflib
+    return tuple(difflib.get_close_matches(str(name).lower(), sorted(set(known)), n=n,
+                                           cutoff=0.6))
+
+
+def did_you_mean(suggestions) -> str:
+    """``" (did you mean project?)"`` for a non-empty list of suggestions, else ``""``."""
+    if not suggestions:
+        return ""
+    return f" (did you mean {' or '.join(suggestions)}?)"
+
+
 class HeadingError(SiraError):
     """A heading does not fit the operator."""
 
@@ -113,18 +131,22 @@ class DivisionByZero(ArithmeticFault):
 
 
 class UnknownOperator(SiraError):
-    fields = ("operator",)
+    """A name in operator position that is not an operator; ``suggestions`` are the closest
+    known names (``did you mean project?``)."""
+
+    fields = ("operator", "suggestions")
 
     def default_message(self):
-        return f"unknown operator '{self.operator}'"
+        return f"unknown operator '{self.operator}'{did_you_mean(self.suggestions)}"
 
 
 class UnknownRelvar(SiraError, KeyError):
-    fields = ("relvar", "available")
+    fields = ("relvar", "available", "suggestions")
 
     def default_message(self):
         available = ", ".join(self.available or ())
-        return f"unknown relvar '{self.relvar}' (known: {available or 'none'})"
+        return (f"unknown relvar '{self.relvar}'{did_you_mean(self.suggestions)}"
+                f" (known: {available or 'none'})")
 
     def __str__(self):
         return self.message
@@ -144,6 +166,34 @@ class TooManyTuples(SiraError):
     """An operator would produce more tuples than the limit the caller set."""
 
     fields = ("operator", "limit")
+
+    def default_message(self):
+        return (f"{_prefix(self.operator)}the result would hold more than {self.limit} tuples "
+                f"(raise max_tuples to allow it)")
+
+
+class NullValue(SiraValueError):
+    """Data entering sira holds NULLs or NaNs (sira has no nulls): names the relvar (or file),
+    the attribute and how many rows, unless the caller asked for a policy (``nulls="drop"``)."""
+
+    fields = ("operator", "value", "relvar", "attribute", "count")
+
+    def default_message(self):
+        where = f"relvar '{self.relvar}': " if self.relvar else ""
+        kind = self.value or "NULL"
+        rows = "1 row" if self.count == 1 else f"{self.count} rows"
+        return (f"{where}attribute '{self.attribute}' holds {kind} in {rows}; sira has no "
+                f"nulls (pass nulls='drop' to leave those rows out)")
+
+
+class CheckpointError(SiraError):
+    """A checkpoint file that cannot be loaded: truncated, corrupted, tampered with, of another
+    format version, or not a sira checkpoint at all. Nothing is executed while loading."""
+
+    fields = ("path", "reason")
+
+    def default_message(self):
+        return f"checkpoint '{self.path}': {self.reason}"
 
 
 class ParseError(SiraError, SyntaxError):
