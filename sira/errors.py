@@ -65,11 +65,21 @@ class HeadingError(SiraError):
 
 
 class UnknownAttribute(HeadingError, KeyError):
-    fields = ("attribute", "operator", "available")
+    """A name that is not an attribute of the heading at hand; ``suggestions`` are the closest
+    names of that heading."""
+
+    fields = ("attribute", "operator", "available", "suggestions")
+
+    def __init__(self, message: str | None = None, **fields):
+        if fields.get("suggestions") is None and fields.get("attribute") and \
+                fields.get("available"):
+            fields["suggestions"] = closest_names(fields["attribute"], fields["available"])
+        super().__init__(message, **fields)
 
     def default_message(self):
         available = ", ".join(self.available or ())
         return (f"{_prefix(self.operator)}unknown attribute '{self.attribute}'"
+                f"{did_you_mean(self.suggestions)}"
                 f" (the heading has {available or 'no attributes'})")
 
     def __str__(self):  # KeyError would quote the message
@@ -141,7 +151,16 @@ class UnknownOperator(SiraError):
 
 
 class UnknownRelvar(SiraError, KeyError):
+    """A name in relation position that is not a relvar; ``suggestions`` are the closest known
+    relvar names."""
+
     fields = ("relvar", "available", "suggestions")
+
+    def __init__(self, message: str | None = None, **fields):
+        if fields.get("suggestions") is None and fields.get("relvar") and \
+                fields.get("available"):
+            fields["suggestions"] = closest_names(fields["relvar"], fields["available"])
+        super().__init__(message, **fields)
 
     def default_message(self):
         available = ", ".join(self.available or ())

@@ -262,6 +262,11 @@ def check_row(heading: Heading, row, operator=None) -> tuple:
                                 expected=f"a value for {missing[0]}", got="nothing")
         values = [given[n] for n in heading.names]
     else:
+        if isinstance(row, (str, bytes)) or not isinstance(row, Iterable):
+            raise SiraTypeError(f"{operator + ': ' if operator else ''}a row must be a mapping "
+                                f"by attribute name or a sequence of values (got {row!r})",
+                                operator=operator, expected="a mapping or a sequence",
+                                got=repr(row))
         values = list(row)
         if len(values) != heading.degree:
             raise SiraTypeError(f"{operator + ': ' if operator else ''}a row of {len(values)} "
@@ -276,6 +281,39 @@ def check_row(heading: Heading, row, operator=None) -> tuple:
             raise type(err)(f"attribute '{name}': {err.message}",
                             **err.field_values()) from None
     return tuple(out)
+
+
+def written_order(spec) -> tuple | None:
+    """The attribute names of a heading spec in the order the caller wrote them (a mapping's or
+    a list of pairs' order), or None for a :class:`Heading` (which is sorted by name).
+
+        >>> written_order({"Name": "string", "dept": "string"})
+        ('name', 'dept')
+    """
+    if isinstance(spec, Heading):
+        return None
+    pairs = spec.items() if isinstance(spec, Mapping) else spec
+    return tuple(normalize_name(name) for name, _ in pairs)
+
+
+def positional_reorder(heading: Heading, order) -> tuple | None:
+    """For each attribute of ``heading`` (sorted), its position in the caller's ``order``;
+    None when the two orders agree (no reordering needed)."""
+    if order is None or tuple(order) == heading.names:
+        return None
+    where = {name: i for i, name in enumerate(order)}
+    return tuple(where[name] for name in heading.names)
+
+
+def reorder_row(row, positions: tuple, heading: Heading):
+    """A positional row given in the caller's order, as a sequence in ``heading``'s order;
+    mappings and :class:`Tuple` values are returned as they are (they name their values)."""
+    if isinstance(row, (Mapping, Tuple)) or isinstance(row, (str, bytes)):
+        return row
+    values = tuple(row)
+    if len(values) != len(positions):
+        return values  # check_row reports the wrong number of values
+    return tuple(values[i] for i in positions)
 
 
 class Relation:
@@ -299,19 +337,44 @@ class Relation:
 
     @classmethod
     def from_rows(cls, heading, rows: Iterable = ()) -> "Relation":
-        """A relation from a heading and rows (mappings by name, or sequences in heading order).
+        """A relation from a heading and rows (mappings by name, or sequences by position).
+
+        A positional row's values follow the order in which the heading was written: a
+        mapping's order, or a list of ``(name, type)`` pairs' order::
+
+            >>> from sira.types import STRING
+            >>> Relation.from_rows({"name": STRING, "dept": STRING},
+            ...                    [("Alice", "Sales")]).to_rows()
+            [{'dept': 'Sales', 'name': 'Alice'}]
+
+        A :class:`Heading` object keeps no such order (it is a set of attributes, sorted by
+        name), so positional rows given with one follow its ``names`` (alphabetical order)::
+
+            >>> h = Heading.of({"name": STRING, "dept": STRING})
+            >>> h.names
+            ('dept', 'name')
+            >>> Relation.from_rows(h, [("Sales", "Alice")]).to_rows()
+            [{'dept': 'Sales', 'name': 'Alice'}]
 
         Args:
-            heading: a Heading or a mapping name -> type (or type name).
-            rows: the tuples; duplicates collapse into one.
+            heading: a mapping name -> type (or type name), a list of (name, type) pairs, or a
+                Heading.
+            rows: the tuples, each a mapping by attribute name, a :class:`Tuple`, or a sequence
+                of values in the order described above; duplicates collapse into one.
         Returns:
             the relation.
         Raises:
-            SiraTypeError: a value does not fit its attribute's type.
+            SiraTypeError: a value does not fit its attribute's type, or a row has the wrong
+                number of values.
             UnknownAttribute: a row names an attribute not in the heading.
         """
+        order = written_order(heading)
         heading = Heading.of(heading)
-        return cls(heading, frozenset(check_row(heading, row) for row in rows))
+        positions = positional_reorder(heading, order)
+        if positions is None:
+            return cls(heading, frozenset(check_row(heading, row) for row in rows))
+        return cls(heading, frozenset(check_row(heading, reorder_row(row, positions, heading))
+                                      for row in rows))
 
     @property
     def cardinality(self) -> int:

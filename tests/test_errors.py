@@ -485,3 +485,54 @@ def test_the_valid_fuzz_seeds_are_valid():
                 sira.evaluate(text, FUZZ_RELVARS)
         else:
             sira.evaluate(text, FUZZ_RELVARS)
+
+
+# ---------------------------------------------------------------- names that are not what they seem
+# (issue 10, item 8: a misspelled operator or relvar is reported as what it is, with a suggestion)
+
+@pytest.mark.parametrize("engine_name", ["python", "spark"])
+def test_a_misspelled_operator_is_an_unknown_operator_not_an_attribute(engine_name):
+    if engine_name == "spark":
+        pytest.importorskip("pyspark")
+    with pytest.raises(sira.UnknownOperator) as info:
+        sira.evaluate("projct(DBMSFILE, (pagesize))", RELVARS, engine=engine_name)
+    assert info.value.operator == "projct"
+    assert info.value.suggestions == ("project",)
+    assert "did you mean project?" in str(info.value)
+
+
+def test_an_unknown_operator_is_reported_before_its_arguments():
+    # summarise's aggregation list means nothing to an unknown operator: the operator is wrong
+    with pytest.raises(sira.UnknownOperator) as info:
+        sira.parse("summarise(DBMSFILE, (filename), (n(plus(1))))", RELVARS)
+    assert info.value.operator == "summarise"
+    assert "summarizeby" in info.value.suggestions
+
+
+def test_a_misspelled_scalar_operator_suggests_the_closest():
+    with pytest.raises(sira.UnknownOperator) as info:
+        sira.parse("restrict(DBMSFILE, gtt(pagesize, 1))", RELVARS)
+    assert info.value.operator == "gtt" and "gt" in info.value.suggestions
+
+
+@pytest.mark.parametrize("text", ["DBMSFILES", "project(DBMSFILES, (pagesize))",
+                                  "join(DBMSFILE, CATEGORIESS)"])
+def test_a_misspelled_relvar_is_an_unknown_relvar(text):
+    with pytest.raises(sira.UnknownRelvar) as info:
+        sira.parse(text, RELVARS)
+    assert info.value.relvar in ("dbmsfiles", "categoriess")
+    assert info.value.suggestions and info.value.suggestions[0] in ("dbmsfile", "categories")
+    assert "did you mean" in str(info.value)
+
+
+def test_a_misspelled_attribute_suggests_the_closest():
+    with pytest.raises(UnknownAttribute) as info:
+        sira.parse("restrict(DBMSFILE, gt(pagesise, 1))", RELVARS)
+    assert info.value.attribute == "pagesise" and info.value.suggestions == ("pagesize",)
+
+
+def test_a_relvar_missing_at_evaluation_is_an_unknown_relvar_with_a_suggestion():
+    tree = sira.relvar("dbmsfiles", DBMSFILE.heading)
+    with pytest.raises(sira.UnknownRelvar) as info:
+        sira.evaluate(tree, {"dbmsfile": DBMSFILE})
+    assert info.value.suggestions == ("dbmsfile",)

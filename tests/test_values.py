@@ -115,11 +115,30 @@ def test_relation_hash_equality_and_row_round_trip(r):
 def test_from_rows_with_dicts_and_sequences():
     by_dict = Relation.from_rows({"pagesize": INT, "filename": STRING},
                                  [{"FileName": "A", "PAGESIZE": 1}])
-    # a sequence is in the heading's (sorted) order: filename, pagesize
-    by_seq = Relation.from_rows({"pagesize": INT, "filename": STRING}, [("A", 1)])
+    # a sequence follows the order the heading was written in: pagesize, filename
+    by_seq = Relation.from_rows({"pagesize": INT, "filename": STRING}, [(1, "A")])
     assert by_dict == by_seq
     assert by_dict.to_rows() == [{"filename": "A", "pagesize": 1}]
     assert Tuple.from_dict(by_dict.heading, {"filename": "A", "pagesize": 1}) in by_dict
+
+
+def test_positional_rows_follow_the_order_the_heading_was_written():
+    by_mapping = Relation.from_rows({"name": STRING, "dept": STRING}, [("Alice", "Sales")])
+    by_pairs = Relation.from_rows([("name", STRING), ("dept", STRING)], [("Alice", "Sales")])
+    assert by_mapping.to_rows() == [{"dept": "Sales", "name": "Alice"}]
+    assert by_pairs == by_mapping
+
+
+def test_positional_rows_with_a_heading_object_follow_its_sorted_names():
+    h = Heading.of({"name": STRING, "dept": STRING})
+    assert h.names == ("dept", "name")
+    assert Relation.from_rows(h, [("Sales", "Alice")]).to_rows() == \
+        [{"dept": "Sales", "name": "Alice"}]
+
+
+def test_a_string_is_not_a_row_of_characters():
+    with pytest.raises(SiraTypeError):
+        Relation.from_rows({"a": STRING, "b": STRING}, ["ab"])
 
 
 def test_from_rows_rejects_bad_rows():

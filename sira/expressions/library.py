@@ -78,7 +78,9 @@ def resolve(name: str, arg_types: tuple):
     """
     op = LIBRARY.get(name.lower())
     if op is None:
-        raise UnknownOperator(operator=name.lower())
+        from ..errors import closest_names
+        raise UnknownOperator(operator=name.lower(),
+                              suggestions=closest_names(name, LIBRARY))
     return op.resolve(arg_types)
 
 

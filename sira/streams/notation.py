@@ -61,6 +61,8 @@ def _value(t, text: str, lineno: int, line: str):
         if t.name == "FLOAT":
             return t.check(float(text))
         if t.name == "BOOLEAN":
+            if text.lower() not in ("true", "false"):
+                raise ValueError(text)
             return text.lower() == "true"
         if t.name == "TIMESTAMP":
             for fmt in ("%m/%d/%Y %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"):
@@ -77,7 +79,7 @@ def _value(t, text: str, lineno: int, line: str):
                          expected=t.name) from None
 
 
-def _split_values(text: str) -> list:
+def _split_values(text: str, lineno: int, line: str) -> list:
     out, cur, quoted = [], [], False
     for ch in text:
         if ch == '"':
@@ -87,6 +89,9 @@ def _split_values(text: str) -> list:
             cur = []
         else:
             cur.append(ch)
+    if quoted:
+        raise ParseError("unterminated quoted value", line=lineno, col=1, source_line=line,
+                         expected='a closing "')
     out.append("".join(cur))
     return out
 
@@ -115,7 +120,7 @@ def parse_stream(text: str) -> Relation:
         if line.lower().startswith("h "):
             continue  # a heartbeat: no element
         stamp, _, rest = line.partition(" ")
-        values = _split_values(rest.strip())
+        values = _split_values(rest.strip(), lineno, raw)
         if len(values) != len(schema):
             raise ParseError(f"expected {len(schema)} values, found {len(values)}", line=lineno,
                              col=1, source_line=raw, expected=f"{len(schema)} values")
@@ -137,7 +142,7 @@ def parse_deltas(text: str) -> Relation:
         if not m:
             raise ParseError("expected 'time: + values' or 'time: - values'", line=lineno,
                              col=1, source_line=raw, expected="time: +|- values")
-        values = _split_values(m.group(3))
+        values = _split_values(m.group(3), lineno, raw)
         if len(values) != len(schema):
             raise ParseError(f"expected {len(schema)} values, found {len(values)}", line=lineno,
                              col=1, source_line=raw, expected=f"{len(schema)} values")

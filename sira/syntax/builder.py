@@ -29,7 +29,8 @@ from ..algebra.windows import (Changes, DStream, Duration, IStream, RStream, Win
                                WindowTable, unit_name)
 from ..algebra.setops import Intersect, Minus, Union, XMinus
 from ..algebra.windowby import Boundary, WindowBy, variable_type
-from ..errors import ParseError, SiraError, SiraTypeError, SiraValueError, UnknownRelvar
+from ..errors import (ParseError, SiraError, SiraTypeError, SiraValueError, UnknownOperator,
+                      UnknownRelvar, closest_names, did_you_mean)
 from ..expressions.evaluate import compile_row, infer_type
 from ..expressions.library import LIBRARY
 from ..expressions.evaluate import RVA_AGGREGATES
@@ -105,10 +106,40 @@ class Builder:
 
     # ------------------------------------------------------------------ entry points
     def build(self, node):
-        """A relational node when ``node`` is relational, else a scalar expression."""
+        """A relational node when ``node`` is relational, else a scalar expression.
+
+        At the top of an expression there is no heading, so a bare name that is not a relvar,
+        ``TABLE_DEE``, ``TABLE_DUM``, ``true``/``false`` or a nullary operator is a misspelled
+        relvar (:class:`UnknownRelvar`), never an unknown attribute.
+        """
         if self.is_relational(node):
             return self.relation(node)
+        if isinstance(node, cst.Name) and "." not in node.text and not self.is_scalar_name(
+                node.text.lower(), EMPTY):
+            raise self.unknown_relvar(node)
         return self.scalar(node, EMPTY)
+
+    def is_scalar_name(self, name: str, heading) -> bool:
+        """Whether a bare name means something in a scalar position."""
+        op = LIBRARY.get(name)
+        return (name in heading or name in ("true", "false") or name in self.catalog
+                or name in _NAMED_RELATIONS or (op is not None and op.min_args == 0))
+
+    def unknown_relvar(self, node) -> UnknownRelvar:
+        """The error for a name in relation position that is not a relvar."""
+        name = node.text.lower()
+        known = tuple(sorted(self.catalog))
+        return UnknownRelvar(relvar=name, available=known,
+                             suggestions=closest_names(name, known + ("table_dee", "table_dum")))
+
+    def unknown_operator(self, node) -> UnknownOperator:
+        """The error for a name in operator position that is not an operator (relational or
+        scalar), with the closest known operator names."""
+        name = node.name.lower()
+        suggestions = closest_names(name, known_operator_names())
+        return UnknownOperator(f"unknown operator '{name}'{_where(node)}"
+                               f"{did_you_mean(suggestions)}", operator=name,
+                               suggestions=suggestions)
 
     def is_relational(self, node) -> bool:
         if isinstance(node, cst.Raw):
@@ -137,7 +168,7 @@ class Builder:
                 return RelationLiteral(_NAMED_RELATIONS[name])
             if name in self.catalog:
                 return RelvarRef(name, self.catalog[name])
-            raise UnknownRelvar(relvar=name, available=tuple(sorted(self.catalog)))
+            raise self.unknown_relvar(node)
         if isinstance(node, cst.Group) and len(node.items) == 1:
             return self.relation(node.items[0])
         if isinstance(node, cst.Call):
@@ -322,14 +353,19 @@ class Builder:
         if op is not None and op.min_args == 0:
             return CallExpr(name, ())
         from ..errors import UnknownAttribute
-        raise UnknownAttribute(f"unknown attribute '{name}'{_where(node)} (the heading has "
+        suggestions = closest_names(name, heading.names + tuple(self.catalog))
+        raise UnknownAttribute(f"unknown attribute '{name}'{_where(node)}"
+                               f"{did_you_mean(suggestions)} (the heading has "
                                f"{', '.join(heading.names) or 'no attributes'})",
-                               attribute=name, operator=None, available=heading.names)
+                               attribute=name, operator=None, available=heading.names,
+                               suggestions=suggestions)
 
     def scalar_call(self, node, heading):
         name = node.name.lower()
         if self.is_relational(node):
             return RelationArg(self.relation(node))
+        if name not in known_operator_names():  # before its arguments, which it gives no meaning
+            raise self.unknown_operator(node)
         if name == "tuple":
             typed = self.tuple_values(node)
             h = Heading.of({k: t for k, (_, t) in typed.items()})
@@ -358,8 +394,7 @@ class Builder:
                 and isinstance(args[0], Literal):
             return _fold_selector(name, args[0], node)
         if name not in LIBRARY:
-            from ..errors import UnknownOperator
-            raise UnknownOperator(f"unknown operator '{name}'{_where(node)}", operator=name)
+            raise self.unknown_operator(node)
         return CallExpr(name, args)
 
     def keyword_args(self, node, allowed) -> dict:
@@ -882,6 +917,17 @@ RELATIONAL = {
     "windowby": _windowby,
     "splwindow": _splwindow,
 }
+
+
+#: names a call may have in a scalar position besides LIBRARY's operators
+_SCALAR_FORMS = ("tuple", "average", "equsing", "relation") + RVA_AGGREGATES
+
+
+def known_operator_names() -> frozenset:
+    """Every name that may stand in operator position: relational operators, scalar operators
+    and selectors (the candidates of "did you mean ...?")."""
+    return frozenset(RELATIONAL) | frozenset(LIBRARY) | frozenset(INTERVAL_TYPES) | \
+        frozenset(_SCALAR_FORMS)
 
 
 def build_cst(node, catalog=None, values=None):
