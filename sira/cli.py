@@ -310,8 +310,8 @@ def render(value, fmt: str = "table", value_type: Type | None = None) -> str:
         if fmt == "json":
             return json.dumps(relation_to_json(value), indent=2)
         if fmt == "text":
-            return repr(value)
-        return str(value)
+            return value.literal()
+        return value.to_table(limit=None)
     if value_type is None:
         from .types import type_of_python
         value_type = type_of_python(value)

@@ -343,7 +343,7 @@ class RelationType(Type):
         return value.sort_key()
 
     def format(self, value):
-        return repr(value)
+        return value.literal()  # the whole relation: repr cuts large ones
 
 
 @attrs.frozen(repr=False)

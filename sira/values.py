@@ -419,13 +419,63 @@ class Relation:
             object.__setattr__(self, "_hash", hash((self.heading, self.body)))
         return self._hash
 
-    def __repr__(self):
+    def literal(self) -> str:
+        """The whole relation in the text syntax; ``sira.parse`` gives it back.
+
+            >>> from sira.types import INT
+            >>> Relation.from_rows({"a": INT}, [(2,), (1,)]).literal()
+            'relation(heading(a(int)) body(tuple(a(1)) tuple(a(2))))'
+        """
         rows = " ".join(tuple_literal(self.heading, row) for row in self.sorted_body())
         return f"relation({self.heading.literal()} body({rows}))"
 
-    def __str__(self):
+    def __repr__(self) -> str:
+        """The relation literal, cut after the first 20 tuples of each relation in it.
+
+        A cut text ends its body with ``... and M more tuples``, which ``sira.parse`` refuses;
+        :meth:`literal` gives the whole text.
+        """
+        from .display import relation_repr
+        return relation_repr(self)
+
+    def __str__(self) -> str:
+        """The table of :meth:`to_table` with its default limit (20 tuples)."""
+        return self.to_table()
+
+    def to_table(self, limit: int | None = 20) -> str:
+        """The relation as a text table, as the seed draws it, cut after ``limit`` tuples.
+
+            >>> from sira.types import INT
+            >>> r = Relation.from_rows({"a": INT}, [(i,) for i in range(30)])
+            >>> print(r.to_table(limit=1))
+            +-----+
+            | A   |
+            | INT |
+            +-----+
+            | 0   |
+            +-----+
+            ... and 29 more tuples
+            30 tuples
+            >>> len(r.to_table(limit=None).splitlines())   # every tuple: 30 rows, 6 other lines
+            36
+
+        Args:
+            limit: how many tuples to draw, first in the canonical order; None draws them all.
+        Returns:
+            the names, the types, the tuples, ``... and M more tuples`` when some are left out,
+            and the cardinality.
+        Raises:
+            SiraValueError: ``limit`` is neither a non-negative integer nor None.
+        """
         from .display import format_table
-        return format_table(self)
+        return format_table(self, limit=limit)
+
+    def _repr_html_(self) -> str:
+        """The relation as an HTML table for notebooks (Jupyter calls this): the heading with
+        types, the first 20 tuples in the canonical order, ``… and M more tuples``, the
+        cardinality. Values are HTML-escaped."""
+        from .display import html_table
+        return html_table(self)
 
     def __reduce__(self):
         return (Relation, (self.heading, self.body))

@@ -75,7 +75,7 @@ def _print_node(node) -> str:
             return "TABLE_DEE"
         if node.value == TABLE_DUM:
             return "TABLE_DUM"
-        return repr(node.value)
+        return node.value.literal()
     if isinstance(node, Restrict):
         return f"restrict({p(node.source)},{print_expression(node.condition)})"
     if isinstance(node, Project):
