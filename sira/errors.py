@@ -140,6 +140,19 @@ class DivisionByZero(ArithmeticFault):
         return f"{_prefix(self.operator)}division by zero{where}"
 
 
+class FloatOverflow(ArithmeticFault):
+    """A FLOAT operation on finite operands whose exact result is beyond the largest FLOAT
+    (IEEE overflow): an error, as integer overflow is, never a silent infinity. ``operands``
+    are the finite values the operator was applied to."""
+
+    fields = ("operator", "tuple", "operands")
+
+    def default_message(self):
+        where = f" for tuple {self.tuple}" if self.tuple else ""
+        args = f" of {', '.join(repr(v) for v in self.operands)}" if self.operands else ""
+        return f"{_prefix(self.operator)}the result{args} is too large for a FLOAT{where}"
+
+
 class UnknownOperator(SiraError):
     """A name in operator position that is not an operator; ``suggestions`` are the closest
     known names (``did you mean project?``)."""
@@ -231,6 +244,28 @@ class ParseError(SiraError, SyntaxError):
 
     def __str__(self):
         return self.message
+
+
+class EngineUnavailable(SiraError):
+    """An engine that cannot run here: its library or runtime is missing (``install`` says what
+    to install), or its session was stopped."""
+
+    fields = ("engine", "reason", "install")
+
+    def default_message(self):
+        hint = f"; install {self.install}" if self.install else ""
+        return f"the {self.engine} engine is not available: {self.reason}{hint}"
+
+
+class DataSourceError(SiraError):
+    """Data a relvar (or a reader) was given cannot be read: a missing file or table, an
+    unreadable or corrupt file. Names the relvar, the source and the cause."""
+
+    fields = ("relvar", "source", "reason")
+
+    def default_message(self):
+        where = f"relvar '{self.relvar}': " if self.relvar else ""
+        return f"{where}cannot read {self.source}: {self.reason}"
 
 
 class NotSupportedOnSpark(SiraError):
