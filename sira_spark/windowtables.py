@@ -1,17 +1,17 @@
 """Spark translations of the window table functions TUMBLE, HOP, CUMULATE and SESSION.
 
-Tumbling, hopping and cumulating windows are arithmetic on the timestamp (``explode`` of the
-window starts holding it); a session is gaps-and-islands with window functions: per partition,
-ordered by time, a new session starts where an element comes later than the previous one plus
-the gap, and the session interval is [first time, last time + gap).
-"""
+Each element gets its window as the plain columns window_start, window_end and window_time (end
+minus one unit). Tumbling, hopping and cumulating windows are arithmetic on the timestamp
+(``explode`` of the window starts holding it); a session is gaps-and-islands with window
+functions: per partition, ordered by time, a new session starts where an element comes later
+than the previous one plus the gap, and the session is [first time, last time + gap)."""
 
 from __future__ import annotations
 
 from pyspark.sql import Window as SparkWindow
 from pyspark.sql import functions as F
 
-from sira.algebra.windows import WindowTable
+from sira.algebra.windows import WINDOW_ATTRIBUTES, WindowTable
 from sira.types import TIMESTAMP
 
 from .compiler import translates
@@ -28,8 +28,13 @@ def _units(node, c):
     return col.cast("bigint"), lambda u: u.cast(spark_t)
 
 
-def _interval(back, begin, end):
-    return F.struct(back(begin).alias("begin"), back(end).alias("end"))
+def _window_columns(df, back, start, end, names=WINDOW_ATTRIBUTES):
+    """``df`` with window_start, window_end and window_time (end minus one unit) from integer
+    units (those of ``names``: a SUMMARIZEBY may keep only some of them)."""
+    columns = {"window_start": start, "window_end": end, "window_time": end - 1}
+    for name in names:
+        df = df.withColumn(name, back(columns[name]))
+    return df
 
 
 #: hop windows with at most this many windows per element use a literal array of offsets (a
@@ -47,10 +52,9 @@ def _window_table(node, children, c):
     (df,) = children
     t, back = _units(node, c)
     size, slide, offset = node.units("size"), node.units("slide"), node.units("offset")
-    name = node.name
     if node.kind == "tumble":
         start = _floor_to(t - offset, size) + offset
-        return df.withColumn(name, _interval(back, start, start + size))
+        return _window_columns(df, back, start, start + size)
     if node.kind == "hop":
         # the windows holding t start at base, base - L, ..., down to more than t - T
         base = _floor_to(t - offset, slide) + offset
@@ -66,14 +70,13 @@ def _window_table(node, children, c):
             out = df.withColumn("__k", F.explode(F.sequence(
                 F.lit(0).cast("bigint"), last * slide, F.lit(slide).cast("bigint"))))
             start = base - F.col("__k")
-        return out.withColumn(name, _interval(back, start, start + size)).drop("__k")
+        return _window_columns(out, back, start, start + size).drop("__k")
     if node.kind == "cumulate":
         period = _floor_to(t - offset, size) + offset
         first = F.call_function("div", t - period, F.lit(slide).cast("bigint")) + 1
         j = F.explode(F.sequence(first, F.lit(size // slide).cast("bigint")))
         out = df.withColumn("__j", j)
-        return out.withColumn(name, _interval(back, period, period + F.col("__j") * slide)) \
-            .drop("__j")
+        return _window_columns(out, back, period, period + F.col("__j") * slide).drop("__j")
     gap = size
     w = SparkWindow.partitionBy(*[F.col(f"`{p}`") for p in node.partition]).orderBy(t)
     prev = F.lag(t).over(w)
@@ -82,20 +85,19 @@ def _window_table(node, children, c):
     sessions = starts.withColumn("__s", F.sum("__new").over(
         w.rowsBetween(SparkWindow.unboundedPreceding, 0)))
     per = SparkWindow.partitionBy(*[F.col(f"`{p}`") for p in node.partition], "__s")
-    out = sessions.withColumn(name, _interval(back, F.min("__u").over(per),
-                                              F.max("__u").over(per) + gap))
+    out = _window_columns(sessions, back, F.min("__u").over(per), F.max("__u").over(per) + gap)
     return out.drop("__u", "__new", "__s")
 
 
 # ------------------------------------------------------------------ hop aggregates by panes
 #
-# ``summarizebyusing(hop(S, ts, size(T) slide(L)), (k..., window), (x(plus(e)) ...), ())`` (or
-# the packed ``summarizeby``): instead of copying every element into each of its ceil(T/L)
-# windows, the stream is first aggregated per key and *pane* -- the intervals of width
-# gcd(T, L) between consecutive window boundaries, each wholly inside or outside every window --
-# and only the pane aggregates are copied into their windows and combined there. Sums of INT or
-# LONG, max and min of plain scalars: the combination of the panes' values is the window's
-# value exactly. Any other SUMMARIZEBY over a window table goes to aggregation.py.
+# ``summarizeby(hop(S, ts, size(T) slide(L)), (k..., window_start, window_end), (x(plus(e))
+# ...))``: instead of copying every element into each of its ceil(T/L) windows, the stream is
+# first aggregated per key and *pane* -- the intervals of width gcd(T, L) between consecutive
+# window boundaries, each wholly inside or outside every window -- and only the pane aggregates
+# are copied into their windows and combined there. Sums of INT or LONG, max and min of plain
+# scalars: the combination of the panes' values is the window's value exactly. Any other
+# SUMMARIZEBY over a window table goes to aggregation.py.
 
 def fused_hop(node):
     """The HOP window table under a SUMMARIZEBY that :func:`summarize_hop` compiles, else
@@ -109,14 +111,14 @@ def fused_hop(node):
     win = node.source
     if not isinstance(win, WindowTable) or win.kind != "hop":
         return None
-    if node.using not in (None, (), (win.name,)):
+    if node.pack_list:  # packed or pointwise on an interval key: not a plain grouping
         return None
     stream = win.source.heading
-    key = [n for n in node.by if n != win.name]
-    if win.name not in node.by or any(n not in stream for n in key):
-        return None
+    key = [n for n in node.by if n not in WINDOW_ATTRIBUTES]
+    if len(key) == len(node.by) or any(n not in stream for n in key):
+        return None  # not per window, or grouping by something the window table made
     for _, op, expr in node.specs:
-        if win.name in attributes_used(expr):
+        if set(WINDOW_ATTRIBUTES) & set(attributes_used(expr)):
             return None
         t = infer_type(expr, stream)
         if op == "plus" and t in (INT, LONG):
@@ -140,7 +142,7 @@ def summarize_hop(node, win, c):
     t, back = _units(win, c)
     size, slide, offset = win.units("size"), win.units("slide"), win.units("offset")
     pane = gcd(size, slide)
-    key = [n for n in node.by if n != win.name]
+    key = [n for n in node.by if n not in WINDOW_ATTRIBUTES]
     aggs = aggregations(node.specs, win.heading, node.operator_name)
     combine = {"plus": F.sum, "max": F.max, "min": F.min}
     panes = df.groupBy(*[F.col(f"`{k}`") for k in key],
@@ -160,5 +162,5 @@ def summarize_hop(node, win, c):
         *[combine[op](F.col(f"__a{i}")).cast(spark_type(a.result_type)).alias(name)
           for i, ((name, op, _), a) in enumerate(zip(node.specs, aggs))])
     s = F.col("__s")
-    result = result.withColumn(win.name, _interval(back, s, s + size))
-    return ordered(result, node.heading)
+    kept = [n for n in WINDOW_ATTRIBUTES if n in node.by]
+    return ordered(_window_columns(result, back, s, s + size, kept), node.heading)

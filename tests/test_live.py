@@ -237,6 +237,8 @@ QUERIES = [
     "project(window(s, ts, range(3) slide(2)), (v, during))",
     "changes(window(s, ts, range(3) on(v)), at)",
     "changes(window(s, ts, rows(3) slide(2)), at)",
+    "changes(window(s, ts, rows(2) slide(3)), at)",  # N < M: each batch's last N only
+    "changes(window(s, ts, partition(k) rows(1) slide(4)), at)",
     "changes(window(s, ts, range(unbounded)), at)",
     "window(s, ts, partition(k) rows(2))",
     "istream(union(project(window(s, ts, range(3)), (v, during)),"

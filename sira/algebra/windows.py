@@ -12,7 +12,8 @@ belongs to the window relation::
     window(S, ts, range(T) slide(L))         [ceil(t/L)*L, ceil((t+T)/L)*L)
     window(S, ts, range(C) on(E))            until a later element's E reaches E+C
     window(S, ts, rows(N))                   until the N-th later element arrives
-    window(S, ts, rows(N) slide(M))          batches of M positions
+    window(S, ts, rows(N) slide(M))          batches of M positions (any N and M: with
+                                             N < M only each batch's last N show)
     window(S, ts, partition(A, B) rows(N) [range(T) [slide(L)]])
 
 Durations are integers in the stream's unit, or carry a unit (``range(10 second)``) when the
@@ -205,9 +206,6 @@ class Window(Node):
             if self.range_units < self.slide_units:
                 raise SiraValueError(f"WINDOW: the range ({s.range}) is shorter than the slide "
                                      f"({s.slide})", operator="WINDOW", value=s.text())
-        if s.rows is not None and s.slide_rows is not None and s.rows < s.slide_rows:
-            raise SiraValueError(f"WINDOW: rows({s.rows}) is fewer than the slide "
-                                 f"({s.slide_rows})", operator="WINDOW", value=s.text())
         if self.during in h:
             raise DuplicateAttribute(attribute=self.during, operator="WINDOW")
         return h.extend([(self.during, interval_type_for(t))], "WINDOW")
@@ -305,10 +303,18 @@ class RStream(Node):
         return (self.source, self.ticks)
 
 
+#: the attributes a window table function adds, in Flink's names
+WINDOW_ATTRIBUTES = ("window_start", "window_end", "window_time")
+
+
 @node_class
 class WindowTable(Node):
-    """Window table functions as Flink and Spark users know them, each adding the window's
-    interval as an attribute (default ``window``):
+    """Window table functions as Flink and Spark users know them (design.md, "Streams and
+    windows"), each tagging every element with its window as three plain attributes of the
+    timestamp's type: ``window_start`` and ``window_end`` (the window is ``[start, end)``) and
+    ``window_time``, one unit before the end (1 for INT or LONG times, one microsecond for a
+    TIMESTAMP, sira's TIMESTAMP granularity; Flink's is ``window_end - 1 ms`` because its
+    timestamps are milliseconds):
 
     * ``tumble(S, ts, size(T) [offset(O)])``: the one window ``[k*T+O, (k+1)*T+O)`` holding t;
     * ``hop(S, ts, size(T) slide(L) [offset(O)])``: one tuple per window ``[k*L+O, k*L+O+T)``
@@ -317,6 +323,13 @@ class WindowTable(Node):
       ``[s, s+j*L)`` (j = 1..T/L) of the period ``[s, s+T)`` holding t, one tuple each;
     * ``session(S, ts, gap(G) [partition(A, ...)])``: the session holding t: PACK of
       ``[t, t+G)`` per partition.
+
+    A window is an identity, not a period of validity, so it is never an interval attribute
+    and nothing packs it: "count per tumbling window" is an ordinary SUMMARIZEBY.
+
+        >>> from sira import parse
+        >>> parse("tumble(relation(heading(ts(long) v(int)) body()), ts, size(10))").heading
+        Heading({ts: LONG, v: INT, window_end: LONG, window_start: LONG, window_time: LONG})
     """
 
     source: Node
@@ -327,7 +340,6 @@ class WindowTable(Node):
     offset: Duration | None = None
     partition: tuple = attrs.field(default=(), converter=_lower_names)
     unit: str | None = None
-    name: str = attrs.field(default="window", converter=normalize_name)
     operator_name = "WINDOWTABLE"
     packs = False
 
@@ -364,15 +376,20 @@ class WindowTable(Node):
         if self.kind == "cumulate" and self.units("size") % self.units("slide"):
             raise SiraValueError(f"CUMULATE: the size ({self.size}) must be a multiple of the "
                                  f"step ({self.slide})", operator=op, value=str(self.size))
-        if self.name in h:
-            raise DuplicateAttribute(attribute=self.name, operator=op)
-        return h.extend([(self.name, interval_type_for(t))], op)
+        for name in WINDOW_ATTRIBUTES:
+            if name in h:
+                raise DuplicateAttribute(attribute=name, operator=op)
+        return h.extend([(name, t) for name in WINDOW_ATTRIBUTES], op)
 
     def units(self, field) -> int:
         value = getattr(self, field)
         if value is None:
             return 0
         return value.in_units(self.unit, self.source.heading.type_of(self.ts))
+
+    @property
+    def ts_type(self):
+        return self.source.heading.type_of(self.ts)
 
     @property
     def operator_text(self) -> str:
@@ -399,5 +416,5 @@ class Changes(_ToStream):
         return super().compute_heading().extend([("kind", STRING)], "CHANGES")
 
 
-__all__ = ["Changes", "WindowTable", "Duration", "WindowSpec", "Window", "IStream", "DStream", "RStream", "UNITS",
-           "unit_name"]
+__all__ = ["Changes", "WindowTable", "WINDOW_ATTRIBUTES", "Duration", "WindowSpec", "Window",
+           "IStream", "DStream", "RStream", "UNITS", "unit_name"]

@@ -16,7 +16,8 @@ import datetime
 from sortedcontainers import SortedList
 
 from ..algebra.derived import lower_changes
-from ..algebra.windows import Changes, DStream, IStream, RStream, Window, WindowTable
+from ..algebra.windows import (WINDOW_ATTRIBUTES, Changes, DStream, IStream, RStream, Window,
+                               WindowTable)
 from ..errors import ArithmeticFault, SiraValueError
 from ..intervals import Interval
 from ..types import TIMESTAMP
@@ -206,58 +207,82 @@ def _dstream(node, ctx):
 
 
 def _windows_of(node, time: _Time, t):
-    """The window intervals holding instant t (tumble, hop, cumulate)."""
+    """The windows ``(start, end)`` holding instant t (tumble, hop, cumulate)."""
     size, slide, offset = node.units("size"), node.units("slide"), node.units("offset")
     base = time.plus(t, -offset)
     if node.kind == "tumble":
         start = time.plus(time.floor(base, size), offset)
-        return [Interval(start, time.plus(start, size))]
+        return [(start, time.plus(start, size))]
     if node.kind == "hop":
-        last = time.floor(base, slide)
         out = []
-        start = last
+        start = time.floor(base, slide)
         while time.plus(start, size) > base:
-            out.append(Interval(time.plus(start, offset), time.plus(start, offset + size)))
+            out.append((time.plus(start, offset), time.plus(start, offset + size)))
             start = time.plus(start, -slide)
         return out
     period = time.plus(time.floor(base, size), offset)
-    out = []
-    for j in range(1, size // slide + 1):
-        end = time.plus(period, j * slide)
-        if end > t:
-            out.append(Interval(period, end))
-    return out
+    ends = (time.plus(period, j * slide) for j in range(1, size // slide + 1))
+    return [(period, end) for end in ends if end > t]
+
+
+def _sessions(rows, ts, time: _Time, gap):
+    """``(session rows, start, end)`` for one partition: PACK of ``[t, t+gap)``."""
+    rows = sorted(rows, key=lambda r: r[ts])
+    session: list = []
+    for row in rows:
+        if session and row[ts] > time.plus(session[-1][ts], gap):
+            yield session, session[0][ts], time.plus(session[-1][ts], gap)
+            session = []
+        session.append(row)
+    if session:
+        yield session, session[0][ts], time.plus(session[-1][ts], gap)
+
+
+def _window_values(node, time: _Time):
+    """``values(row, start, end)``: window_start, window_end, window_time, checked against the
+    timestamp's type (an INT window ending past 2**31-1 is an IntOverflow, as on Spark)."""
+    t = node.ts_type
+    op = node.kind.upper()
+    if time.timestamp:
+        def checked(value, row):
+            return value
+    else:
+        def checked(value, row):
+            return t.fit(value, operator=op, tuple=row)
+
+    def values(row, start, end):
+        return checked(start, row), checked(end, row), time.plus(end, -1)
+    return values
+
+
+def _windows(node, src, time: _Time):
+    """(row, start, end) for every element and window holding it."""
+    h = src.heading
+    ts = h.index(node.ts)
+    if node.kind != "session":
+        for row in src.body:
+            for start, end in _windows_of(node, time, row[ts]):
+                yield row, start, end
+        return
+    part = row_getter([h.index(n) for n in node.partition])
+    groups: dict = {}
+    for row in src.body:
+        groups.setdefault(part(row), []).append(row)
+    gap = node.units("size")
+    for rows in groups.values():
+        for session, start, end in _sessions(rows, ts, time, gap):
+            for row in session:
+                yield row, start, end
 
 
 @evaluates(WindowTable)
 def _window_table(node, ctx):
     src = ctx.eval(node.source)
-    h = src.heading
-    ts = h.index(node.ts)
-    time = _Time(node.source.heading.type_of(node.ts))
-    where = {n: i for i, n in enumerate(h.names + (node.name,))}
+    time = _Time(node.ts_type)
+    where = {n: i for i, n in enumerate(src.heading.names + WINDOW_ATTRIBUTES)}
     assemble = row_getter([where[n] for n in node.heading.names])
-    out = set()
-    if node.kind != "session":
-        for row in src.body:
-            for iv in _windows_of(node, time, row[ts]):
-                out.add(assemble(row + (iv,)))
-        return Relation(node.heading, frozenset(out))
-    gap = node.units("size")
-    part = row_getter([h.index(n) for n in node.partition])
-    groups: dict = {}
-    for row in src.body:
-        groups.setdefault(part(row), []).append(row)
-    for rows in groups.values():
-        rows.sort(key=lambda r: r[ts])
-        session: list = []
-        for row in rows + [None]:
-            if row is None or (session and row[ts] > time.plus(session[-1][ts], gap)):
-                iv = Interval(session[0][ts], time.plus(session[-1][ts], gap))
-                out.update(assemble(r + (iv,)) for r in session)
-                session = []
-            if row is not None:
-                session.append(row)
+    values = _window_values(node, time)
+    out = {assemble(row + values(row, start, end)) for row, start, end in _windows(node, src, time)}
     return Relation(node.heading, frozenset(out))
 
 

@@ -698,7 +698,7 @@ def _window_table(kind):
         src = b.relation(args[0])
         ts = _lname(args[1])
         opts: dict = {}
-        allowed = {"size", "slide", "step", "offset", "gap", "partition", "unit", "as"}
+        allowed = {"size", "slide", "step", "offset", "gap", "partition", "unit"}
         for item in args[2:]:
             name = item.name.lower() if isinstance(item, cst.Call) else None
             if name not in allowed or name in opts:
@@ -711,8 +711,6 @@ def _window_table(kind):
             fields["unit"] = unit_name(_lname(opts["unit"].args[0]))
         if "partition" in opts:
             fields["partition"] = tuple(_lname(a) for a in opts["partition"].args)
-        if "as" in opts:
-            fields["name"] = _lname(opts["as"].args[0])
         for key, field in (("size", "size"), ("gap", "size"), ("slide", "slide"),
                            ("step", "slide"), ("offset", "offset")):
             if key in opts:

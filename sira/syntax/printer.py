@@ -122,8 +122,6 @@ def _print_node(node) -> str:
             parts.append(f"partition({','.join(node.partition)})")
         if node.unit:
             parts.insert(0, f"unit({node.unit})")
-        if node.name != "window":
-            parts.append(f"as({node.name})")
         return f"{node.kind}({p(node.source)},{node.ts},{' '.join(parts)})"
     if isinstance(node, WindowBy):
         return f"windowby({p(node.source)},{node.options_text()})"
