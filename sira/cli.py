@@ -323,115 +323,26 @@ def render(value, fmt: str = "table", value_type: Type | None = None) -> str:
 
 
 # ------------------------------------------------------------------------------- explain
-def spec_text(node) -> str:
-    """The operator-specific part of a node's text: ``gt(pagesize,16384)`` for a RESTRICT."""
-    text = repr(node)
-    name = node.operator_name.lower()
-    if not node.children or not (text.lower().startswith(name + "(") and text.endswith(")")):
-        return ""
-    inner = text[len(name) + 1:-1]
-    for child in node.children:
-        child_text = repr(child)
-        if inner.startswith(child_text + ","):
-            inner = inner[len(child_text) + 1:]
-        elif inner == child_text:
-            inner = ""
-    return inner.strip()
-
-
-def _relation_args(expr) -> list:
-    """The relational operands inside a scalar expression tree (``eq(R1, R2)``...)."""
-    from .expressions.nodes import Call, RelationArg
-    out, stack = [], [expr]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, RelationArg):
-            out.append(e.node)
-        elif isinstance(e, Call):
-            stack.extend(reversed(e.args))
-    return out
-
-
 def explain_steps(expr, relvars: dict, engine="python", display: dict | None = None,
                   fmt: str = "table") -> str:
     """Every sub-expression of ``expr`` bottom-up, each with its arguments and its result.
 
-    One block per operator, in the order the seed presents its examples: the operator and
-    its spec (ARG / SPEC / RESULT), each argument as a table, then the result. Sub-expressions
-    are evaluated one by one with :func:`sira.evaluate` (a teaching tool: nothing is shared).
+    The steps of :func:`sira.explain` (one block per operator, ARG / SPEC / RESULT, as the seed
+    presents its examples), with every table whole and a scalar result printed in ``fmt``.
 
     Args:
         expr: an algebra node or a scalar expression (``eq(TABLE_DEE, project(R, ()))``).
         relvars: name -> Relation.
         engine: passed to :func:`sira.evaluate`.
         display: name -> the name to print (defaults to the upper-cased name).
+        fmt: ``table``, ``json`` or ``text``, for a scalar result.
     Returns:
         the text of the blocks.
     """
-    from .algebra.basic import RelationLiteral, RelvarRef
-    from .algebra.node import Node
-    display = display or {}
-    steps: dict = {}  # node -> (number, result)
-    order: list = []
-
-    def label(node) -> str:
-        if isinstance(node, RelvarRef):
-            return f"relvar {display.get(node.name, node.name.upper())}"
-        if isinstance(node, RelationLiteral):
-            if node.value.heading.degree == 0:
-                return "TABLE_DEE" if node.value else "TABLE_DUM"
-            return "a relation literal"
-        return f"the result of step {steps[node][0]} ({node.operator_name})"
-
-    def visit(node, top=False):
-        if node in steps:
-            return
-        for child in node.children:
-            visit(child)
-        result = sira.evaluate(node, relvars, engine=engine)
-        if node.children or top:  # a leaf is shown as an argument, unless it is the query
-            order.append(node)
-            steps[node] = (len(order), result)
-        else:
-            steps[node] = (0, result)
-
-    if isinstance(expr, Node):
-        visit(expr, top=True)
-        top_args = None
-    else:
-        top_args = _relation_args(expr)
-        for node in top_args:
-            visit(node)
-
-    total = len(order) + (1 if top_args is not None else 0)
-    blocks = []
-
-    def block(number, title, expression_text, spec, args, result_text):
-        head = f"=== step {number} of {total}: {title} "
-        lines = [head + "=" * max(3, 78 - len(head)), f"expression: {expression_text}"]
-        if spec is not None:
-            lines.append(f"{title} SPEC: {spec or '(none)'}")
-        for i, (arg_label, value) in enumerate(args, 1):
-            name = "ARG" if len(args) == 1 else f"ARG{i}"
-            lines.append("")
-            lines.append(f"{name}: {arg_label}")
-            lines.append(str(value))
-        lines.append("")
-        lines.append(f"RESULT of {title}:" if spec is not None else "RESULT:")
-        lines.append(result_text)
-        blocks.append("\n".join(lines))
-
-    for node in order:
-        number, result = steps[node]
-        args = [(label(c), steps[c][1]) for c in node.children]
-        block(number, node.operator_name, repr(node),
-              spec_text(node) if node.children else None, args, str(result))
-    if top_args is not None:
-        value = sira.evaluate(expr, relvars, engine=engine)
-        args = [(label(n), steps[n][1]) for n in top_args]
-        block(total, "SCALAR EXPRESSION", repr(expr), None, args,
-              render(value, fmt, _scalar_type(expr)))
-    return "\n\n".join(blocks)
+    from .explain import evaluate_steps, steps_text
+    steps = evaluate_steps(expr, relvars, engine=engine, display=display)
+    return steps_text(steps, limit=None,
+                      render_scalar=lambda value, value_type: render(value, fmt, value_type))
 
 
 # ------------------------------------------------------------------------------- commands
