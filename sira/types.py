@@ -288,6 +288,10 @@ def wider_integer(a: IntegerType, b: IntegerType) -> IntegerType:
 
 def type_of_python(value) -> Type:
     """The type a literal Python value is taken to have (ints: the narrowest that fits)."""
+    if type(value) is int:  # the common case first, without imports
+        if -2147483648 <= value <= 2147483647:
+            return INT
+        return LONG if -9223372036854775808 <= value <= 9223372036854775807 else BIGINT
     from .intervals import Interval
     from .values import Relation, Tuple
     if isinstance(value, bool):

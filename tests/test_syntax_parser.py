@@ -470,3 +470,70 @@ def test_truncations_and_mutations_parse_or_raise_parse_error(text, data):
 @given(st.text(max_size=80))
 def test_arbitrary_unicode_parses_or_raises_parse_error(text):
     _check(text)
+
+
+# ---------------------------------------------------------------- the fast path for tuples
+# Tuples of plain values are read by a regular expression instead of the general loop; the CST
+# (shapes *and* positions) and every error must be exactly those of the general loop.
+
+import attrs as _attrs  # noqa: E402
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+import sira  # noqa: E402
+from sira.syntax import parser as _parser_module  # noqa: E402
+
+
+def _with_positions(node):
+    """The tree as nested tuples including line and col (CST equality ignores positions)."""
+    if isinstance(node, tuple):
+        return tuple(_with_positions(n) for n in node)
+    if not _attrs.has(type(node)):
+        return node
+    return (type(node).__name__,) + tuple(_with_positions(getattr(node, f.name))
+                                          for f in _attrs.fields(type(node)))
+
+
+def _parse_both(text, monkeypatch):
+    """(result with the fast path, result without), each a CST or the ParseError's text."""
+    def run():
+        try:
+            return _with_positions(parse_expression(text))
+        except sira.ParseError as err:
+            return ("error", str(err))
+    fast = run()
+    with monkeypatch.context() as m:
+        m.setattr(_parser_module._FastTuples, "read", lambda self, name, end: None)
+        slow = run()
+    return fast, slow
+
+
+_VALUES = st.sampled_from([
+    "1", "-5", "2147483648", "1.5", "1e3", "-2.5E-3", "'it''s'", "''", "string(a b)",
+    "string()", "true", "FALSE", "intinterval(from(4)to(7))", "longinterval(begin(-3)end(9))",
+    "intinterval(begin(1))", "x", "12a", "1.", "string(a(b))", "plus(1,2)", "2015-07-30",
+    "'unterminated", "(1)", "- 5", "tRuE",
+])
+_SPACE = st.sampled_from(["", " ", "\n", " , ", ",", "\n# a comment\n  "])
+
+
+@settings(max_examples=int(__import__("os").environ.get("SIRA_FAST_PATH_EXAMPLES", "300")), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "B", "c_1", "a"]), _VALUES, _SPACE),
+                min_size=0, max_size=4),
+       st.integers(0, 3), _SPACE)
+def test_the_fast_path_for_tuples_gives_exactly_the_general_parse(items, count, lead):
+    import pytest
+    monkeypatch = pytest.MonkeyPatch()
+    try:
+        body = "".join(f"{sep}{name}({value})" for name, value, sep in items)
+        text = "relation(body(" + lead.join([f"tuple({body})"] * max(count, 1)) + "))"
+        fast, slow = _parse_both(text, monkeypatch)
+        assert fast == slow
+    finally:
+        monkeypatch.undo()
+
+
+def test_the_fast_path_reads_a_large_body_in_one_go():
+    text = "relation(body(" + " ".join(f"tuple(k({i}) v('x{i}'))" for i in range(2000)) + "))"
+    node = parse_expression(text)
+    assert len(node.args[0].args) == 2000
+    assert node.args[0].args[1999].args[1].args[0] == Raw("string", "x1999")

@@ -22,6 +22,7 @@ levels of parentheses/calls/unary operators, or a tree deeper than ``MAX_TREE_DE
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from sira.errors import ParseError
@@ -69,6 +70,93 @@ class _Frame:
         self.after_comma = False
 
 
+# ---------------------------------------------------------------- the fast path for tuples
+#
+# Relation literals are mostly ``tuple(name(value) ...)`` with plain values. The general loop
+# below spends a dozen Python calls per token; a tuple whose items are all plain values
+# (numbers, quoted or string(...) text, true/false, integer intervals) is read instead with one
+# regular expression per item, giving exactly the CST (shapes and positions) the general loop
+# gives. Anything else (nested calls, comments, odd spacing, errors) makes the fast path give up
+# and the general loop read the tuple, so errors are reported exactly as before.
+
+_NUM = r"[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
+_FAST_ITEM = re.compile(
+    r"(?P<sep>\s*,?\s*)(?P<name>[^\W\d]\w*)\((?:"
+    rf"(?P<neg>-)?(?P<num>{_NUM})(?![\w.])"
+    r"|'(?P<quoted>(?:[^']|'')*)'"
+    r"|(?P<raw>string)\((?P<rawtext>[^()]*)\)"
+    r"|(?P<bool>(?i:true|false))(?![\w.(])"
+    r"|(?P<itype>(?i:intinterval|longinterval))\((?P<lo_kw>(?i:from|begin))\("
+    rf"(?P<lo_neg>-)?(?P<lo>[0-9]+)\)(?:(?P<hi_kw>(?i:to|end))\((?P<hi_neg>-)?(?P<hi>[0-9]+)\))?\)"
+    r")\)")
+_FAST_END = re.compile(r"\s*\)")
+_NEXT_TUPLE = re.compile(r"\s*,?\s*(?P<name>(?i:tuple))\(")
+
+
+class _FastTuples:
+    """Reads ``tuple(...)`` bodies of plain values straight from the text (see above)."""
+
+    def __init__(self, source: Source):
+        self.text = source.text
+        self.starts = source.line_starts
+        self.line = 1  # the line of the last position asked for, and its bounds
+        self.line_start = 0
+        self.next_start = self.starts[1] if len(self.starts) > 1 else len(self.text) + 1
+
+    def where(self, pos: int) -> dict:
+        if not self.line_start <= pos < self.next_start:
+            starts = self.starts
+            self.line = line = bisect.bisect_right(starts, pos)
+            self.line_start = starts[line - 1]
+            self.next_start = starts[line] if line < len(starts) else len(self.text) + 1
+        return {"line": self.line, "col": pos - self.line_start + 1}
+
+    def number(self, m, sign: str, digits: str):
+        """``Number`` (or ``UnaryOp('-', Number)``) for a number whose sign is group ``sign``."""
+        number = cst.Number(m.group(digits), **self.where(m.start(digits)))
+        if m.group(sign) is None:
+            return number
+        return cst.UnaryOp("-", number, **self.where(m.start(sign)))
+
+    def value(self, m):
+        kind = m.lastgroup
+        if kind == "num":
+            return self.number(m, "neg", "num")
+        if kind == "quoted":
+            return cst.Raw("string", m.group("quoted").replace("''", "'"),
+                           **self.where(m.start("quoted") - 1))
+        if kind == "rawtext":
+            return cst.Raw("string", m.group("rawtext"), **self.where(m.start("raw")))
+        if kind == "bool":
+            return cst.Name(m.group("bool"), **self.where(m.start("bool")))
+        bounds = [cst.Call(m.group("lo_kw"), (self.number(m, "lo_neg", "lo"),),
+                           **self.where(m.start("lo_kw")))]
+        if m.group("hi_kw") is not None:
+            bounds.append(cst.Call(m.group("hi_kw"), (self.number(m, "hi_neg", "hi"),),
+                                   **self.where(m.start("hi_kw"))))
+        return cst.Call(m.group("itype"), tuple(bounds), **self.where(m.start("itype")))
+
+    def read(self, name: Token, open_end: int):
+        """(the ``tuple(...)`` call, the offset after its ``)``), or None to let the general
+        parser read it."""
+        text = self.text
+        match = _FAST_ITEM.match
+        where = self.where
+        items = []
+        pos = open_end
+        m = match(text, pos)
+        if m is None or "," in m.group("sep"):
+            return None  # tuple(, a(1)): the general parser words the error
+        while m is not None:
+            items.append(cst.Call(m.group("name"), (self.value(m),), **where(m.start("name"))))
+            pos = m.end()
+            m = match(text, pos)
+        end = _FAST_END.match(text, pos)
+        if end is None:
+            return None
+        return cst.Call(name.value, tuple(items), **where(name.pos)), end.end()
+
+
 class _Parser:
     def __init__(self, text: str):
         if not isinstance(text, str):
@@ -77,6 +165,7 @@ class _Parser:
         self.lexer = Lexer(self.source)
         self.buffer: list[Token] = []
         self.last: Token | None = None
+        self.fast = _FastTuples(self.source)
 
     # -- tokens ----------------------------------------------------------------------------
 
@@ -166,6 +255,15 @@ class _Parser:
                         frame.ops.append(("not", _NOT_PREC, True, token))
                         continue
                     if nxt.kind == LPAREN:
+                        if word == "tuple" and nxt.pos == token.end:
+                            fast = self.fast.read(token, nxt.end)
+                            if fast is not None:
+                                node, end = self._fast_tuples(frame, fast)
+                                self.rewind_to(end)
+                                self.last = Token(RPAREN, ")", end - 1, end)
+                                frame.operands.append((node, 4))
+                                want_operand = False
+                                continue
                         self.advance()
                         self.advance()
                         nesting += 1
@@ -249,6 +347,26 @@ class _Parser:
                 want_operand = True  # juxtaposition: the token starts the next item
                 continue
             raise self.error(token, "')'")
+
+    def _fast_tuples(self, frame: _Frame, first):
+        """After a fast-read tuple that starts an item of a list, read the tuples that follow
+        it in the same list as further items (a body of a thousand tuples is read in one
+        go); returns the last one, left for the general loop to finish (a ``)``, an operator
+        ...), and the offset after it."""
+        node, end = first
+        if frame.kind == "top" or frame.ops or frame.operands:
+            return node, end
+        text = self.source.text
+        while True:
+            m = _NEXT_TUPLE.match(text, end)
+            if m is None:
+                return node, end
+            name = Token(NAME, m.group("name"), m.start("name"), m.end("name"))
+            fast = self.fast.read(name, m.end())
+            if fast is None:
+                return node, end
+            frame.args.append((node, 4))
+            node, end = fast
 
     def _too_deep(self, token: Token) -> ParseError:
         return self.error(token, f"at most {MAX_NESTING} levels of nesting",
