@@ -73,6 +73,74 @@ class Interval:
             return Interval(low, low)
         return Interval(begin, end)
 
+    def to_portion(self) -> "portion.Interval":  # noqa: F821 - imported when called
+        """This interval as a ``portion`` interval (closed-open; unbounded: up to ``P.inf``).
+
+            >>> Interval(4, 8).to_portion()
+            [4,8)
+            >>> Interval(4).to_portion()
+            [4,+inf)
+        """
+        import portion
+        if self.empty:
+            return portion.empty()
+        return portion.closedopen(self.begin, portion.inf if self.end is None else self.end)
+
+    @classmethod
+    def from_portion(cls, interval, interval_type: "IntervalType | None" = None) -> "Interval":
+        """The sira interval of an atomic ``portion`` interval.
+
+        Without ``interval_type`` the interval must be closed-open, or closed below and
+        unbounded above, as sira's are. With an interval type of ordinal points, an open lower
+        bound or a closed upper one is moved to the next point, and the points are checked
+        against the type::
+
+            >>> import portion as P
+            >>> Interval.from_portion(P.closedopen(4, 8))
+            Interval(begin=4, end=8)
+            >>> Interval.from_portion(P.closed(4, 7), INTINTERVAL)
+            Interval(begin=4, end=8)
+            >>> [Interval.from_portion(i) for i in P.closedopen(1, 3) | P.closedopen(5, P.inf)]
+            [Interval(begin=1, end=3), Interval(begin=5, end=None)]
+
+        Raises:
+            IntervalError: the interval is empty, not atomic (iterate over a union for its
+                atomic parts), unbounded below, or bounded in a way sira cannot hold without
+                an ordinal ``interval_type``.
+            SiraTypeError: a point does not fit ``interval_type``.
+        """
+        import portion
+        if not isinstance(interval, portion.Interval):
+            raise SiraTypeError(f"from_portion: expected a portion interval (got {interval!r})",
+                                operator="from_portion", expected="a portion interval",
+                                got=repr(interval))
+        if interval.empty or not interval.atomic:
+            what = "empty" if interval.empty else "a union of several intervals"
+            raise IntervalError(f"from_portion: {interval} is {what}; sira selects one "
+                                f"non-empty interval", operator="from_portion", value=interval)
+        if interval.lower == -portion.inf:
+            raise IntervalError(f"from_portion: {interval} is unbounded below; sira's intervals "
+                                f"have a first point", operator="from_portion", value=interval)
+        begin, end = interval.lower, interval.upper
+        end = None if end == portion.inf else end
+        if interval.left == portion.OPEN:
+            begin = _next_point(interval_type, begin, interval)
+        if end is not None and interval.right == portion.CLOSED:
+            end = _next_point(interval_type, end, interval)
+        if interval_type is None:
+            return cls(begin, end)
+        return interval_type.select(begin, end, operator="from_portion")
+
+
+def _next_point(interval_type, value, interval):
+    """The point after ``value``, turning an open lower or closed upper bound closed-open."""
+    if interval_type is None or not interval_type.point.ordinal:
+        raise IntervalError(f"from_portion: {interval} is not closed-open; give an interval "
+                            f"type of ordinal points (INTINTERVAL, DATEINTERVAL...) to convert "
+                            f"it", operator="from_portion", value=interval)
+    return successor(interval_type.point, interval_type.point.check(value,
+                                                                     operator="from_portion"))
+
 
 def successor(point_type: Type, value):
     """The next point of an ordinal type."""

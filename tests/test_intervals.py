@@ -1,15 +1,17 @@
-"""Interval types, PACK/UNPACK and the USING operators, checked against the UNPACK reference."""
+"""Interval types, PACK/UNPACK and the USING operators, checked against the UNPACK reference and
+against portion (an independent library of interval unions, which also knows unbounded ones)."""
 
 from __future__ import annotations
 
 import datetime
 
+import portion as P
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sira
-from sira import INT, INTINTERVAL, Relation
+from sira import DATE, INT, INTINTERVAL, Relation
 from sira.errors import IntervalError, SiraTypeError, TooManyTuples, UnknownAttribute
 from sira.intervals import DATEINTERVAL, FLOATINTERVAL, Interval
 
@@ -215,3 +217,115 @@ def test_dates_print_as_the_seed_shows_them():
     r = Relation.from_rows({"d": DATEINTERVAL},
                            [(Interval(datetime.date(2015, 7, 30), datetime.date(2015, 8, 2)),)])
     assert "BEGIN(2015-07-30)END(2015-08-02)" in str(r)
+
+
+# --------------------------------------------------------------------------- portion
+# portion (a library of interval unions) is an oracle independent of sira's sweep lines and of
+# the UNPACK reference above, and it knows unbounded intervals, which UNPACK cannot list.
+
+open_intervals = st.tuples(st.integers(0, 7), st.one_of(st.none(), st.integers(1, 4))).map(
+    lambda t: Interval(t[0], None if t[1] is None else t[0] + t[1]))
+
+
+def open_relations(keys=("k",), max_size=6):
+    heading = {**{k: INT for k in keys}, "x": INTINTERVAL}
+    row = st.fixed_dictionaries({**{k: st.integers(0, 1) for k in keys}, "x": open_intervals})
+    return st.lists(row, max_size=max_size).map(lambda rows: Relation.from_rows(heading, rows))
+
+
+def portion_union(intervals):
+    out = P.empty()
+    for interval in intervals:
+        out |= interval.to_portion()
+    return out
+
+
+def by_group(r: Relation, keys) -> dict:
+    """Key values -> the portion union of the intervals of the tuples with those values."""
+    groups = {}
+    for row in r.to_rows():
+        key = tuple(row[k] for k in keys)
+        groups[key] = groups.get(key, P.empty()) | row["x"].to_portion()
+    return groups
+
+
+def from_groups(groups: dict, keys) -> Relation:
+    """A relation {keys..., x} with one tuple per atomic interval of each group's union."""
+    heading = {**{k: INT for k in keys}, "x": INTINTERVAL}
+    return Relation.from_rows(heading, [
+        {**dict(zip(keys, key)), "x": Interval.from_portion(atomic)}
+        for key, union in groups.items() for atomic in union])
+
+
+PORTION_OPS = {"union": lambda a, b: a | b, "intersect": lambda a, b: a & b,
+               "minus": lambda a, b: a - b, "xminus": lambda a, b: (a | b) - (a & b)}
+
+
+@SETTINGS
+@given(open_relations(("k", "j"), max_size=8))
+def test_pack_is_per_group_the_portion_union_split_into_atomic_intervals(r):
+    expected = from_groups(by_group(r, ("j", "k")), ("j", "k"))
+    assert sira.evaluate(lit(r).pack("x")) == expected
+
+
+@SETTINGS
+@given(st.sampled_from(sorted(PORTION_OPS)), open_relations(), open_relations())
+def test_pointwise_set_operators_agree_with_portion(op, r1, r2):
+    g1, g2 = by_group(r1, ("k",)), by_group(r2, ("k",))
+    combined = {key: PORTION_OPS[op](g1.get(key, P.empty()), g2.get(key, P.empty()))
+                for key in set(g1) | set(g2)}
+    got = sira.evaluate(BUILD[op](lit(r1), lit(r2), None))
+    assert got == from_groups(combined, ("k",))
+
+
+@SETTINGS
+@given(st.sampled_from(["join", "semijoin", "semiminus"]), open_relations(("k", "j")),
+       open_relations(("k",)))
+def test_pointwise_joins_agree_with_portion(op, r1, r2):
+    g1, g2 = by_group(r1, ("j", "k")), by_group(r2, ("k",))
+    if op == "semiminus":
+        combined = {(j, k): u - g2.get((k,), P.empty()) for (j, k), u in g1.items()}
+    else:  # r2's heading is within r1's: JOIN and SEMIJOIN both keep r1's points that r2 has
+        combined = {(j, k): u & g2.get((k,), P.empty()) for (j, k), u in g1.items()}
+    got = sira.evaluate(BUILD[op](lit(r1), lit(r2), None))
+    assert got == from_groups(combined, ("j", "k"))
+
+
+@SETTINGS
+@given(open_intervals)
+def test_an_interval_survives_the_round_trip_through_portion(x):
+    assert Interval.from_portion(x.to_portion()) == x
+    assert Interval.from_portion(x.to_portion(), INTINTERVAL) == x
+
+
+def test_portion_intervals_of_dates_and_closed_bounds_convert_with_a_type():
+    d = datetime.date
+    assert Interval.from_portion(P.closed(d(2015, 7, 30), d(2015, 8, 1)), DATEINTERVAL) == \
+        Interval(d(2015, 7, 30), d(2015, 8, 2))
+    assert Interval.from_portion(P.open(3, 7), INTINTERVAL) == Interval(4, 7)
+    assert Interval.from_portion(P.closedopen(2, P.inf)) == Interval(2, None)
+    assert Interval(d(2015, 7, 30), d(2015, 8, 2)).to_portion() == \
+        P.closedopen(d(2015, 7, 30), d(2015, 8, 2))
+    assert DATE.check(Interval(d(2015, 7, 30)).to_portion().lower) == d(2015, 7, 30)
+
+
+@pytest.mark.parametrize("interval, interval_type", [
+    (P.empty(), None),
+    (P.closedopen(1, 3) | P.closedopen(5, 7), None),
+    (P.closedopen(-P.inf, 3), INTINTERVAL),
+    (P.closed(1, 3), None),
+    (P.open(1, 3), None),
+    (P.closed(0.5, 1.5), FLOATINTERVAL),
+    (P.closed(5, 5), None),
+])
+def test_portion_intervals_sira_cannot_hold_are_interval_errors(interval, interval_type):
+    with pytest.raises(IntervalError) as err:
+        Interval.from_portion(interval, interval_type)
+    assert err.value.operator == "from_portion"
+
+
+def test_from_portion_checks_points_against_the_type_and_refuses_other_values():
+    with pytest.raises(SiraTypeError):
+        Interval.from_portion(P.closedopen("a", "c"), INTINTERVAL)
+    with pytest.raises(SiraTypeError):
+        Interval.from_portion((1, 3))
