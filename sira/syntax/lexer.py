@@ -28,17 +28,33 @@ EOF = "EOF"
 RAW_FUNCS = frozenset({"string", "date", "timestamp", "stream", "deltas"})
 
 _WS = re.compile(r"\s+")
-_NAME = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")  # s.val: a field of a tuple-valued s
-_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-_DATE_PREFIX = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?")
 _PARENS = re.compile(r"[()]")
-_AFTER_LITERAL = re.compile(r"[\w.]")  # a literal must not run into these
 
 _OPERATORS = {
     "||": "||", "<>": "<>", "!=": "<>", "<=": "<=", ">=": ">=",
     "=": "=", "<": "<", ">": ">", "+": "+", "-": "-", "*": "*", "/": "/",
 }
+
+# The tokenizer: one regular expression, one named group per token kind (tried in this order);
+# ``m.lastgroup`` says which matched. Literals are atomic groups followed by a look-ahead, so a
+# literal running into a letter, digit or dot (``12a``, ``1.5.3``, ``2015-07-301``) is never
+# read as a shorter literal: it matches BADNUMBER / BADDATE, which are errors.
+_TOKEN = re.compile(r"""
+      (?P<LPAREN>\()
+    | (?P<RPAREN>\))
+    | (?P<COMMA>,)
+    | (?P<QUOTE>')
+    | (?P<ASSIGN>:=)
+    | (?P<OP>\|\||<>|!=|<=|>=|[=<>+\-*/])
+    | (?P<TIMESTAMP>(?>[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}
+                      (?::[0-9]{2}(?:\.[0-9]{1,9})?)?))(?![\w.])
+    | (?P<DATE>(?>[0-9]{4}-[0-9]{2}-[0-9]{2}))(?![\w.])
+    | (?P<BADDATE>[0-9]{4}-[0-9]{2}-[0-9]{2})
+    | (?P<NUMBER>(?>[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?))(?![\w.])
+    | (?P<BADNUMBER>[0-9])
+    | (?P<NAME>[^\W\d]\w*(?:\.[^\W\d]\w*)*)   # s.val: a field of a tuple-valued s
+""", re.VERBOSE)
+_SIMPLE_KINDS = frozenset({"LPAREN", "RPAREN", "COMMA", "ASSIGN", "TIMESTAMP", "DATE", "NUMBER"})
 
 
 class Token:
@@ -132,59 +148,29 @@ class Lexer:
         pos = self.pos
         if pos >= len(text):
             return Token(EOF, None, max(min(self.eof_pos, len(text)), 0), len(text))
-        c = text[pos]
-        if c == "(":
-            self.pos = pos + 1
-            return Token(LPAREN, "(", pos, pos + 1)
-        if c == ")":
-            self.pos = pos + 1
-            return Token(RPAREN, ")", pos, pos + 1)
-        if c == ",":
-            self.pos = pos + 1
-            return Token(COMMA, ",", pos, pos + 1)
-        if c == "'":
-            return self._quoted(pos)
-        if c == ":" and text.startswith(":=", pos):
-            self.pos = pos + 2
-            return Token(ASSIGN, ":=", pos, pos + 2)
-        two = text[pos:pos + 2]
-        if two in _OPERATORS:
-            self.pos = pos + 2
-            return Token(OP, _OPERATORS[two], pos, pos + 2)
-        if c in _OPERATORS:
-            self.pos = pos + 1
-            return Token(OP, _OPERATORS[c], pos, pos + 1)
-        if "0" <= c <= "9":
-            return self._number(pos)
-        m = _NAME.match(text, pos)
-        if m:
-            end = m.end()
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            raise self.source.error(f"unexpected character {text[pos]!r}", pos, "a token")
+        kind = m.lastgroup
+        end = m.end()
+        if kind in _SIMPLE_KINDS:
+            self.pos = end
+            return Token(kind, m.group(), pos, end)
+        if kind == NAME:
             word = m.group()
-            func = word.lower()
-            if func in RAW_FUNCS and text.startswith("(", end):
-                return self._raw(pos, func, end)
+            if word.lower() in RAW_FUNCS and text.startswith("(", end):
+                return self._raw(pos, word.lower(), end)
             self.pos = end
             return Token(NAME, word, pos, end)
-        raise self.source.error(f"unexpected character {c!r}", pos, "a token")
-
-    def _number(self, pos: int) -> Token:
-        text = self.text
-        if _DATE_PREFIX.match(text, pos):
-            m = _TIMESTAMP.match(text, pos)
-            kind = TIMESTAMP
-            if not m or _AFTER_LITERAL.match(text, m.end()):
-                m = _DATE_PREFIX.match(text, pos)
-                kind = DATE
-            if _AFTER_LITERAL.match(text, m.end()):
-                raise self.source.error("malformed date or timestamp literal", pos,
-                                        "a date (YYYY-MM-DD) or timestamp (YYYY-MM-DDThh:mm:ss)")
-            self.pos = m.end()
-            return Token(kind, m.group(), pos, m.end())
-        m = _NUMBER.match(text, pos)
-        if _AFTER_LITERAL.match(text, m.end()):
-            raise self.source.error("malformed number", pos, "a number")
-        self.pos = m.end()
-        return Token(NUMBER, m.group(), pos, m.end())
+        if kind == OP:
+            self.pos = end
+            return Token(OP, _OPERATORS[m.group()], pos, end)
+        if kind == "QUOTE":
+            return self._quoted(pos)
+        if kind == "BADDATE":
+            raise self.source.error("malformed date or timestamp literal", pos,
+                                    "a date (YYYY-MM-DD) or timestamp (YYYY-MM-DDThh:mm:ss)")
+        raise self.source.error("malformed number", pos, "a number")  # BADNUMBER
 
     def _quoted(self, pos: int) -> Token:
         """``'it''s'``: a CQL-style quoted STRING literal (a doubled quote is one quote)."""
