@@ -65,8 +65,9 @@ class Context:
         elif node.packs:
             pack_list = node.pack_list
             if pack_list:
+                from .guards import Guard
                 from .packing import pack_relation
-                result = pack_relation(result, pack_list)
+                result = pack_relation(result, pack_list, Guard.of(node, self.options))
         self._memo[node] = result
         return result
 

@@ -13,6 +13,7 @@ from ..expressions.library import NO_IDENTITY
 from ..values import Relation
 from . import evaluates, map_rows
 from .basic import compiler, key_getter, row_getter
+from .guards import Guard
 from .packing import split_relations
 
 
@@ -65,7 +66,7 @@ def _summarizeby(node, ctx):
     aggs, fns = _spec_functions(node, ctx, h)
     if node.using:  # pointwise: aggregate over elementary segments, packed afterwards
         split_key = [n for n in node.by if n not in node.using]
-        (body,) = split_relations([src], node.using, split_key)
+        (body,) = split_relations([src], node.using, split_key, Guard.of(node, ctx.options))
         rows = list(body)
     else:
         rows = list(src.body)

@@ -24,6 +24,7 @@ from ..types import TIMESTAMP
 from ..values import Relation
 from . import evaluates
 from .basic import row_getter
+from .guards import Guard, max_tuples
 from .packing import pack_relation
 
 _MICRO = datetime.timedelta(microseconds=1)
@@ -282,8 +283,19 @@ def _window_table(node, ctx):
     where = {n: i for i, n in enumerate(src.heading.names + WINDOW_ATTRIBUTES)}
     assemble = row_getter([where[n] for n in node.heading.names])
     values = _window_values(node, time)
-    out = {assemble(row + values(row, start, end)) for row, start, end in _windows(node, src, time)}
+    windows = _windows(node, src, time)
+    guard = Guard(node.kind.upper(), max_tuples(ctx.options))  # HOP, CUMULATE...
+    if len(src) * _most_windows(node) > guard.limit:  # hop, cumulate: count them as they come
+        windows = guard.counted(windows)
+    out = {assemble(row + values(row, start, end)) for row, start, end in windows}
     return Relation(node.heading, frozenset(out))
+
+
+def _most_windows(node) -> int:
+    """The most windows one element can be in."""
+    if node.kind in ("hop", "cumulate"):
+        return -(-node.units("size") // node.units("slide"))
+    return 1
 
 
 @evaluates(Changes)
@@ -297,13 +309,19 @@ def _rstream(node, ctx):
     ticks = sorted(v for (v,) in ctx.eval(node.ticks).body)
     d, assemble = _at_instant(node, src.heading)
     from bisect import bisect_left
+    guard = Guard.of(node, ctx.options)
     out = set()
     for row in src.body:
         iv = row[d]
         lo = bisect_left(ticks, iv.begin)
         hi = len(ticks) if iv.end is None else bisect_left(ticks, iv.end)
+        if hi - lo > 1:  # one tuple's instants are distinct: refused before they are made
+            guard.check(hi - lo)
         for t in ticks[lo:hi]:
             out.add(assemble(row, t))
+        if hi - lo > 1:  # equal tuples at an instant merge, so the result is counted
+            guard.check(len(out))
+    guard.check(len(out))
     return Relation(node.heading, frozenset(out))
 
 

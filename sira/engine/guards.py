@@ -1,0 +1,118 @@
+"""Result-size guards: the ``max_tuples`` option.
+
+Every operator whose result can be much larger than its inputs counts the tuples it makes
+*while* it makes them and raises :class:`~sira.errors.TooManyTuples` (naming the operator and
+the limit) as soon as the count passes the caller's limit, so a runaway query stops early with
+its memory bounded by about the limit instead of growing until the machine gives out:
+
+* JOIN (cartesian products, joins inside DIVIDEBY, LEFTJOIN): the exact size of a hash join
+  (the sum over join keys of left count x right count) is known from the index before any
+  result tuple is built, so an oversized join is refused before it starts;
+* TCLOSE and GTCLOSE: the closure so far, checked every few thousand new tuples;
+* UNPACK: the points to make, counted before unpacking;
+* the pointwise splits (split-point normalisation of INTERSECT, MINUS, XMINUS, the joins and
+  SUMMARIZEBY on interval attributes, PACK on several attributes): the pieces, row by row;
+* UNGROUP: the tuples unnested so far (several RVAs at once multiply); GROUP: the tuples it
+  nests in its relation-valued attributes.
+
+The limit is ``max_tuples`` (default :data:`DEFAULT_MAX_TUPLES`, 50 million), passed per call::
+
+    >>> import sira
+    >>> r = sira.Relation.from_rows({"a": sira.INT}, [(1,), (2,), (3,)])
+    >>> s = sira.Relation.from_rows({"b": sira.INT}, [(1,), (2,), (3,)])
+    >>> len(sira.evaluate("join(R, S)", {"R": r, "S": s}))
+    9
+    >>> sira.evaluate("join(R, S)", {"R": r, "S": s}, max_tuples=8)
+    Traceback (most recent call last):
+    ...
+    sira.errors.TooManyTuples: JOIN: the result would hold more than 8 tuples (raise max_tuples to allow it)
+
+The limit counts distinct tuples of an operator's result (or of the split it computes on the
+way), never points of intervals nor tuples of its inputs. On Spark, TCLOSE and GTCLOSE check it
+after every round (a round is computed whole before it is counted) and UNPACK before it runs; a
+Spark JOIN, split or UNGROUP is not counted before it runs.
+"""
+
+from __future__ import annotations
+
+from ..errors import SiraTypeError, SiraValueError, TooManyTuples
+
+#: The default limit on the tuples one operator may produce: large enough for real work.
+DEFAULT_MAX_TUPLES = 50_000_000
+
+
+def max_tuples(options: dict) -> int:
+    """The caller's ``max_tuples`` option (a non-negative integer), or the default.
+
+        >>> max_tuples({}), max_tuples({"max_tuples": 10})
+        (50000000, 10)
+
+    Raises:
+        SiraTypeError: the option is not an integer.
+        SiraValueError: it is negative.
+    """
+    value = options.get("max_tuples")
+    if value is None:
+        return DEFAULT_MAX_TUPLES
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SiraTypeError(f"max_tuples must be an integer (got {value!r})",
+                            operator="max_tuples", expected="a non-negative integer",
+                            got=repr(value))
+    if value < 0:
+        raise SiraValueError(f"max_tuples must not be negative (got {value})",
+                             operator="max_tuples", value=value)
+    return value
+
+
+def operator_label(node) -> str:
+    """The operator's name as the user wrote it: ``JOINUSING`` for a join with a USING list."""
+    name = node.operator_name
+    if getattr(node, "using", None) is not None:
+        return name + "USING"
+    return name
+
+
+class Guard:
+    """One operator's limit: ``check(count)`` raises TooManyTuples once ``count`` passes it."""
+
+    __slots__ = ("operator", "limit")
+
+    def __init__(self, operator: str, limit: int = DEFAULT_MAX_TUPLES):
+        self.operator = operator
+        self.limit = limit
+
+    @classmethod
+    def of(cls, node, options: dict) -> "Guard":
+        """The guard of ``node`` under the evaluation's options."""
+        return cls(operator_label(node), max_tuples(options))
+
+    def check(self, count: int, making: str | None = None) -> None:
+        """Raise TooManyTuples when ``count`` is over the limit.
+
+        ``making`` says what would hold the tuples when it is not the result
+        (``"splitting the intervals at their boundaries"``).
+        """
+        if count > self.limit:
+            raise self.error(making)
+
+    def counted(self, items):
+        """``items`` as they come, refused as soon as there are more than the limit (for items
+        known to be distinct, such as the (element, window) pairs of a window table)."""
+        limit = self.limit
+        for n, item in enumerate(items, 1):
+            if n > limit:
+                raise self.error()
+            yield item
+
+    def error(self, making: str | None = None, hint: str = "") -> TooManyTuples:
+        """The TooManyTuples error of this guard; ``hint`` is appended to its message."""
+        if making is None and not hint:
+            return TooManyTuples(operator=self.operator, limit=self.limit)
+        what = f"{making} would make" if making else "the result would hold"
+        return TooManyTuples(f"{self.operator}: {what} more than {self.limit} tuples (raise "
+                             f"max_tuples to allow it){hint}", operator=self.operator,
+                             limit=self.limit)
+
+
+#: What a pointwise split makes, for the messages.
+SPLITTING = "splitting the intervals at their boundaries"
