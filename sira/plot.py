@@ -198,7 +198,7 @@ def _right_edge(bars) -> tuple:
     points = [b.begin for b in bars] + [b.end for b in bars if b.end is not None]
     low, high = min(points), max(points)
     span = (high - low) or 1.0
-    return high + 0.08 * span, 0.06 * span
+    return high + 0.12 * span, 0.06 * span
 
 
 def timeline(relation, interval_attribute: str | None = None, *, start: str | None = None,
@@ -258,7 +258,8 @@ def _draw(ax, groups, bars) -> None:
         middle = bottom + height / 2
         if bar.end is None:
             ax.annotate("", xy=(right + arrow, middle), xytext=(right, middle),
-                        arrowprops={"arrowstyle": "->", "color": color, "linewidth": 1.5})
+                        arrowprops={"arrowstyle": "->", "color": color, "linewidth": 1.5,
+                                    "mutation_scale": 15})
         if bar.text:
             ax.text((bar.begin + finish) / 2, middle, bar.text, ha="center", va="center",
                     fontsize=8, clip_on=True)
