@@ -74,8 +74,8 @@ def evaluate(expr, relvars: dict | None = None, engine="python", **options):
     Args:
         expr: text, an algebra :class:`Node`, or a scalar :class:`Expr`.
         relvars: mapping relvar name -> Relation.
-        engine: ``"python"`` (the embedded engine) or ``"spark"``, or an engine object with an
-            ``evaluate(node, relvars)`` method.
+        engine: ``"python"`` (the embedded engine), ``"spark"`` or ``"duckdb"``, or an engine
+            object with an ``evaluate(node, relvars)`` method.
     Returns:
         a :class:`Relation` for a relational expression, a Python value for a scalar one.
     """
@@ -100,7 +100,13 @@ def evaluate(expr, relvars: dict | None = None, engine="python", **options):
             except ImportError as err:
                 raise SiraError(f"the Spark engine is not available here ({err})") from None
             return default_engine().evaluate(expr, relvars, **options)
-        raise SiraError(f"unknown engine '{engine}' (python or spark)")
+        if engine == "duckdb":
+            try:
+                from sira_duckdb import default_engine as duckdb_engine
+            except ImportError as err:
+                raise SiraError(f"the DuckDB engine is not available here ({err})") from None
+            return duckdb_engine().evaluate(expr, relvars, **options)
+        raise SiraError(f"unknown engine '{engine}' (python, spark or duckdb)")
     return engine.evaluate(expr, relvars, **options)
 
 

@@ -35,6 +35,20 @@ if spark_available():
     ENGINES.append("spark")
 
 
+def duckdb_available() -> bool:
+    try:
+        import duckdb  # noqa: F401
+        import pyarrow  # noqa: F401
+        import sira_duckdb  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+if duckdb_available():
+    ENGINES.append("duckdb")
+
+
 @pytest.fixture(params=ENGINES)
 def engine(request):
     return request.param

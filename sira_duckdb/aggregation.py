@@ -1,0 +1,132 @@
+"""DuckDB translations of AGGREGATE and SUMMARIZEBY.
+
+Exact aggregations use DuckDB's own (sum into HUGEINT then a checked cast, max, bool_and...);
+inexact ones (FLOAT, AVERAGE, IINTERSECT, IUNION) fold the group's values in ascending order,
+exactly as the Python engine does, so both engines give the same bits: FLOAT sums and products
+as ordered aggregates (``sum(v ORDER BY v)``, which DuckDB adds one value at a time), the others
+with ``list_reduce`` over the ordered list. An empty input gives the operator's identity (or the
+Python engine's error when it has none).
+"""
+
+from __future__ import annotations
+
+from sira.algebra.aggregation import Aggregate, SummarizeBy, aggregations
+from sira.errors import SiraTypeError
+from sira.expressions.evaluate import infer_type
+from sira.expressions.library import NO_IDENTITY
+from sira.intervals import IntervalType
+from sira.types import AVERAGE, FLOAT, INTEGER_TYPES, RelationType
+
+from .basic import guarded
+from .compiler import translates
+from .functions import (average_plus, canonical_list, cast, expression, interval_intersect,
+                        interval_union, literal)
+from .packing import split
+from .sql import ident, sira_error
+from .types import duckdb_type
+
+
+def _ordered_list(value: str, t) -> str:
+    """The group's values as a list in the Python engine's ascending order."""
+    if isinstance(t, IntervalType):
+        b, e = f'({value})."begin"', f'({value})."end"'
+        return f"list({value} ORDER BY {b}, {e} IS NULL, coalesce({e}, {b}))"
+    if t == AVERAGE:
+        return f'list({value} ORDER BY ({value})."count", ({value})."value")'
+    return f"list({value} ORDER BY {value})"
+
+
+def _fold(c, values: str, merge, start: str | None = None) -> str:
+    acc, x = c.lambda_name(), c.lambda_name()
+    tail = "" if start is None else f", {start}"
+    return f"list_reduce({values}, lambda {acc}, {x}: {merge(acc, x)}{tail})"
+
+
+def aggregate_sql(c, agg, value: str, t, grouped: bool) -> str:
+    """The aggregate of one spec over the group's rows. ``grouped``: the rows are a group of a
+    GROUP BY, never empty, so no identity fallback is needed."""
+    op, rt = agg.name, agg.result_type
+    if op == "plus" and t in INTEGER_TYPES:
+        out = cast(f"sum({value})", rt)
+    elif op == "plus" and t == FLOAT:
+        out = f"sum({value} ORDER BY {value})"
+    elif op == "plus" and t == AVERAGE:
+        out = _fold(c, _ordered_list(value, t), lambda a, x: average_plus(a, x, None),
+                    literal(AVERAGE, agg.identity))
+    elif op == "mult" and t in INTEGER_TYPES:
+        product = _fold(c, f"list(CAST({value} AS HUGEINT))", lambda a, x: f"{a} * {x}",
+                        "CAST(1 AS HUGEINT)")
+        out = cast(f"CASE WHEN bool_or({value} = 0) THEN CAST(0 AS HUGEINT) ELSE {product} END",
+                   rt)
+    elif op == "mult" and t == FLOAT:
+        out = f"product({value} ORDER BY {value})"
+    elif op in ("max", "min"):
+        out = f"{op}({value})"
+    elif op in ("and", "or"):
+        out = f"bool_{op}({value})"
+    elif op == "iintersect":
+        out = _fold(c, _ordered_list(value, t), lambda a, x: interval_intersect(a, x),
+                    literal(rt, agg.identity))
+    elif op == "iunion":
+        out = _fold(c, _ordered_list(value, t), lambda a, x: interval_union(a, x))
+    elif op == "union" and isinstance(t, RelationType):
+        out = canonical_list(f"flatten(list({value}))")
+    elif op in ("intersect", "join") and isinstance(t, RelationType):
+        out = canonical_list(_fold(c, f"list({value})",
+                                   lambda a, x: f"list_intersect({a}, {x})"))
+    elif op == "xminus" and isinstance(t, RelationType):
+        y = c.lambda_name()
+
+        def sym(a, x):
+            only_a = f"list_filter({a}, lambda {y}: NOT list_contains({x}, {y}))"
+            only_x = f"list_filter({x}, lambda {y}: NOT list_contains({a}, {y}))"
+            return f"list_concat({only_a}, {only_x})"
+        out = canonical_list(_fold(c, f"list({value})", sym, literal(rt, agg.identity)))
+    else:
+        raise SiraTypeError(f"{op} cannot aggregate {t} on DuckDB", operator=op,
+                            expected="an aggregation", got=str(t))
+    if grouped:
+        return out
+    if agg.identity is NO_IDENTITY:
+        fallback = sira_error("SiraValueError", op, f"{op} has no identity value for {rt}, so "
+                              f"it cannot aggregate an empty relation")
+    else:
+        fallback = literal(rt, agg.identity)
+    return f"CASE WHEN count(*) = 0 THEN {fallback} ELSE {out} END"
+
+
+def _specs(node, heading, c, grouped: bool) -> list:
+    aggs = aggregations(node.specs, heading, node.operator_name)
+    return [f"CAST({aggregate_sql(c, a, expression(e, heading, c), infer_type(e, heading), grouped)}"
+            f" AS {duckdb_type(a.result_type)}) AS {ident(n)}"
+            for (n, _, e), a in zip(node.specs, aggs)]
+
+
+@translates(Aggregate)
+def _aggregate(node, children, c):
+    (child,) = children
+    h = node.source.heading
+    source = guarded(child, node.source, [e for _, _, e in node.specs])
+    return f"SELECT {', '.join(_specs(node, h, c, False))} FROM {source}"
+
+
+@translates(SummarizeBy)
+def _summarizeby(node, children, c):
+    from .windows import summarize_window
+    direct = summarize_window(node, c)  # a windowed aggregate with a plan of its own
+    if direct is not None:
+        return direct
+    (child,) = children
+    h = node.source.heading
+    source = guarded(child, node.source, [e for _, _, e in node.specs])
+    if node.using:
+        key = [n for n in node.by if n not in node.using]
+        (split_sql,) = split(c, [source if source == child else c.define(
+            f"SELECT * FROM {source}", "guarded")], [h], list(node.using), key)
+        source = c.define(split_sql, "split")
+    by = [ident(n) for n in node.by]
+    if by:  # groups are never empty
+        return (f"SELECT {', '.join(by + _specs(node, h, c, True))} FROM {source} "
+                f"GROUP BY {', '.join(by)}")
+    # a global aggregation yields a row even for an empty input, which SUMMARIZEBY must not
+    return f"SELECT {', '.join(_specs(node, h, c, True))} FROM {source} HAVING count(*) > 0"

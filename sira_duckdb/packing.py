@@ -1,0 +1,236 @@
+"""PACK, UNPACK and split-point normalisation in SQL, never materialising UNPACK.
+
+* PACK on one attribute is gaps-and-islands with window functions, sorted once: per group of
+  the other attributes, ordered by (begin, end), a tuple starts a new island when its begin
+  lies after every end before it (an open end before it never lets one start); a running sum of
+  the starts numbers the islands, which are aggregated to (min begin, max end or open).
+* A set operator pointwise on one interval attribute is a sweep line (``sweep``): begin/end
+  events per input, running coverage counts per point, gaps-and-islands; its result comes out
+  packed.
+* Splitting (``split``) cuts each interval at every boundary of its group strictly inside it:
+  the group's distinct boundaries are numbered, each interval's begin and end are looked up by
+  equality joins, and the pieces between them are generated from the group's sorted boundary
+  list; the cost follows the number of tuples and pieces, never the interval lengths, and no
+  tuple is compared with the boundaries of its group one by one.
+* PACK on several attributes splits first, then packs on each in order (as the Python engine).
+* UNPACK counts first and refuses unbounded intervals and results beyond the limit.
+"""
+
+from __future__ import annotations
+
+from sira.algebra.packing import Pack, Unpack
+from sira.errors import IntervalError, TooManyTuples
+from sira.types import DATE, IntegerType
+
+from .compiler import translates
+from .functions import cast, interval
+from .sql import and_all, field, ident
+from .types import duckdb_type, equal
+
+DEFAULT_UNPACK_LIMIT = 10_000_000
+
+
+def nonempty(name: str) -> str:
+    """True for a non-empty interval (IINTERSECT can make empty ones; they hold no points)."""
+    b, e = begin_of(name), end_of(name)
+    return f"({e} IS NULL OR {e} > {b})"
+
+
+def begin_of(name: str) -> str:
+    """The begin of the interval attribute ``name``."""
+    return field(ident(name), "begin")
+
+
+def end_of(name: str) -> str:
+    return field(ident(name), "end")
+
+
+def select(items, source: str, rest: str = "") -> str:
+    return f"SELECT {', '.join(items)} FROM {source}{rest}"
+
+
+def _partition(names) -> str:
+    return f"PARTITION BY {', '.join(ident(n) for n in names)} " if names else ""
+
+
+def pack_one(c, source: str, heading, name: str) -> str:
+    """PACK on one interval attribute (the SQL of a SELECT over ``source``)."""
+    others = [n for n in heading.names if n != name]
+    b, e = c.helper("b"), c.helper("e")
+    pm, po, st, isl = c.helper("pm"), c.helper("po"), c.helper("st"), c.helper("isl")
+    keep = [ident(n) for n in others]
+    iv = ident(name)
+    flat = select(keep + [f"{begin_of(name)} AS {b}", f"{end_of(name)} AS {e}"], source,
+                  f" WHERE {nonempty(name)}")
+    window = f"({_partition(others)}ORDER BY {b}, {e} NULLS LAST"
+    before = f"{window} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)"
+    prev_end = f"max({e}) OVER {before}"
+    starts = (f"SELECT *, CASE WHEN bool_or({e} IS NULL) OVER {before} THEN 0 "
+              f"WHEN {prev_end} IS NULL OR {b} > {prev_end} THEN 1 ELSE 0 END AS {st} "
+              f"FROM ({flat}) AS f")
+    islands = (f"SELECT *, sum({st}) OVER {window} ROWS UNBOUNDED PRECEDING) AS {isl} "
+               f"FROM ({starts}) AS s")
+    end = f"CASE WHEN bool_or({e} IS NULL) THEN NULL ELSE max({e}) END"
+    packed = interval(f"min({b})", end)
+    return select(keep + [f"{packed} AS {iv}"], f"({islands}) AS i",
+                  f" GROUP BY {', '.join(keep + [isl])}")
+
+
+def pack_sql(c, source: str, heading, names) -> str:
+    """PACK on ``names`` in order (split first when there are several)."""
+    names = list(names)
+    if len(names) > 1:
+        key = [n for n in heading.names if n not in names]
+        (split_sql,) = split(c, [source], [heading], names, key, distinct=False)
+        source = c.define(split_sql, "split")
+    for n in names:
+        source = c.define(pack_one(c, source, heading, n), "pack")
+    return f"SELECT * FROM {source}"
+
+
+def _key_join(left: str, right: str, key, heading) -> str:
+    return and_all(equal(f"{left}.{ident(k)}", f"{right}.{ident(k)}", heading.type_of(k))
+                   for k in key)
+
+
+def split(c, sources, headings, names, key, distinct=True) -> list:
+    """Split several relations together on interval attributes ``names`` within groups
+    ``key``: every interval is cut at every boundary of its group (begins and ends of that
+    attribute in every input) strictly inside it. Returns one SELECT per input."""
+    out = list(sources)
+    key_heading = headings[0]
+    p, i, bs, g = c.helper("p"), c.helper("i"), c.helper("bs"), c.helper("g")
+    keys = [ident(k) for k in key]
+    for name in names:
+        iv = ident(name)
+        points = []
+        for src in out:
+            points.append(select(keys + [f"{begin_of(name)} AS {p}"], src))
+            points.append(select(keys + [f"{end_of(name)} AS {p}"], src,
+                                 f" WHERE {end_of(name)} IS NOT NULL"))
+        distinct_points = c.define(
+            f"SELECT DISTINCT * FROM ({' UNION ALL '.join(points)}) AS pts", "points")
+        index = c.define(f"SELECT *, row_number() OVER ({_partition(key)}ORDER BY {p}) AS {i} "
+                         f"FROM {distinct_points}", "bounds")
+        group = f" GROUP BY {', '.join(keys)}" if keys else ""
+        lists = c.define(select(keys + [f"list({p} ORDER BY {p}) AS {bs}"], distinct_points,
+                                group), "boundlists")
+        split_out = []
+        for src, heading in zip(out, headings):
+            rest = [ident(n) for n in heading.names if n != name]
+            begin_at = _key_join("r", "ib", key, key_heading) + \
+                f" AND ib.{p} = {field('r.' + iv, 'begin')}"
+            end_at = _key_join("r", "ie", key, key_heading) + \
+                f" AND ie.{p} = {field('r.' + iv, 'end')}"
+            pieces = (f"SELECT r.*, bl.{bs}, unnest(range(ib.{i}, coalesce(ie.{i}, "
+                      f"len(bl.{bs}) + 1))) AS {g} FROM {src} AS r "
+                      f"JOIN {index} AS ib ON {begin_at} "
+                      f"LEFT JOIN {index} AS ie ON {end_at} "
+                      f"JOIN {lists} AS bl ON {_key_join('r', 'bl', key, key_heading)}")
+            piece = interval(f"{bs}[{g}]", f"{bs}[{g} + 1]")
+            split_out.append(c.define(select(rest + [f"{piece} AS {iv}"], f"({pieces}) AS pc"),
+                                      "split"))
+        out = split_out
+    selects = [f"SELECT {'DISTINCT ' if distinct else ''}* FROM {name}" for name in out]
+    return selects
+
+
+def sweep(c, sources, heading, name: str, keep) -> str:
+    """A pointwise set operation on one interval attribute, packed, by a sweep line.
+
+    ``keep`` maps the SQL coverage counts (one per input, at a point) to whether the point is
+    in the result: MINUS keeps ``c0 > 0 AND c1 = 0``, UNION any positive, and so on. Every
+    interval is a begin event (+1 on its input's counter) and an end event (-1; none for an
+    open end); summed per (key, point), one window per key ordered by point gives the running
+    coverage and the next point, so [point, next) is in the result when ``keep`` holds (next
+    NULL: unbounded above); consecutive kept segments are packed by gaps-and-islands. Coverage
+    ignores duplicate tuples, so the inputs need no DISTINCT.
+    """
+    key = [n for n in heading.names if n != name]
+    keys = [ident(k) for k in key]
+    m = len(sources)
+    iv = ident(name)
+    p, q, inside, s, isl = (c.helper(x) for x in ("p", "q", "in", "s", "isl"))
+    d = [c.helper(f"d{j}") for j in range(m)]
+    events = []
+    for j, src in enumerate(sources):
+        ups = [f"{1 if k == j else 0} AS {d[k]}" for k in range(m)]
+        downs = [f"{-1 if k == j else 0} AS {d[k]}" for k in range(m)]
+        events.append(select(keys + [f"{begin_of(name)} AS {p}"] + ups, src,
+                             f" WHERE {nonempty(name)}"))
+        events.append(select(keys + [f"{end_of(name)} AS {p}"] + downs, src,
+                             f" WHERE {end_of(name)} IS NOT NULL AND {nonempty(name)}"))
+    sums = ", ".join(f"sum({x}) AS {x}" for x in d)
+    points = (f"SELECT {', '.join(keys + [p, sums])} FROM ({' UNION ALL '.join(events)}) AS ev "
+              f"GROUP BY {', '.join(keys + [p])}")
+    w = f"({_partition(key)}ORDER BY {p}"
+    run = f"{w} ROWS UNBOUNDED PRECEDING)"
+    cover = keep([f"sum({x}) OVER {run}" for x in d])
+    covered = (f"SELECT {', '.join(keys + [p])}, lead({p}) OVER {w}) AS {q}, ({cover}) AS {inside}"
+               f" FROM ({points}) AS pt")
+    flagged = (f"SELECT *, CASE WHEN {inside} AND NOT coalesce(lag({inside}) OVER {w}), FALSE) "
+               f"THEN 1 ELSE 0 END AS {s} FROM ({covered}) AS cv")
+    islands = f"SELECT *, sum({s}) OVER {run} AS {isl} FROM ({flagged}) AS fl"
+    end = f"CASE WHEN bool_or({q} IS NULL) THEN NULL ELSE max({q}) END"
+    packed = interval(f"min({p})", end)
+    return select(keys + [f"{packed} AS {iv}"], f"({islands}) AS il",
+                  f" WHERE {inside} GROUP BY {', '.join(keys + [isl])}")
+
+
+@translates(Pack)
+def _pack(node, children, c):
+    return f"SELECT * FROM {children[0]}"  # the compiler packs every result on its pack_list
+
+
+def _points(t, iv: str) -> str:
+    """How many points an interval holds (as HUGEINT)."""
+    b, e = field(iv, "begin"), field(iv, "end")
+    if isinstance(t.point, IntegerType):
+        return f"(CAST({e} AS HUGEINT) - CAST({b} AS HUGEINT))"
+    if t.point == DATE:
+        return f"CAST({e} - {b} AS HUGEINT)"
+    return f"CAST(epoch_us({e}) - epoch_us({b}) AS HUGEINT)"
+
+
+def _unit_points(t, iv: str) -> str:
+    """The list of an interval's points."""
+    b, e = field(iv, "begin"), field(iv, "end")
+    if isinstance(t.point, IntegerType):
+        return f"range(CAST({b} AS BIGINT), CAST({e} AS BIGINT))"
+    if t.point == DATE:
+        return f"range(CAST({b} AS TIMESTAMP), CAST({e} AS TIMESTAMP), INTERVAL 1 DAY)"
+    return f"range({b}, {e}, INTERVAL 1 MICROSECOND)"
+
+
+@translates(Unpack)
+def _unpack(node, children, c):
+    (child,) = children
+    h = node.heading
+    if not node.on:
+        return f"SELECT * FROM {child}"
+    limit = c.options.get("max_tuples", DEFAULT_UNPACK_LIMIT)
+    unbounded = " OR ".join(f"{end_of(n)} IS NULL" for n in node.on)
+    size = " * ".join(_points(h.type_of(n), ident(n)) for n in node.on)
+    (found, total), = c.fetch(f"SELECT count(*) FILTER (WHERE {unbounded}), "
+                              f"sum(CASE WHEN {unbounded} THEN 0 ELSE {size} END) FROM {child}",
+                              node)
+    if found:
+        raise IntervalError("UNPACK: an interval is unbounded, so it holds no finite set of "
+                            "points", operator="UNPACK")
+    if (total or 0) > limit:
+        raise TooManyTuples(f"UNPACK would produce more than {limit} tuples (raise the limit "
+                            f"with max_tuples=...)", operator="UNPACK", limit=limit)
+    source = child
+    pt = c.helper("pt")
+    for n in node.on:
+        t = h.type_of(n)
+        point = cast(pt, t.point)
+        from .functions import next_point
+        unit = interval(point, next_point(t.point, point))
+        exploded = f"SELECT *, unnest({_unit_points(t, ident(n))}) AS {pt} FROM {source}"
+        source = c.define(f"SELECT * EXCLUDE ({ident(n)}, {pt}), {unit} AS {ident(n)} "
+                          f"FROM ({exploded}) AS u", "unpack")
+    return f"SELECT DISTINCT * FROM {source}"
+
+
+__all__ = ["pack_sql", "pack_one", "split", "sweep", "nonempty", "duckdb_type"]

@@ -1,0 +1,193 @@
+"""Relvar values as DuckDB scans: Relations, pandas DataFrames, Arrow tables, DuckDB relations,
+Parquet and CSV files and tables of the connection.
+
+A Relation is sent to DuckDB as an Arrow table; a DataFrame, an Arrow table or a DuckDB
+relation is registered as a view and scanned where it is, never converted through Python
+tuples. Files are read by DuckDB (``"parquet:/path"``, ``"csv:/path"``), tables named
+(``"table:name"``). Column names are lowercased; each column's DuckDB type gives the
+attribute's sira type (``types.sira_type_of``).
+
+Anything but a Relation may hold duplicate rows and NULLs (sira has neither): its scan applies
+DISTINCT unless it is asserted unique (``unique(value)``, or ``trust_unique=True`` on the
+engine), and a NULL or NaN in it is refused with ``NullValue`` naming the relvar, the attribute
+and the number of rows, unless the caller chose ``nulls="drop"`` (those rows are left out).
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from sira.errors import DuplicateAttribute, NullValue, SiraTypeError, SiraValueError
+from sira.intervals import IntervalType
+from sira.types import FLOAT, TIMESTAMP
+from sira.values import Heading, Relation
+
+from .functions import canonical
+from .sql import DEE, DEE_NAME, ident, string
+from .types import duckdb_type, sira_type_of
+
+NULL_POLICIES = ("error", "drop")
+
+
+class Unique:
+    """A relvar value asserted to hold no duplicate rows; made by :func:`unique`."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        return f"unique({self.value!r})"
+
+
+def unique(value) -> Unique:
+    """Assert that a relvar value (DataFrame, Arrow table, file, table) has no duplicate rows,
+    so sira does not apply DISTINCT to it. Asserting it of data with duplicates gives results
+    with duplicates."""
+    return value if isinstance(value, Unique) else Unique(value)
+
+
+class Scan:
+    """How to read one relvar: the FROM source, its sira heading, and the SELECT list."""
+
+    def __init__(self, name, source, heading, selects, conditions, distinct):
+        self.name = name
+        self.source = source
+        self.heading = heading
+        self.selects = selects
+        self.conditions = conditions
+        self.distinct = distinct
+
+    def sql(self) -> str:
+        where = f" WHERE {' AND '.join(self.conditions)}" if self.conditions else ""
+        distinct = "DISTINCT " if self.distinct else ""
+        return f"SELECT {distinct}{', '.join(self.selects)} FROM {self.source}{where}"
+
+
+def scan(c, name: str, value) -> Scan:
+    """The scan of relvar ``name`` holding ``value`` (checked for NULLs unless dropped)."""
+    asserted = isinstance(value, Unique)
+    if asserted:
+        value = value.value
+    if isinstance(value, Relation):
+        return _relation_scan(c, name, value)
+    source = _source(c, name, value)
+    try:
+        described = c.con.sql(f"SELECT * FROM {source}")
+        names, types = described.columns, described.types
+    except duckdb.Error as err:
+        raise SiraValueError(f"relvar '{name}': DuckDB cannot read {_describe(value)}: "
+                             f"{str(err).strip().splitlines()[0]}", operator="RELVAR",
+                             value=_describe(value)) from None
+    heading, selects = _columns(c, name, names, types)
+    conditions = _null_conditions(c, name, value, heading, names, types, source)
+    distinct = not (asserted or c.engine.trust_unique)
+    return Scan(name, source, heading, selects, conditions, distinct)
+
+
+def _relation_scan(c, name, value: Relation) -> Scan:
+    from .convert import to_arrow
+    view = c.register(to_arrow(value), "rel")
+    h = value.heading
+    if h.degree == 0:
+        return Scan(name, view, h, [DEE], [], False)
+    selects = [f"{canonical(_cast_to(ident(n), t), t, c)} AS {ident(n)}"
+               for n, t in h.attributes]
+    return Scan(name, view, h, selects, [], False)
+
+
+def _cast_to(sql, t):
+    return f"CAST({sql} AS {duckdb_type(t)})"
+
+
+def _describe(value) -> str:
+    return value if isinstance(value, str) else type(value).__name__
+
+
+def _source(c, name, value) -> str:
+    if isinstance(value, str):
+        kind, sep, rest = value.partition(":")
+        if sep and kind == "table":
+            return ".".join(ident(part) for part in rest.split("."))
+        if sep and kind == "parquet":
+            return f"read_parquet({string(rest)})"
+        if sep and kind == "csv":
+            return f"read_csv({string(rest)})"
+    elif isinstance(value, duckdb.DuckDBPyRelation) or _registrable(value):
+        return c.register(value, "relvar")
+    raise SiraTypeError(f"relvar '{name}': a DuckDB relvar must be a Relation, a pandas "
+                        f"DataFrame, an Arrow table, a DuckDB relation, 'parquet:PATH', "
+                        f"'csv:PATH' or 'table:NAME' (got {value!r:.80})", operator="RELVAR",
+                        expected="a relation value, DataFrame, Arrow table, file or table",
+                        got=type(value).__name__)
+
+
+def _registrable(value) -> bool:
+    module = type(value).__module__.split(".")[0]
+    return module in ("pandas", "pyarrow", "polars")
+
+
+def _columns(c, name, names, types):
+    seen = {}
+    for raw, dtype in zip(names, types):
+        key = raw.lower()
+        if key in seen:
+            raise DuplicateAttribute(f"relvar '{name}': the columns '{seen[key][0]}' and '{raw}' "
+                                     f"are one attribute '{key}' (names are case-insensitive)",
+                                     attribute=key, operator="RELVAR")
+        seen[key] = (raw, sira_type_of(dtype, f"relvar '{name}': column '{raw}'"), dtype)
+    if list(seen) == [DEE_NAME] and seen[DEE_NAME][2].id == "boolean":
+        return Heading(), [DEE]
+    heading = Heading.of([(k, t) for k, (_, t, _) in seen.items()])
+    selects = []
+    for n, t in heading.attributes:
+        raw, _, dtype = seen[n]
+        value = ident(raw)
+        if dtype.id == "timestamp with time zone":
+            value = f"timezone('UTC', {value})"
+        elif str(dtype) != duckdb_type(t):
+            value = _cast_to(value, t)
+        selects.append(f"{canonical(value, t, c)} AS {ident(n)}")
+    return heading, selects
+
+
+def _null_conditions(c, name, value, heading, names, types, source) -> list:
+    """The WHERE conditions leaving out rows with NULLs (``nulls="drop"``), or none after
+    checking there are no NULLs (``NullValue`` otherwise)."""
+    if heading.degree == 0:
+        return []
+    raw = {n.lower(): n for n in names}
+    tests = []  # (attribute, kind, SQL true for a bad row)
+    for n, t in heading.attributes:
+        col = ident(raw[n])
+        tests.append((n, "NULL", f"{col} IS NULL"))
+        if isinstance(t, IntervalType):
+            tests.append((n, "NULL", f"({col}).\"begin\" IS NULL"))
+        if t == FLOAT:
+            tests.append((n, "NaN", f"isnan({col})"))
+    policy = c.options.get("nulls", c.engine.nulls)
+    if policy not in NULL_POLICIES:
+        raise SiraValueError(f"nulls must be one of {', '.join(NULL_POLICIES)} (got {policy!r})",
+                             operator="RELVAR", value=policy)
+    if policy == "drop":
+        return [f"NOT ({t})" for _, _, t in tests]
+    counts = ", ".join(f"count(*) FILTER (WHERE {t})" for _, _, t in tests)
+    (found,) = c.con.sql(f"SELECT {counts} FROM {source}").fetchall()
+    for (attribute, kind, _), count in zip(tests, found):
+        if count:
+            if kind == "NULL" and _pandas_float(value, raw[attribute]):
+                kind = "NaN"  # pandas keeps a missing float as NaN; DuckDB reads it as NULL
+            raise NullValue(relvar=name, attribute=attribute, count=count, value=kind,
+                            operator="RELVAR")
+    return []
+
+
+def _pandas_float(value, column) -> bool:
+    if type(value).__module__.split(".")[0] != "pandas":
+        return False
+    try:
+        return value[column].dtype.kind == "f"
+    except (KeyError, AttributeError):
+        return False
+
+
+__all__ = ["Scan", "Unique", "scan", "unique", "TIMESTAMP"]

@@ -1,0 +1,177 @@
+"""The DuckDB engine object: a connection plus the compiler.
+
+    >>> import sira
+    >>> from sira_duckdb import DuckDBEngine
+    >>> engine = DuckDBEngine()
+    >>> r = sira.Relation.from_rows({"a": sira.INT}, [(1,), (2,)])
+    >>> engine.evaluate("restrict(r, gt(a, 1))", {"r": r}).to_rows()
+    [{'a': 2}]
+    >>> engine.arrow("restrict(r, gt(a, 1))", {"r": r}).num_rows
+    1
+
+``evaluate`` gives a Relation (Python tuples); ``arrow`` an Arrow table and ``relation`` a
+DuckDB relation, neither going through Python tuples; ``sql`` the SQL text and ``explain``
+DuckDB's plan. Relvars may be Relations, pandas DataFrames, Arrow tables, DuckDB relations,
+``"parquet:PATH"``, ``"csv:PATH"`` and ``"table:NAME"`` (see ``relvars.py``).
+
+With ``memory_limit`` (``"500MB"``) and ``temp_directory`` DuckDB spills what does not fit to
+disk, so relations larger than memory can be packed and joined.
+"""
+
+from __future__ import annotations
+
+import os
+
+import duckdb
+
+from sira.errors import SiraValueError
+from sira.expressions.nodes import Expr
+from sira.values import Relation
+
+from .compiler import Compiler
+from .relvars import NULL_POLICIES, Unique, scan
+from .sql import string
+
+_DEFAULT = None
+
+
+class DuckDBEngine:
+    """Evaluates sira trees on DuckDB.
+
+    Args:
+        connection: a DuckDB connection to use (its tables become ``"table:NAME"`` relvars);
+            when None a new one is opened on ``database``.
+        database: the database file for a connection opened here (``":memory:"``).
+        memory_limit: DuckDB's ``memory_limit`` (``"500MB"``); beyond it DuckDB spills.
+        threads: DuckDB's worker threads.
+        temp_directory: where DuckDB spills.
+        trust_unique: treat every DataFrame / Arrow / file / table relvar as duplicate-free
+            (no DISTINCT when it is read); ``unique(value)`` says it for one relvar.
+        nulls: ``"error"`` (a NULL or NaN in a relvar raises NullValue) or ``"drop"`` (rows
+            holding one are left out); ``evaluate(..., nulls="drop")`` for one evaluation.
+    Raises:
+        SiraValueError: a setting DuckDB refuses.
+    """
+
+    def __init__(self, connection=None, database: str = ":memory:", memory_limit=None,
+                 threads=None, temp_directory=None, trust_unique: bool = False,
+                 nulls: str = "error"):
+        if nulls not in NULL_POLICIES:
+            raise SiraValueError(f"nulls must be one of {', '.join(NULL_POLICIES)} (got "
+                                 f"{nulls!r})", operator="DUCKDB", value=nulls)
+        self.connection = connection if connection is not None else duckdb.connect(database)
+        self.trust_unique = trust_unique
+        self.nulls = nulls
+        self._kept: list = []
+        self._set("memory_limit", memory_limit, string)
+        self._set("threads", threads, lambda n: str(int(n)))
+        self._set("temp_directory", temp_directory, string)
+        from .udfs import install
+        install(self.connection)
+
+    def _set(self, name, value, render):
+        if value is None:
+            return
+        try:
+            self.connection.execute(f"SET {name} = {render(value)}")
+        except (duckdb.Error, ValueError, TypeError) as err:
+            raise SiraValueError(f"DuckDB refuses {name}={value!r}: {err}", operator="DUCKDB",
+                                 value=value) from None
+
+    # ------------------------------------------------------------------ compiling
+    def _prepare(self, expr, relvars, options):
+        import sira
+        c = Compiler(self, relvars or {}, options)
+        try:
+            node = expr
+            if isinstance(expr, str):
+                catalog = {k: c.relvar_scan(k).heading for k in (relvars or {})}
+                node = sira.parse(expr, catalog)
+            if not isinstance(node, Expr):
+                c.start(node)
+        except BaseException:
+            c.release()
+            raise
+        return c, node
+
+    def heading_of(self, value, name: str = "relvar"):
+        """The sira heading of a relvar value (a Relation, DataFrame, file, table...)."""
+        if isinstance(value, Unique):
+            value = value.value
+        if isinstance(value, Relation):
+            return value.heading
+        c = Compiler(self, {name: value})
+        try:
+            return scan(c, name, value).heading
+        finally:
+            c.release()
+
+    # ------------------------------------------------------------------ results
+    def evaluate(self, expr, relvars=None, **options):
+        """Evaluate on DuckDB and return the result as a Relation (or a scalar's value).
+
+        Args:
+            expr: text, an algebra node or a scalar expression.
+            relvars: mapping relvar name -> value (see the module docstring).
+            options: ``max_tuples`` (UNPACK, GTCLOSE), ``nulls``.
+        Raises:
+            the sira error the Python engine raises on the same input (naming the node).
+        """
+        c, node = self._prepare(expr, relvars, options)
+        try:
+            return c.evaluate(node)
+        finally:
+            c.release()
+
+    def arrow(self, expr, relvars=None, **options):
+        """The result as a pyarrow Table (no Python tuples are made)."""
+        c, node = self._prepare(expr, relvars, options)
+        try:
+            return c.arrow(node)
+        finally:
+            c.release()
+
+    def relation(self, expr, relvars=None, **options):
+        """The result as a lazy DuckDB relation (run when read). The views and temporary
+        tables it reads stay registered until :meth:`close`."""
+        c, node = self._prepare(expr, relvars, options)
+        try:
+            rel = self.connection.sql(c.query(node))
+        except BaseException:
+            c.release()
+            raise
+        self._kept.append(c)
+        return rel
+
+    def sql(self, expr, relvars=None, **options) -> str:
+        """The SQL text of the query computing ``expr`` on this connection. The views and
+        temporary tables it names stay registered until :meth:`close`."""
+        c, node = self._prepare(expr, relvars, options)
+        self._kept.append(c)
+        return c.query(node)
+
+    def explain(self, expr, relvars=None, analyze: bool = False, **options) -> str:
+        """DuckDB's physical plan for ``expr`` (``analyze=True``: run it and show timings)."""
+        c, node = self._prepare(expr, relvars, options)
+        try:
+            kind = "EXPLAIN ANALYZE " if analyze else "EXPLAIN "
+            rows = self.connection.sql(kind + c.query(node)).fetchall()
+            return "\n".join(row[-1] for row in rows)
+        finally:
+            c.release()
+
+    def close(self) -> None:
+        """Drop what ``relation`` and ``sql`` results kept registered."""
+        for c in self._kept:
+            c.release()
+        self._kept = []
+
+
+def default_engine() -> DuckDBEngine:
+    """One shared in-memory engine (created on first use; ``SIRA_DUCKDB_THREADS`` and
+    ``SIRA_DUCKDB_MEMORY_LIMIT`` set its threads and memory limit)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = DuckDBEngine(threads=os.environ.get("SIRA_DUCKDB_THREADS") or None,
+                                memory_limit=os.environ.get("SIRA_DUCKDB_MEMORY_LIMIT") or None)
+    return _DEFAULT
