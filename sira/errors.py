@@ -279,3 +279,22 @@ class ExecutionError(SiraError):
     """An engine failed while running a node; names the node."""
 
     fields = ("node",)
+
+
+class DataFormatError(SiraValueError):
+    """A data file or object whose content is not a relation of the declared types: a cell
+    that is not a literal of its attribute's type, a malformed header, an unterminated quote,
+    a duplicate JSON key. Names the source, the line (or row) and the attribute."""
+
+    fields = ("operator", "value", "source", "line", "attribute")
+
+
+class MissingExtra(SiraError, ImportError):
+    """An optional dependency is not installed; says which extra installs it
+    (``pip install 'sira[io]'``)."""
+
+    fields = ("package", "extra", "feature")
+
+    def default_message(self):
+        return (f"{self.feature} needs {self.package}, which is not installed: "
+                f"pip install 'sira[{self.extra}]'")
