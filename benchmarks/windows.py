@@ -17,16 +17,14 @@ compared as sets.
 
 1. HOP AVG      A hopping window of 1 minute sliding by 15 seconds, the average of v per key and
                 window. sira, as a user writes it with a window table function (one tuple per
-                element and window holding it, the window as an interval attribute):
+                element and window holding it, the window as the plain attributes
+                window_start, window_end and window_time):
 
-                    extend(summarizebyusing(hop(s, ts, size(60000) slide(15000)),
-                                            (k, window), (total(plus(v)) n(plus(1))), ()),
+                    extend(summarizeby(hop(s, ts, size(60000) slide(15000)),
+                                       (k, window_start, window_end),
+                                       (total(plus(v)) n(plus(1)))),
                            (a(div(tofloat(total), tofloat(n)))))
 
-                ``summarizebyusing(..., ())`` groups by the window as a value: a plain
-                ``summarizeby`` packs its result on every interval attribute, so two
-                overlapping windows of a key holding the same events (same total and count)
-                would be merged into one tuple, which is not what a per-window average means.
                 An exact integer sum and count, divided, give the same bits as Spark's avg of
                 an integer column (sira's AVERAGE type folds a sorted array so that both engines
                 agree to the bit; it is dearer and rounds differently). Hand-written: Spark's own
@@ -153,8 +151,8 @@ def _heading():
     return Heading.of({"k": LONG, "ts": LONG, "v": LONG})
 
 
-HOP_QUERY = (f"extend(summarizebyusing(hop(s, ts, size({HOP_SIZE}) slide({HOP_SLIDE})), "
-             f"(k, window), (total(plus(v)) n(plus(1))), ()), "
+HOP_QUERY = (f"extend(summarizeby(hop(s, ts, size({HOP_SIZE}) slide({HOP_SLIDE})), "
+             f"(k, window_start, window_end), (total(plus(v)) n(plus(1)))), "
              f"(a(div(tofloat(total), tofloat(n)))))")
 ROWS_QUERY = (f"extend(summarizebyusing(window(s, ts, partition(k) rows({ROWS})), (k, during), "
               f"(total(plus(v)) n(plus(1))), (during)), (a(div(tofloat(total), tofloat(n)))))")
@@ -181,7 +179,7 @@ def case_hop(spark, engine, s):
                                        f"{HOP_SLIDE // 1000} seconds")).agg(F.avg("v").alias("a"))
 
     def common_sira(df):
-        return df.select("k", F.col("window.begin").alias("b"), F.col("window.end").alias("e"),
+        return df.select("k", F.col("window_start").alias("b"), F.col("window_end").alias("e"),
                          "a")
 
     def common_hand(df):

@@ -29,7 +29,8 @@ HEADING = {"ts": LONG, "seq": INT, "p": STRING, "v": INT}
 GROUPS = [
     ("now", "range(5)", "range(unbounded)", "range(7) slide(3)"),
     ("range(6) slide(6)", "rows(1)", "rows(3)", "rows(4) slide(2)"),
-    ("rows(3) slide(3)", "rows(17) slide(17)", "partition(p) rows(2)"),
+    ("rows(3) slide(3)", "rows(17) slide(17)", "partition(p) rows(2)", "rows(2) slide(3)",
+     "partition(p) rows(1) slide(4)", "rows(2) slide(17)"),
     ("partition(p) rows(2) range(6)", "partition(p) rows(3) range(7) slide(2)",
      "partition(p) rows(3) slide(2)"),
     ("range(5) on(ts)", "range(3) on(seq)", "range(4) on(v)"),
@@ -262,10 +263,11 @@ def test_label_windows_not_ending_at_their_label_are_not_frames():
 
 
 HOP_AGGREGATES = [
-    "summarizebyusing(hop(S, ts, size(10) slide(4)), (p, window), "
-    "(total(plus(v)) n(plus(1)) hi(max(p)) lo(min(seq))), ())",
-    "summarizeby(hop(S, ts, size(10) slide(5) offset(3)), (p, window), (total(plus(v))))",
-    "summarizebyusing(hop(S, ts, size(25) slide(10) offset(-7)), (window), (n(plus(1))), ())",
+    "summarizeby(hop(S, ts, size(10) slide(4)), (p, window_start, window_end), "
+    "(total(plus(v)) n(plus(1)) hi(max(p)) lo(min(seq))))",
+    "summarizeby(hop(S, ts, size(10) slide(5) offset(3)), (p, window_start), (total(plus(v))))",
+    "summarizebyusing(hop(S, ts, size(25) slide(10) offset(-7)), (window_end, window_time), "
+    "(n(plus(1))), ())",
 ]
 
 
@@ -279,3 +281,34 @@ def test_hop_aggregates_by_panes_give_the_python_windows(stream):
         assert fused_hop(sira.parse(q, {"S": stream.heading})) is not None, q
         py, sp = both(q, relvars)
         assert py == sp, f"{q}\npython: {py!r}\nspark:  {sp!r}"
+
+
+def test_a_hop_aggregate_not_per_window_is_not_compiled_by_panes():
+    from sira_spark.windowtables import fused_hop
+    heading = sira.Heading.of(HEADING)
+    for q in ("summarizeby(hop(S, ts, size(10) slide(5)), (p), (n(plus(1))))",
+              "summarizeby(hop(S, ts, size(10) slide(5)), (p, window_start), "
+              "(last(max(window_end))))"):
+        assert fused_hop(sira.parse(q, {"S": heading})) is None, q
+
+
+WINDOW_TABLES = ["tumble(S, ts, size(7) offset(2))", "hop(S, ts, size(10) slide(4))",
+                 "hop(S, ts, size(6) slide(6) offset(-1))", "cumulate(S, ts, step(3) size(9))",
+                 "session(S, ts, gap(4) partition(p))", "session(S, ts, gap(3))"]
+
+
+@settings(max_examples=3, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(stream=streams(max_size=25))
+def test_window_tables_give_the_python_windows(stream):
+    relvars = {"S": stream}
+    py, sp = both(tagged_union(WINDOW_TABLES), relvars)
+    assert py == sp, first_difference(WINDOW_TABLES, relvars)
+
+
+def test_an_int_window_ending_beyond_int_overflows_on_both_engines():
+    from sira.errors import IntOverflow
+    stream = Relation.from_rows({"ts": INT, "v": INT}, [(2_147_483_000, 1)])
+    for engine in ("python", "spark"):
+        with pytest.raises(IntOverflow):
+            sira.evaluate("tumble(S, ts, size(1000))", {"S": stream}, engine=engine)
