@@ -16,6 +16,9 @@ Write an expression in SIRA_PRISE's text syntax or with the Python builder, and 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from . import errors
 from .algebra.basic import RelationLiteral, RelvarRef
 from .algebra.node import Node
@@ -28,12 +31,12 @@ from .intervals import (DATEINTERVAL, FLOATINTERVAL, INTINTERVAL, LONGINTERVAL,
                         TIMESTAMPINTERVAL, Interval)
 from .types import (AVERAGE, BIGINT, BOOLEAN, DATE, FLOAT, INT, LONG, STRING, TIMESTAMP,
                     Average, RelationType, TupleType)
-from .values import TABLE_DEE, TABLE_DUM, Heading, Relation, Tuple
+from .values import TABLE_DEE, TABLE_DUM, Heading, HeadingLike, Relation, Tuple
 
 __version__ = "0.1.0"
 
 
-def relvar(name: str, heading) -> RelvarRef:
+def relvar(name: str, heading: HeadingLike) -> RelvarRef:
     """A relvar reference for the builder API: ``relvar("dbmsfile", {"filename": STRING})``."""
     return RelvarRef(name, Heading.of(heading))
 
@@ -50,7 +53,7 @@ def _catalog(relvars) -> dict:
     return out
 
 
-def parse(text: str, relvars: dict | None = None):
+def parse(text: str, relvars: Mapping[str, Any] | None = None) -> Node | Expr:
     """Parse text into an algebra tree (or a scalar expression tree).
 
     Args:
@@ -68,7 +71,8 @@ def parse(text: str, relvars: dict | None = None):
                                                   if isinstance(v, Relation)})
 
 
-def evaluate(expr, relvars: dict | None = None, engine="python", **options):
+def evaluate(expr: str | Node | Expr, relvars: Mapping[str, Any] | None = None,
+             engine: str | Any = "python", **options: Any) -> Relation | Any:
     """Evaluate an expression (text or tree) on an engine.
 
     Args:

@@ -339,7 +339,7 @@ def explain(expr, relvars: Mapping | None = None, *, engine="python",
     limit = check_limit(limit)
     if isinstance(expr, str):
         expr = sira.parse(expr, relvars)
-    if not _evaluates(relvars):
+    if relvars is None or not _evaluates(relvars):
         if not isinstance(expr, Node):
             return Explanation(repr(expr))
         return Explanation(plan_text(expr))

@@ -17,11 +17,15 @@ above ("until further notice"). The text syntax accepts ``from(a)to(b)`` (both e
 from __future__ import annotations
 
 import datetime
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .errors import IntervalError, SiraTypeError
 from .types import DATE, FLOAT, INT, LONG, TIMESTAMP, Type
+
+if TYPE_CHECKING:
+    import portion
 
 _ONE_DAY = datetime.timedelta(days=1)
 _ONE_MICROSECOND = datetime.timedelta(microseconds=1)
@@ -34,17 +38,17 @@ class Interval:
     All empty intervals (``begin == end``, which only IINTERSECT produces) are one value.
     """
 
-    begin: object
-    end: object = None
+    begin: Any
+    end: Any = None
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, Interval):
             return NotImplemented
         if self.empty or other.empty:
             return self.empty and other.empty
         return self.begin == other.begin and self.end == other.end
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(("empty interval",)) if self.empty else hash((self.begin, self.end))
 
     @property
@@ -73,7 +77,7 @@ class Interval:
             return Interval(low, low)
         return Interval(begin, end)
 
-    def to_portion(self) -> "portion.Interval":  # noqa: F821 - imported when called
+    def to_portion(self) -> portion.Interval:
         """This interval as a ``portion`` interval (closed-open; unbounded: up to ``P.inf``).
 
             >>> Interval(4, 8).to_portion()
@@ -87,7 +91,8 @@ class Interval:
         return portion.closedopen(self.begin, portion.inf if self.end is None else self.end)
 
     @classmethod
-    def from_portion(cls, interval, interval_type: "IntervalType | None" = None) -> "Interval":
+    def from_portion(cls, interval: portion.Interval,
+                     interval_type: IntervalType | None = None) -> Interval:
         """The sira interval of an atomic ``portion`` interval.
 
         Without ``interval_type`` the interval must be closed-open, or closed below and
@@ -177,7 +182,7 @@ class IntervalType(Type):
     def ordinal(self):  # noqa: D401 - property overriding a class attribute
         return self.point.ordinal
 
-    def select(self, begin, end=None, *, operator=None) -> Interval:
+    def select(self, begin: Any, end: Any = None, *, operator: str | None = None) -> Interval:
         """The interval ``[begin, end)``; raises IntervalError unless begin < end."""
         begin = self.point.check(begin, operator=operator or self.name)
         if end is not None:
@@ -189,7 +194,8 @@ class IntervalType(Type):
                     value=(begin, end))
         return Interval(begin, end)
 
-    def select_closed(self, first, last=None, *, operator=None) -> Interval:
+    def select_closed(self, first: Any, last: Any = None, *,
+                      operator: str | None = None) -> Interval:
         """The interval from ``first`` to ``last``, both included (ordinal point types only)."""
         if last is None:
             return self.select(first, None, operator=operator)
@@ -206,7 +212,7 @@ class IntervalType(Type):
                 value=(first, last))
         return Interval(first, successor(self.point, last))
 
-    def check(self, value, *, operator=None):
+    def check(self, value: Any, *, operator: str | None = None) -> Interval:
         if not isinstance(value, Interval):
             raise self._wrong(value, operator)
         begin = self.point.check(value.begin, operator=operator)
@@ -219,11 +225,11 @@ class IntervalType(Type):
     def sort_key(self, value):
         return (value.begin, value.end is None, value.end if value.end is not None else value.begin)
 
-    def format(self, value):
+    def format(self, value: Interval) -> str:
         end = "" if value.end is None else self.point.format(value.end)
         return f"BEGIN({self.point.format(value.begin)})END({end})"
 
-    def literal(self, value):
+    def literal(self, value: Interval) -> str:
         begin = f"begin({self.point.literal(value.begin)})"
         end = "" if value.end is None else f"end({self.point.literal(value.end)})"
         return f"{self.name.lower()}({begin}{end})"

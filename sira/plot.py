@@ -243,7 +243,7 @@ def _draw(ax, groups, bars) -> None:
     import matplotlib
     from matplotlib.patches import Rectangle
     colors = matplotlib.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
-    lanes = {}
+    lanes: dict[int, int] = {}
     for bar in bars:
         lanes[bar.group] = max(lanes.get(bar.group, 0), bar.lane + 1)
     right, arrow = _right_edge(bars) if bars else (0.0, 0.0)

@@ -22,7 +22,8 @@ plain Python tuple holding the values in the order of the heading's (sorted) att
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Union
 
 import attrs
 
@@ -30,8 +31,16 @@ from .errors import (DuplicateAttribute, HeadingMismatch, SiraError, SiraTypeErr
                      UnknownAttribute)
 from .types import RelationType, TupleType, Type, type_named
 
+HeadingLike = Union["Heading", Mapping[str, Union[Type, str]],
+                    Iterable[tuple[str, Union[Type, str]]]]
+"""What a heading may be given as: a Heading, a mapping name -> type (or type name), or
+(name, type) pairs."""
 
-def normalize_name(name) -> str:
+RowLike = Union[Mapping[str, Any], Sequence[Any], "Tuple"]
+"""What a row may be given as: a mapping by attribute name, a sequence of values, a Tuple."""
+
+
+def normalize_name(name: str) -> str:
     """Attribute and relvar names are case-insensitive; sira keeps them in lowercase."""
     if not isinstance(name, str) or not name:
         raise SiraTypeError(f"an attribute name must be a non-empty string (got {name!r})",
@@ -63,7 +72,7 @@ class Heading:
     attributes: tuple = ()
 
     @classmethod
-    def of(cls, spec) -> "Heading":
+    def of(cls, spec: HeadingLike) -> "Heading":
         """A heading from a Heading, a mapping name -> type (or type name), or (name, type) pairs.
 
         Raises:
@@ -84,44 +93,44 @@ class Heading:
         return cls(tuple(sorted(seen.items())))
 
     @functools.cached_property
-    def names(self) -> tuple:
+    def names(self) -> tuple[str, ...]:
         return tuple(n for n, _ in self.attributes)
 
     @functools.cached_property
-    def types(self) -> tuple:
+    def types(self) -> tuple[Type, ...]:
         return tuple(t for _, t in self.attributes)
 
     @property
     def degree(self) -> int:
         return len(self.attributes)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.attributes)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self.names)
 
-    def __contains__(self, name) -> bool:
+    def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name.lower() in self._positions
 
     @functools.cached_property
     def _positions(self) -> dict:
         return {n: i for i, (n, _) in enumerate(self.attributes)}
 
-    def index(self, name: str, operator=None) -> int:
+    def index(self, name: str, operator: str | None = None) -> int:
         """Position of an attribute in the body's tuples. Raises UnknownAttribute."""
         key = name.lower()
         if key in self._positions:
             return self._positions[key]
         raise UnknownAttribute(attribute=key, operator=operator, available=self.names)
 
-    def type_of(self, name: str, operator=None) -> Type:
+    def type_of(self, name: str, operator: str | None = None) -> Type:
         return self.attributes[self.index(name, operator)][1]
 
     def __getitem__(self, name: str) -> Type:
         return self.type_of(name)
 
-    def require(self, names: Iterable, operator=None) -> tuple:
+    def require(self, names: Iterable[str], operator: str | None = None) -> tuple[str, ...]:
         """Lowercased names, each checked to be in this heading and to appear once."""
         out = []
         for name in names:
@@ -133,15 +142,16 @@ class Heading:
             out.append(key)
         return tuple(out)
 
-    def project(self, names: Iterable, operator=None) -> "Heading":
+    def project(self, names: Iterable[str], operator: str | None = None) -> "Heading":
         keep = set(self.require(names, operator))
         return Heading(tuple(a for a in self.attributes if a[0] in keep))
 
-    def without(self, names: Iterable, operator=None) -> "Heading":
+    def without(self, names: Iterable[str], operator: str | None = None) -> "Heading":
         drop = set(self.require(names, operator))
         return Heading(tuple(a for a in self.attributes if a[0] not in drop))
 
-    def extend(self, pairs: Iterable, operator=None) -> "Heading":
+    def extend(self, pairs: Iterable[tuple[str, Type]],
+               operator: str | None = None) -> "Heading":
         """This heading plus new (name, type) pairs; a name already present is an error."""
         attrs_ = dict(self.attributes)
         for name, t in pairs:
@@ -151,7 +161,7 @@ class Heading:
             attrs_[key] = t
         return Heading(tuple(sorted(attrs_.items())))
 
-    def rename(self, mapping: Mapping, operator=None) -> "Heading":
+    def rename(self, mapping: Mapping[str, str], operator: str | None = None) -> "Heading":
         """Parallel rename: only the names after all renaming must be distinct."""
         old = self.require(mapping.keys(), operator)
         new = {o: normalize_name(n) for o, n in zip(old, mapping.values())}
@@ -163,7 +173,7 @@ class Heading:
             out[target] = t
         return Heading(tuple(sorted(out.items())))
 
-    def common(self, other: "Heading", operator=None) -> tuple:
+    def common(self, other: "Heading", operator: str | None = None) -> tuple[str, ...]:
         """Names in both headings, checked to have the same type in both."""
         mine = dict(self.attributes)
         names = []
@@ -177,25 +187,25 @@ class Heading:
                 names.append(name)
         return tuple(names)
 
-    def union(self, other: "Heading", operator=None) -> "Heading":
+    def union(self, other: "Heading", operator: str | None = None) -> "Heading":
         self.common(other, operator)
         return Heading(tuple(sorted(dict(self.attributes + other.attributes).items())))
 
-    def require_equal(self, other: "Heading", operator) -> None:
+    def require_equal(self, other: "Heading", operator: str) -> None:
         if self != other:
             raise HeadingMismatch(operator=operator, left=str(self), right=str(other))
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "{" + ", ".join(f"{n}: {t}" for n, t in self.attributes) + "}"
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Heading({str(self)})"
 
     def literal(self) -> str:
         """The heading in the text syntax: ``heading(a(int) b(string))``."""
         return "heading(" + " ".join(f"{n}({type_text(t)})" for n, t in self.attributes) + ")"
 
-    def sort_key_function(self):
+    def sort_key_function(self) -> Callable[[tuple], tuple] | None:
         """A function mapping a body tuple to a key that orders tuples canonically."""
         keys = [t.sort_key for t in self.types]
         identity = Type.sort_key
@@ -218,20 +228,20 @@ class Tuple:
     values: tuple
 
     @classmethod
-    def from_dict(cls, heading, values: Mapping) -> "Tuple":
+    def from_dict(cls, heading: HeadingLike, values: Mapping[str, Any]) -> "Tuple":
         heading = Heading.of(heading)
         return cls(heading, check_row(heading, values))
 
-    def __getitem__(self, name: str):
+    def __getitem__(self, name: str) -> Any:
         return self.values[self.heading.index(name)]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return dict(zip(self.heading.names, self.values))
 
-    def sort_key(self):
+    def sort_key(self) -> tuple:
         return tuple(t.sort_key(v) for t, v in zip(self.heading.types, self.values))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return tuple_literal(self.heading, self.values)
 
 
@@ -325,8 +335,11 @@ class Relation:
     """
 
     __slots__ = ("heading", "body", "_hash")
+    heading: Heading
+    body: frozenset[tuple]
+    _hash: int | None
 
-    def __init__(self, heading: Heading, body: frozenset = frozenset()):
+    def __init__(self, heading: Heading, body: frozenset[tuple] = frozenset()) -> None:
         """Trusted constructor: ``body`` must be a frozenset of already checked value tuples."""
         object.__setattr__(self, "heading", heading)
         object.__setattr__(self, "body", body)
@@ -336,7 +349,7 @@ class Relation:
         raise AttributeError("Relation values are immutable")
 
     @classmethod
-    def from_rows(cls, heading, rows: Iterable = ()) -> "Relation":
+    def from_rows(cls, heading: HeadingLike, rows: Iterable[RowLike] = ()) -> "Relation":
         """A relation from a heading and rows (mappings by name, or sequences by position).
 
         A positional row's values follow the order in which the heading was written: a
@@ -380,44 +393,46 @@ class Relation:
     def cardinality(self) -> int:
         return len(self.body)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.body)
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return bool(self.body)
 
-    def sorted_body(self) -> list:
+    def sorted_body(self) -> list[tuple]:
         key = self.heading.sort_key_function()
         return sorted(self.body, key=key)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tuple]:
         heading = self.heading
         return (Tuple(heading, row) for row in self.sorted_body())
 
-    def __contains__(self, row) -> bool:
+    def __contains__(self, row: object) -> bool:
         try:
             return check_row(self.heading, row) in self.body
         except Exception:
             return False
 
-    def to_rows(self) -> list:
+    def to_rows(self) -> list[dict[str, Any]]:
         """The tuples as dicts, in a deterministic (sorted) order."""
         names = self.heading.names
         return [dict(zip(names, row)) for row in self.sorted_body()]
 
-    def sort_key(self):
+    def sort_key(self) -> tuple:
         key = self.heading.sort_key_function() or (lambda row: row)
         return (len(self.body), tuple(sorted(key(row) for row in self.body)))
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, Relation):
             return NotImplemented
         return self.heading == other.heading and self.body == other.body
 
-    def __hash__(self):
-        if self._hash is None:
-            object.__setattr__(self, "_hash", hash((self.heading, self.body)))
-        return self._hash
+    def __hash__(self) -> int:
+        value = self._hash
+        if value is None:
+            value = hash((self.heading, self.body))
+            object.__setattr__(self, "_hash", value)
+        return value
 
     def literal(self) -> str:
         """The whole relation in the text syntax; ``sira.parse`` gives it back.
