@@ -2,9 +2,9 @@
 
 Exact aggregations use DuckDB's own (sum into HUGEINT then a checked cast, max, bool_and...);
 inexact ones (FLOAT, AVERAGE, IINTERSECT, IUNION) fold the group's values in ascending order,
-exactly as the Python engine does, so both engines give the same bits: FLOAT sums and products
-as ordered aggregates (``sum(v ORDER BY v)``, which DuckDB adds one value at a time), the others
-with ``list_reduce`` over the ordered list. An empty input gives the operator's identity (or the
+exactly as the Python engine does, so both engines give the same bits: FLOAT sums as an
+ordered aggregate (``sum(v ORDER BY v)``, which DuckDB adds one value at a time), the others
+with ``list_reduce`` over the ordered list, each step checked as the Python engine checks it. An empty input gives the operator's identity (or the
 Python engine's error when it has none).
 """
 
@@ -19,8 +19,8 @@ from sira.types import AVERAGE, FLOAT, INTEGER_TYPES, RelationType
 
 from .basic import guarded
 from .compiler import translates
-from .functions import (average_plus, canonical_list, cast, expression, interval_intersect,
-                        interval_union, literal)
+from .functions import (average_plus, canonical_list, cast, checked_float, expression,
+                        interval_intersect, interval_union, literal)
 from .packing import split
 from .sql import ident, sira_error
 from .types import duckdb_type
@@ -36,6 +36,22 @@ def _ordered_list(value: str, t) -> str:
     return f"list({value} ORDER BY {value})"
 
 
+def _float_sum(value: str) -> str:
+    """The Python fold of a FLOAT sum: 0.0 plus the values in ascending order, each step
+    checked. -inf values come first: then the sum is -inf, or NaN (an error) once a +inf
+    follows; otherwise the finite values are added in order (``sum(v ORDER BY v)``, which
+    DuckDB adds one at a time: the same bits), an infinite total of finite values being
+    FloatOverflow, and +inf values come last."""
+    finite = f"coalesce(sum({value} ORDER BY {value}) FILTER (WHERE isfinite({value})), 0.0)"
+    neg = f"count(*) FILTER (WHERE {value} = CAST('-inf' AS DOUBLE))"
+    pos = f"count(*) FILTER (WHERE {value} = CAST('inf' AS DOUBLE))"
+    nan = sira_error("SiraValueError", "plus", "plus: the result is not a number")
+    overflow = sira_error("FloatOverflow", "plus", "plus: the result is too large for a FLOAT")
+    return (f"(CASE WHEN {neg} > 0 AND {pos} > 0 THEN {nan} "
+            f"WHEN {neg} > 0 THEN CAST('-inf' AS DOUBLE) WHEN isinf({finite}) THEN {overflow} "
+            f"WHEN {pos} > 0 THEN CAST('inf' AS DOUBLE) ELSE {finite} + 0.0 END)")
+
+
 def _fold(c, values: str, merge, start: str | None = None) -> str:
     acc, x = c.lambda_name(), c.lambda_name()
     tail = "" if start is None else f", {start}"
@@ -49,7 +65,7 @@ def aggregate_sql(c, agg, value: str, t, grouped: bool) -> str:
     if op == "plus" and t in INTEGER_TYPES:
         out = cast(f"sum({value})", rt)
     elif op == "plus" and t == FLOAT:
-        out = f"sum({value} ORDER BY {value})"
+        out = _float_sum(value)
     elif op == "plus" and t == AVERAGE:
         out = _fold(c, _ordered_list(value, t), lambda a, x: average_plus(a, x, None),
                     literal(AVERAGE, agg.identity))
@@ -59,7 +75,9 @@ def aggregate_sql(c, agg, value: str, t, grouped: bool) -> str:
         out = cast(f"CASE WHEN bool_or({value} = 0) THEN CAST(0 AS HUGEINT) ELSE {product} END",
                    rt)
     elif op == "mult" and t == FLOAT:
-        out = f"product({value} ORDER BY {value})"
+        out = _fold(c, _ordered_list(value, t),
+                    lambda a, x: checked_float(None, "mult", [a, x], lambda p, q: f"{p} * {q}"),
+                    literal(FLOAT, 1.0))
     elif op in ("max", "min"):
         out = f"{op}({value})"
     elif op in ("and", "or"):

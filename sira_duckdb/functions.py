@@ -251,12 +251,25 @@ def _widened(args, types, rt):
     return [a if t == rt else cast(a, rt) for a, t in zip(args, types)]
 
 
-def finite(c, sql: str, operator: str) -> str:
-    """A FLOAT result: NaN is an error (as in Python), -0.0 becomes 0.0."""
-    return once(c, sql, lambda v: (
-        f"(CASE WHEN isnan({v}) THEN "
-        f"{sira_error('SiraValueError', operator, f'{operator}: the result is not a number')}"
-        f" ELSE {v} + CAST(0.0 AS DOUBLE) END)"))
+def checked_float(c, operator: str, operands, compute) -> str:
+    """A FLOAT operation checked as the Python engine checks it: a NaN result is an error, an
+    infinity from finite operands is FloatOverflow (IEEE overflow), -0.0 becomes 0.0.
+    ``compute`` builds the result from the operands' SQL (each bound once)."""
+    nan = sira_error("SiraValueError", operator, f"{operator}: the result is not a number")
+    overflow = sira_error("FloatOverflow", operator,
+                          f"{operator}: the result is too large for a FLOAT")
+
+    def check(xs):
+        finite_operands = " AND ".join(f"isfinite({x})" for x in xs) or "TRUE"
+        return once(c, compute(*xs), lambda r: (
+            f"(CASE WHEN isnan({r}) THEN {nan} WHEN isinf({r}) AND {finite_operands} "
+            f"THEN {overflow} ELSE {r} + CAST(0.0 AS DOUBLE) END)"))
+
+    def bind(rest, bound):
+        if not rest:
+            return check(bound)
+        return once(c, rest[0], lambda x: bind(rest[1:], bound + [x]))
+    return bind(list(operands), [])
 
 
 def _arith(op, sql_op):
@@ -265,7 +278,7 @@ def _arith(op, sql_op):
             return average_plus(args[0], args[1], c)
         a, b = _widened(args, types, rt)
         if rt == FLOAT:
-            return finite(c, f"({a} {sql_op} {b})", op)
+            return checked_float(c, op, [a, b], lambda x, y: f"({x} {sql_op} {y})")
         return f"({a} {sql_op} {b})"
     return translate
 
@@ -275,14 +288,17 @@ translates("minus")(_arith("minus", "-"))
 translates("mult")(_arith("mult", "*"))
 
 
-def average_plus(a: str, b: str, c) -> str:
-    """AVERAGE's plus, the Python formula operation for operation (the same bits)."""
+def average_plus(a: str, b: str, c, operator: str = "plus") -> str:
+    """AVERAGE's plus, the Python formula operation for operation (the same bits), its mean
+    checked as a FLOAT result (NaN, or an infinity from finite means, is an error)."""
     def combine(x, y):
         n = f'(({x})."count" + ({y})."count")'
         value = (f'(({x})."value" * ({x})."count" / {n} + ({y})."value" * ({y})."count" / {n})')
+        mean = checked_float(c, operator, [f'({x})."value"', f'({y})."value"'],
+                             lambda vx, vy: value)
         return struct_pack([("count", n),
                             ("value", f"(CASE WHEN {n} = 0 THEN CAST(0.0 AS DOUBLE) "
-                                      f"ELSE {value} END)")])
+                                      f"ELSE {mean} END)")])
     return once(c, a, lambda x: once(c, b, lambda y: combine(x, y)))
 
 
@@ -296,7 +312,8 @@ def _zero_checked(op, divisor, compute, c):
 def _div(args, types, rt, c):
     a, b = _widened(args, types, rt)
     if rt == FLOAT:
-        return finite(c, _zero_checked("div", b, lambda d: f"({a} / {d})", c), "div")
+        return _zero_checked("div", b, lambda d: checked_float(
+            c, "div", [a, d], lambda x, y: f"({x} / {y})"), c)
     return _zero_checked("div", b, lambda d: f"({a} // {d})", c)
 
 
@@ -304,7 +321,8 @@ def _div(args, types, rt, c):
 def _mod(args, types, rt, c):
     a, b = _widened(args, types, rt)
     if rt == FLOAT:
-        return finite(c, _zero_checked("mod", b, lambda d: f"({a} % {d})", c), "mod")
+        return _zero_checked("mod", b, lambda d: checked_float(
+            c, "mod", [a, d], lambda x, y: f"({x} % {y})"), c)
     return _zero_checked("mod", b, lambda d: f"({a} % {d})", c)
 
 
@@ -679,7 +697,7 @@ def _duration(args, types, rt, c):
         if isinstance(point, IntegerType):
             value = f"CAST({e} AS {duckdb_type(rt)}) - CAST({b} AS {duckdb_type(rt)})"
         elif point == FLOAT:
-            value = f"({e} - {b})"
+            value = checked_float(c, "duration", [e, b], lambda x, y: f"({x} - {y})")
         elif point == DATE:
             value = f"CAST({e} - {b} AS BIGINT)"
         else:

@@ -1,7 +1,308 @@
-"""DuckDB translations of the CQL windows (being written: WINDOW, ISTREAM, DSTREAM, RSTREAM
-have no translation yet and raise NotSupportedOnDuckDB)."""
+"""DuckDB translations of the CQL windows (WINDOW) and ISTREAM, DSTREAM, RSTREAM.
+
+WINDOW gives every stream element the interval ``during`` of ``sira/engine/windows.py``
+(``element_intervals``, the reference), computed with window functions over each partition
+ordered by (timestamp, arrival attribute, or else every attribute in the canonical order):
+
+* all time arithmetic is done on a BIGINT "time" (the timestamp itself, or microseconds since
+  the epoch for a TIMESTAMP) and turned back into the timestamp's type at the end;
+  ``ceil(t/L)*L`` is ``t + pmod(-t, L)``;
+* ``rows(N)`` ends at ``lead(time, N)``; with ``range(T)`` at the earlier of that and t+T
+  (``least`` skips the NULL of "no N-th later element"); a time slide rounds both ends up;
+* ``rows(N) slide(M)`` uses each element's position p: the times at positions ceil(p/M)*M and
+  ceil((p+N)/M)*M are leads by an offset that varies with p (a CASE over the M offsets) when M
+  is small, and otherwise a join with the table of full batches (last time) on (partition,
+  batch);
+* ``range(C) on(E)``: when E is non-decreasing along the order (checked once per stream in an
+  evaluation) the exit is a "next greater or equal" search: a threshold row E+C per element is
+  unioned with the elements, ordered by E, and ``last_value(time IGNORE NULLS)`` over the rows
+  before it in reverse order finds the first element reaching it; otherwise a self-join within
+  the partition takes the ``min``.
+
+Elements never visible (begin >= end) are dropped; WINDOW does not pack its result. With
+``arrival(A)`` the stream must be in order: one query (once per stream in an evaluation) looks
+for an element whose timestamp is after that of an element arriving later, and raises the
+Python engine's SiraValueError with the same ``value`` (the first such arrival).
+
+ISTREAM/DSTREAM pack on ``during`` and take its begin / (bounded) end; RSTREAM joins the ticks
+on ``begin <= at < end``.
+"""
+
+from __future__ import annotations
+
+from sira.algebra.windows import DStream, IStream, RStream, Window
+from sira.errors import SiraTypeError, SiraValueError
+from sira.intervals import IntervalType
+from sira.types import BIGINT, FLOAT, TIMESTAMP
+
+from .compiler import translates
+from .functions import cast, interval
+from .packing import pack_sql
+from .sql import and_all, field, ident
+from .types import duckdb_type, equal
+
+#: rows(N) slide(M) with M up to this uses leads; larger slides join with the batch table
+MAX_SLIDE_LEADS = 16
+
+
+def to_time(sql: str, t) -> str:
+    """A timestamp (or delta attribute) as BIGINT time (microseconds since the epoch for
+    TIMESTAMP; a FLOAT stays a DOUBLE)."""
+    if t == TIMESTAMP:
+        return f"epoch_us({sql})"
+    if t == FLOAT:
+        return f"CAST({sql} AS DOUBLE)"
+    return f"CAST({sql} AS BIGINT)"
+
+
+def from_time(sql: str, t) -> str:
+    """BIGINT time back to the timestamp attribute's type."""
+    if t == TIMESTAMP:
+        return f"make_timestamp(CAST({sql} AS BIGINT))"
+    return cast(sql, t)
+
+
+def ceil_to(sql: str, step: int) -> str:
+    """ceil(x / step) * step for any sign of x."""
+    return f"({sql} + ((((-({sql})) % {step}) + {step}) % {step}))"
+
+
+def floor_to(sql: str, step: int) -> str:
+    """floor(x / step) * step for any sign of x."""
+    return f"({sql} - ((({sql}) % {step} + {step}) % {step}))"
+
+
+def order_columns(heading, names) -> list:
+    """ORDER BY items ordering tuples as the Python engine's canonical sort key does."""
+    out = []
+    for n in names:
+        t = heading.type_of(n)
+        if isinstance(t, IntervalType):
+            out += [f"{field(ident(n), 'begin')} ASC",
+                    f"{field(ident(n), 'end')} ASC NULLS LAST"]
+        else:
+            out.append(f"{ident(n)} ASC")
+    return out
+
+
+def _partition(names) -> str:
+    return f"PARTITION BY {', '.join(ident(n) for n in names)} " if names else ""
+
+
+def check_arrival_order(c, source: str, node) -> None:
+    """SiraValueError when, within a partition, an element arrived before a later timestamp
+    (the first such arrival, as the Python engine names it)."""
+    s = node.spec
+    h = node.source.heading
+    t = to_time(ident(node.ts), h.type_of(node.ts))
+    later = (f"({_partition(s.partition)}ORDER BY {ident(s.arrival)} DESC, {ident(node.ts)} "
+             f"DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)")
+    lm, lt = c.helper("later_min"), c.helper("later_t")
+    rows = c.fetch(f"SELECT {ident(s.arrival)}, {ident(node.ts)}, {lt} FROM (SELECT *, "
+                   f"min({t}) OVER {later} AS {lm}, arg_min({ident(node.ts)}, {t}) OVER {later} "
+                   f"AS {lt} FROM {source}) AS a WHERE {t} > {lm} ORDER BY {ident(s.arrival)} "
+                   f"LIMIT 1", node)
+    if rows:
+        arrival, ts, earlier = rows[0]
+        raise SiraValueError(f"WINDOW: the stream is out of order on '{node.ts}': the element "
+                             f"with {s.arrival} {arrival} ({node.ts} {ts}) arrived before an "
+                             f"element with an earlier {node.ts} ({earlier})",
+                             operator="WINDOW", value=arrival)
+
+
+def checked_once(c, key) -> bool:
+    """True when this compilation already ran the check ``key``."""
+    if key in c.checks:
+        return True
+    c.checks[key] = True
+    return False
+
+
+def element_order(c, source: str, node) -> tuple:
+    """(PARTITION BY text, ORDER BY items) of a window's elements: by timestamp, then arrival
+    (checked to agree with the timestamps, once per stream) or the canonical tuple order."""
+    s = node.spec
+    if s.arrival is not None:
+        if not checked_once(c, ("arrival", node.source, node.ts, s.partition, s.arrival)):
+            check_arrival_order(c, source, node)
+        return _partition(s.partition), [f"{ident(node.ts)} ASC", f"{ident(s.arrival)} ASC"]
+    h = node.source.heading
+    return _partition(s.partition), [f"{ident(node.ts)} ASC"] + order_columns(h, h.names)
+
+
+@translates(Window)
+def _window(node, children, c):
+    (child,) = children
+    h = node.source.heading
+    s = node.spec
+    ts_t = h.type_of(node.ts)
+    part, order = element_order(c, child, node)
+    w = f"({part}ORDER BY {', '.join(order)})"
+    t, b, e = c.helper("t"), c.helper("b"), c.helper("e")
+    timed = c.define(f"SELECT *, {to_time(ident(node.ts), ts_t)} AS {t} FROM {child}", "timed")
+    if s.kind == "range_on":
+        bounded = _range_on(c, timed, node, w)
+    elif s.slide_rows is not None:
+        bounded = _rows_slide(c, timed, node, w)
+    else:
+        rng, slide = node.range_units, node.slide_units
+        if s.kind == "now":
+            begin, end = t, f"{t} + 1"
+        elif s.kind == "range" and s.rows is None:
+            if rng is None:
+                begin, end = t, "CAST(NULL AS BIGINT)"
+            elif slide is None:
+                begin, end = t, f"{t} + {rng}"
+            else:
+                begin, end = ceil_to(t, slide), ceil_to(f"{t} + {rng}", slide)
+        else:  # rows N, optionally with a range and a time slide
+            end = f"lead({t}, {s.rows}) OVER {w}"
+            begin = t
+            if rng is not None:
+                end = f"least({end}, {t} + {rng})"  # least skips the NULL of no N-th later one
+            if slide is not None:
+                begin, end = ceil_to(t, slide), ceil_to(end, slide)
+        bounded = c.define(f"SELECT *, {begin} AS {b}, {end} AS {e} FROM {timed}", "bounds")
+    during = interval(from_time(b, ts_t), from_time(e, ts_t))
+    cols = ", ".join(ident(n) for n in h.names)
+    return (f"SELECT {cols}, {during} AS {ident(node.during)} FROM {bounded} "
+            f"WHERE {b} IS NOT NULL AND ({e} IS NULL OR {b} < {e})")
+
+
+def _rows_slide(c, timed: str, node, w: str) -> str:
+    """rows(N) slide(M): columns b (NULL: never enters) and e by positions."""
+    s = node.spec
+    n, m = s.rows, s.slide_rows
+    t, p, b, e = c.helper("t"), c.helper("p"), c.helper("b"), c.helper("e")
+    positioned = c.define(f"SELECT *, row_number() OVER {w} AS {p} FROM {timed}", "positions")
+    batch = f"(({p} + {m - 1}) // {m})"  # ceil(p/M)
+    leave_batch = f"(({p} + {n + m - 1}) // {m})"  # ceil((p+N)/M)
+    if m <= MAX_SLIDE_LEADS:
+        enter_off = f"({batch} * {m} - {p})"  # 0 .. M-1
+        leave_off = f"({leave_batch} * {m} - {p})"  # N .. N+M-1
+        begin = "CASE " + " ".join(
+            f"WHEN {enter_off} = {k} THEN {t if k == 0 else f'lead({t}, {k}) OVER {w}'}"
+            for k in range(m)) + " END"
+        end = "CASE " + " ".join(f"WHEN {leave_off} = {n + k} THEN lead({t}, {n + k}) OVER {w}"
+                                 for k in range(m)) + " END"
+        return c.define(f"SELECT *, {begin} AS {b}, {end} AS {e} FROM {positioned}", "bounds")
+    keys = list(s.partition)
+    bn, ln, last, size = c.helper("batch"), c.helper("leave"), c.helper("last"), c.helper("n")
+    batched = c.define(f"SELECT *, {batch} AS {bn}, {leave_batch} AS {ln} FROM {positioned}",
+                       "batched")
+    group = ", ".join([ident(k) for k in keys] + [bn])
+    batches = c.define(f"SELECT {group}, max({t}) AS {last}, count(*) AS {size} FROM {batched} "
+                       f"GROUP BY {group} HAVING count(*) = {m}", "batches")  # full batches only
+    same = and_all(f"x.{ident(k)} IS NOT DISTINCT FROM be.{ident(k)}" for k in keys)
+    same_l = and_all(f"x.{ident(k)} IS NOT DISTINCT FROM bl.{ident(k)}" for k in keys)
+    return c.define(f"SELECT x.*, be.{last} AS {b}, bl.{last} AS {e} FROM {batched} AS x "
+                    f"JOIN {batches} AS be ON {same} AND x.{bn} = be.{bn} "
+                    f"LEFT JOIN {batches} AS bl ON {same_l} AND x.{ln} = bl.{bn}", "bounds")
+
+
+def _on_values(node):
+    """E as a comparable SQL value, and its threshold E + C."""
+    s = node.spec
+    h = node.source.heading
+    et = h.type_of(s.on)
+    e = ident(s.on)
+    amount = s.on_amount
+    if et == TIMESTAMP:
+        if not hasattr(amount, "in_units"):
+            raise SiraTypeError(f"WINDOW: range({amount}) on({s.on}) over a TIMESTAMP needs a "
+                                f"duration with a unit (range({amount} second))",
+                                operator="WINDOW", expected="a duration with a unit",
+                                got=str(amount))
+        micros = amount.in_units(None, TIMESTAMP)
+        return f"epoch_us({e})", f"(epoch_us({e}) + CAST({micros} AS BIGINT))"
+    if et == FLOAT or isinstance(amount, float):
+        return f"CAST({e} AS DOUBLE)", f"(CAST({e} AS DOUBLE) + CAST({float(amount)!r} AS DOUBLE))"
+    if et == BIGINT:
+        return e, f"({e} + CAST({amount} AS HUGEINT))"
+    return f"CAST({e} AS BIGINT)", f"(CAST({e} AS BIGINT) + {amount})"
+
+
+def _range_on(c, timed: str, node, w: str) -> str:
+    """range(C) on(E): the element leaves when the first later element has E >= its E + C."""
+    s = node.spec
+    keys = [ident(k) for k in s.partition]
+    t, p, ev, thr = c.helper("t"), c.helper("p"), c.helper("ev"), c.helper("thr")
+    b, e, x = c.helper("b"), c.helper("e"), c.helper("exit")
+    value, threshold = _on_values(node)
+    elements = c.define(f"SELECT *, row_number() OVER {w} AS {p}, {value} AS {ev}, {threshold} "
+                        f"AS {thr} FROM {timed}", "elements")
+    key = ("monotone", node.source, node.ts, s.partition, s.arrival, s.on, s.on_amount)
+    if key not in c.checks:
+        order = f"({_partition(s.partition)}ORDER BY {p})"
+        (bad,), = c.fetch(f"SELECT count(*) FROM (SELECT lag({ev}) OVER {order} > {ev} OR "
+                          f"{thr} <= {ev} AS bad FROM {elements}) AS m WHERE bad", node)
+        c.checks[key] = bad == 0  # a float E + C rounding back to E also breaks the search
+    k, flag, pos, tx = c.helper("k"), c.helper("flag"), c.helper("pos"), c.helper("x")
+    if c.checks[key]:
+        # next greater or equal: markers sort after the elements of the same E in reverse
+        data = (f"SELECT {', '.join(keys + [f'{ev} AS {k}', f'1 AS {flag}', f'{p} AS {pos}', f'{t} AS {tx}'])} "
+                f"FROM {elements}")
+        marks = (f"SELECT {', '.join(keys + [f'{thr} AS {k}', f'0 AS {flag}', f'{p} AS {pos}', f'CAST(NULL AS BIGINT) AS {tx}'])} "
+                 f"FROM {elements}")
+        follow = (f"({_partition(s.partition)}ORDER BY {k} DESC, {flag} DESC, {pos} DESC "
+                  f"ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)")
+        exits = c.define(f"SELECT * FROM (SELECT *, last_value({tx} IGNORE NULLS) OVER {follow} "
+                         f"AS {x} FROM ({data} UNION ALL {marks}) AS u) AS f WHERE {flag} = 0",
+                         "exits")
+    else:
+        same = and_all(f"l.{ident(n)} IS NOT DISTINCT FROM r.{ident(n)}" for n in s.partition)
+        exits = c.define(f"SELECT {', '.join([f'l.{q}' for q in keys] + [f'l.{p} AS {pos}', f'min(r.{t}) AS {x}'])} "
+                         f"FROM {elements} AS l JOIN {elements} AS r ON {same} AND r.{p} > l.{p} "
+                         f"AND r.{ev} >= l.{thr} GROUP BY {', '.join([f'l.{q}' for q in keys] + [f'l.{p}'])}",
+                         "exits")
+    same = and_all(f"el.{ident(n)} IS NOT DISTINCT FROM ex.{ident(n)}" for n in s.partition)
+    return c.define(f"SELECT el.*, el.{t} AS {b}, ex.{x} AS {e} FROM {elements} AS el "
+                    f"LEFT JOIN {exits} AS ex ON {same} AND el.{p} = ex.{pos}", "bounds")
+
+
+def _stream_of(node, children, c, pick_end: bool):
+    (child,) = children
+    h = node.source.heading
+    packed = c.define(pack_sql(c, child, h, [node.during]), "packed")
+    iv = ident(node.during)
+    point = h.type_of(node.during).point
+    at = cast(field(iv, "end" if pick_end else "begin"), point)
+    where = f" WHERE {field(iv, 'end')} IS NOT NULL" if pick_end else ""
+    return f"SELECT *, {at} AS {ident(node.at)} FROM {packed}{where}"
+
+
+@translates(IStream)
+def _istream(node, children, c):
+    return _stream_of(node, children, c, pick_end=False)
+
+
+@translates(DStream)
+def _dstream(node, children, c):
+    return _stream_of(node, children, c, pick_end=True)
+
+
+@translates(RStream)
+def _rstream(node, children, c):
+    child, ticks = children
+    point = node.source.heading.type_of(node.during).point
+    tick = c.helper("tick")
+    iv = ident(node.during)
+    ticked = c.define(f"SELECT DISTINCT CAST({ident(node.at)} AS {duckdb_type(point)}) AS {tick} "
+                      f"FROM {ticks}", "ticks")
+    cols = ", ".join([f"r.{ident(n)}" for n in node.source.heading.names if n != node.during])
+    return (f"SELECT DISTINCT {cols}, k.{tick} AS {ident(node.at)} FROM {child} AS r JOIN {ticked} "
+            f"AS k ON k.{tick} >= {field('r.' + iv, 'begin')} AND ({field('r.' + iv, 'end')} "
+            f"IS NULL OR k.{tick} < {field('r.' + iv, 'end')})")
 
 
 def summarize_window(node, c):
-    """A direct plan for a windowed SUMMARIZEBY; None: the family's own translation."""
+    """A direct plan for a windowed SUMMARIZEBY (see ``windowtables.summarize_hop``); None:
+    the family's own translation."""
+    from .windowtables import fused_hop, summarize_hop
+    win = fused_hop(node)
+    if win is not None:
+        return summarize_hop(node, win, c)
     return None
+
+
+__all__ = ["equal", "to_time", "from_time", "ceil_to", "floor_to", "order_columns"]

@@ -1,0 +1,151 @@
+"""DuckDB translations of the window table functions TUMBLE, HOP, CUMULATE and SESSION.
+
+Each element gets its window as the plain columns window_start, window_end and window_time (end
+minus one unit), computed on BIGINT time (microseconds for a TIMESTAMP) and cast back to the
+timestamp's type (an INT window ending past 2**31-1 is an IntOverflow, as in Python). Tumbling,
+hopping and cumulating windows are arithmetic on the timestamp (``unnest`` of the window starts
+holding it); a session is gaps-and-islands with window functions: per partition, ordered by
+time, a new session starts where an element comes later than the previous one plus the gap, and
+the session is [first time, last time + gap).
+
+A SUMMARIZEBY per HOP window (sums of INT or LONG, max and min of plain scalars) is aggregated by
+*panes* first (``summarize_hop``): the stream is aggregated per key and pane -- the intervals of
+width gcd(size, slide) between consecutive window boundaries, each wholly inside or outside
+every window -- and only the pane aggregates are copied into their windows and combined there,
+instead of copying every element into each of its size/slide windows.
+"""
+
+from __future__ import annotations
+
+from math import gcd
+
+from sira.algebra.windows import WINDOW_ATTRIBUTES, WindowTable
+
+from .compiler import translates
+from .sql import ident
+from .windows import floor_to, from_time, to_time
+
+#: hop windows with at most this many windows per element use a literal list of offsets (a
+#: condition drops the ones not holding t); longer ones a ``range`` of their starts
+MAX_HOP_OFFSETS = 64
+
+
+def _window_values(node, start: str, end: str, names=WINDOW_ATTRIBUTES) -> list:
+    """SELECT items for window_start, window_end and window_time (end minus one unit)."""
+    t = node.ts_type
+    values = {"window_start": start, "window_end": end, "window_time": f"({end}) - 1"}
+    return [f"{from_time(values[n], t)} AS {ident(n)}" for n in names]
+
+
+def _offsets(size: int, slide: int) -> str:
+    count = -(-size // slide)  # ceil(T / L): how many windows may hold t
+    return "[" + ", ".join(f"CAST({j * slide} AS BIGINT)" for j in range(count)) + "]"
+
+
+@translates(WindowTable)
+def _window_table(node, children, c):
+    (child,) = children
+    size, slide, offset = node.units("size"), node.units("slide"), node.units("offset")
+    u, k, s = c.helper("u"), c.helper("k"), c.helper("start")
+    cols = ", ".join(ident(n) for n in node.source.heading.names)
+    timed = c.define(f"SELECT *, {to_time(ident(node.ts), node.ts_type)} AS {u} FROM {child}",
+                     "timed")
+    if node.kind == "tumble":
+        start = f"({floor_to(f'{u} - {offset}', size)} + {offset})"
+        return (f"SELECT {cols}, {', '.join(_window_values(node, start, f'{start} + {size}'))} "
+                f"FROM {timed}")
+    if node.kind == "hop":
+        # the windows holding t start at base, base - L, ..., down to more than t - T
+        base = f"({floor_to(f'{u} - {offset}', slide)} + {offset})"
+        if -(-size // slide) <= MAX_HOP_OFFSETS:
+            offsets = _offsets(size, slide)
+        else:  # offsets 0, L, ..., j*L with j*L < base + T - t
+            offsets = f"range(0, {base} + {size} - {u}, {slide})"
+        starts = c.define(f"SELECT *, {base} - unnest({offsets}) AS {s} FROM {timed}", "hop")
+        values = _window_values(node, s, f"{s} + {size}")
+        return f"SELECT {cols}, {', '.join(values)} FROM {starts} WHERE {s} + {size} > {u}"
+    if node.kind == "cumulate":
+        period = f"({floor_to(f'{u} - {offset}', size)} + {offset})"
+        first = f"(({u} - {period}) // {slide} + 1)"
+        steps = c.define(f"SELECT *, {period} AS {s}, unnest(range({first}, {size // slide + 1}))"
+                         f" AS {k} FROM {timed}", "cumulate")
+        values = _window_values(node, s, f"{s} + {k} * {slide}")
+        return f"SELECT {cols}, {', '.join(values)} FROM {steps}"
+    gap = size
+    part = f"PARTITION BY {', '.join(ident(p) for p in node.partition)} " \
+        if node.partition else ""
+    new, sess = c.helper("new"), c.helper("session")
+    w = f"({part}ORDER BY {u}"
+    starts = (f"SELECT *, CASE WHEN lag({u}) OVER {w}) IS NULL OR {u} > lag({u}) OVER {w}) + "
+              f"{gap} THEN 1 ELSE 0 END AS {new} FROM {timed}")
+    numbered = c.define(f"SELECT *, sum({new}) OVER {w} ROWS UNBOUNDED PRECEDING) AS {sess} "
+                        f"FROM ({starts}) AS st", "sessions")
+    per = f"(PARTITION BY {', '.join([ident(q) for q in node.partition] + [sess])})"
+    values = _window_values(node, f"min({u}) OVER {per}", f"max({u}) OVER {per} + {gap}")
+    return f"SELECT {cols}, {', '.join(values)} FROM {numbered}"
+
+
+def fused_hop(node):
+    """The HOP window table under a SUMMARIZEBY that :func:`summarize_hop` compiles, else
+    None."""
+    from sira.algebra.aggregation import SummarizeBy
+    from sira.expressions.evaluate import infer_type
+    from sira.expressions.nodes import attributes_used
+    from sira.types import BOOLEAN, DATE, INT, LONG, STRING
+    if not isinstance(node, SummarizeBy):
+        return None
+    win = node.source
+    if not isinstance(win, WindowTable) or win.kind != "hop":
+        return None
+    if node.pack_list:  # packed or pointwise on an interval key: not a plain grouping
+        return None
+    stream = win.source.heading
+    key = [n for n in node.by if n not in WINDOW_ATTRIBUTES]
+    if len(key) == len(node.by) or any(n not in stream for n in key):
+        return None  # not per window, or grouping by something the window table made
+    for _, op, expr in node.specs:
+        if set(WINDOW_ATTRIBUTES) & set(attributes_used(expr)):
+            return None
+        t = infer_type(expr, stream)
+        if op == "plus" and t in (INT, LONG):
+            continue
+        if op in ("max", "min") and (t in (INT, LONG, STRING, DATE, BOOLEAN)):
+            continue
+        return None
+    return win
+
+
+def summarize_hop(node, win, c):
+    """SUMMARIZEBY per HOP window, by panes (see the module docstring)."""
+    from sira.algebra.aggregation import aggregations
+
+    from .basic import guarded
+    from .functions import expression
+    from .types import duckdb_type
+    child = c.compile(win.source)
+    h = win.source.heading
+    size, slide, offset = win.units("size"), win.units("slide"), win.units("offset")
+    pane = gcd(size, slide)
+    key = [ident(n) for n in node.by if n not in WINDOW_ATTRIBUTES]
+    aggs = aggregations(node.specs, win.heading, node.operator_name)
+    u, p, s = c.helper("u"), c.helper("pane"), c.helper("start")
+    part = [c.helper(f"a{i}") for i in range(len(node.specs))]
+    first = {"plus": "sum", "max": "max", "min": "min"}
+    time = to_time(ident(win.ts), win.ts_type)
+    source = guarded(child, win.source, [e for _, _, e in node.specs])
+    values = [f"{first[op]}({expression(e, h, c)}) AS {a}"
+              for (_, op, e), a in zip(node.specs, part)]
+    pane_of = f"({floor_to(f'{time} - {offset}', pane)} + {offset})"
+    panes = c.define(f"SELECT {', '.join(key + [f'{pane_of} AS {p}'] + values)} FROM {source} "
+                     f"GROUP BY {', '.join(key + [pane_of])}", "panes")
+    base = f"({floor_to(f'{p} - {offset}', slide)} + {offset})"
+    copied = c.define(f"SELECT *, {base} - unnest({_offsets(size, slide)}) AS {s} FROM {panes}",
+                      "pane_windows")
+    combined = [f"CAST({first[op]}({a}) AS {duckdb_type(agg.result_type)}) AS {ident(n)}"
+                for (n, op, _), a, agg in zip(node.specs, part, aggs)]
+    result = c.define(f"SELECT {', '.join(key + [s] + combined)} FROM {copied} "
+                      f"WHERE {s} + {size} > {p} GROUP BY {', '.join(key + [s])}", "hop_sums")
+    kept = [n for n in WINDOW_ATTRIBUTES if n in node.by]
+    names = [ident(n) for n in node.heading.names if n not in WINDOW_ATTRIBUTES]
+    return (f"SELECT {', '.join(names + _window_values(win, s, f'{s} + {size}', kept))} "
+            f"FROM {result}")
