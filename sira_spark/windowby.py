@@ -6,9 +6,12 @@ interval attributes sort by (begin, unbounded, end) as in Python). The windows a
 with higher-order functions on positions 1..n of that array, never with ``collect()`` or a
 Python UDF:
 
-* a condition is the clause's ``when`` compiled by ``functions.column`` with a ``Scope`` that
-  maps each variable to a column: AS/PREV/NEXT to ``get(seq, p-1)`` / ``p-2`` / ``p``, AT to
-  the position; a PREV/NEXT the condition uses that does not exist makes it false;
+* a condition is the clause's ``when`` compiled by :func:`condition_column` with a ``Scope``
+  that maps each variable to a column: AS/PREV/NEXT to ``get(seq, p-1)`` / ``p-2`` / ``p``, AT
+  to the position. MISSING is null: a part reading a PREV/NEXT that does not exist is null
+  (whatever its operator would make of a null), Spark's AND/OR/NOT have SQL++'s three-valued
+  truth tables on nulls, ``is_missing`` is ``isNull`` of such a part, and the clause fires
+  only where the condition is true; no null leaves the condition;
 * sliding starts are ``filter(sequence(1, n), START)``; each end is the first element of
   ``filter(sequence(s, n), END)`` (null: unclosed, the end is n);
 * tumbling windows are a sequential ``aggregate`` over the positions whose accumulator holds
@@ -42,7 +45,7 @@ from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from sira.algebra.windowby import WindowBy
+from sira.algebra.windowby import Absence, Strict, WindowBy
 from sira.intervals import IntervalType
 from sira.types import RelationType
 from sira.values import Heading
@@ -104,22 +107,13 @@ class _Windows:
 
     def condition(self, which, positions: dict):
         node = self.node
-        b = node.boundary(which)
-        if b is None or b.when is None:
-            return F.lit(True)
-        scope = node.scope(which)
-        optional = node.optional_variables(which)
-        cols, guards = {}, []
+        values, exists = {}, {}
         for role in _VISIBLE[which]:
             for kind, name in node.variables(role):
-                cols[name] = self.value(kind, positions[role], True)
-                if name in optional:
-                    guards.append(self.exists(kind, positions[role]))
-        cond = F.coalesce(column(b.when, scope, self.compiler,
-                                 Scope(scope, cols, self.compiler)), F.lit(False))
-        if not guards:
-            return cond
-        return F.when(reduce(lambda a, g: a & g, guards), cond).otherwise(F.lit(False))
+                values[name] = self.value(kind, positions[role], True)
+                if kind in ("prev", "next"):
+                    exists[name] = self.exists(kind, positions[role])
+        return condition_column(node, which, self.compiler, values, exists)
 
     def first_end(self, positions: dict, s):
         """The first position >= s whose END holds (null when none)."""
@@ -186,6 +180,58 @@ class _Windows:
                 none, i, F.lit(True), self._end_or_null({"start": i}, i))), extend), 0)
             return F.when(take, opened).otherwise(acc)
         return F.aggregate(positions, init, step)["wins"]
+
+
+def condition_column(node, which, compiler, values: dict, exists: dict):
+    """A WINDOWBY clause's condition as a non-null BOOLEAN column: true where it is TRUE, false
+    where it is FALSE or MISSING (a clause fires only on TRUE).
+
+    Args:
+        node: the WindowBy node.
+        which: ``"label"``, ``"start"`` or ``"end"``.
+        compiler: the Spark compiler (for relational operands).
+        values: the column of each variable the clause sees.
+        exists: for each PREV/NEXT variable, a non-null column telling whether it exists.
+    """
+    part = node.condition(which)
+    if part is None:
+        return F.lit(True)
+    value, _ = _part_columns(part, node.scope(which), compiler, values, exists)
+    return F.coalesce(value, F.lit(False))
+
+
+def _part_columns(part, scope, compiler, values, exists):
+    """(value, missing) columns of a three-valued part: value is null exactly where the part
+    is MISSING, and ``missing`` (never null) says so."""
+    if isinstance(part, Strict):
+        return _strict_columns(part, scope, compiler, values, exists)
+    if isinstance(part, Absence):
+        _, missing = _part_columns(part.part, scope, compiler, values, exists)
+        return missing, F.lit(False)
+    # a Connective: Spark's AND/OR/NOT on nulls are SQL++'s on MISSING
+    cols = [_part_columns(p, scope, compiler, values, exists)[0] for p in part.parts]
+    if part.op == "not":
+        value = ~cols[0]
+    elif part.op == "and":
+        value = reduce(lambda a, b: a & b, cols)
+    else:
+        value = reduce(lambda a, b: a | b, cols)
+    return value, value.isNull()
+
+
+def _strict_columns(part, scope, compiler, values, exists):
+    """A part that is MISSING (null) when a variable it needs does not exist or a hole is
+    MISSING, and otherwise its expression as ``functions.column`` computes it (never null)."""
+    holes = {name: _part_columns(p, scope, compiler, values, exists)
+             for name, p in part.holes}
+    heading = part.heading(scope)
+    cols = {**values, **{name: v for name, (v, _) in holes.items()}}
+    value = column(part.expr, heading, compiler, Scope(heading, cols, compiler))
+    flags = [~exists[n] for n in sorted(part.needs)] + [m for _, m in holes.values()]
+    if not flags:
+        return value, F.lit(False)
+    missing = reduce(lambda a, b: a | b, flags)
+    return F.when(~missing, value), missing
 
 
 def _segmentation(node) -> bool:
@@ -260,13 +306,9 @@ def _segments(node, df, c):
     if node.end.unbounded or node.end.when is None:
         flag = F.lit(not node.end.unbounded)
     else:
-        scope = node.scope("end")
-        cols = {name: source[kind] for kind, name in node.variables("end")}
-        cond = F.coalesce(column(node.end.when, scope, c, Scope(scope, cols, c)), F.lit(False))
-        guards = [exists[kind] for kind, name in node.variables("end")
-                  if name in node.optional_variables("end")]
-        flag = cond if not guards else F.when(reduce(lambda a, g: a & g, guards), cond) \
-            .otherwise(F.lit(False))
+        flag = condition_column(
+            node, "end", c, {name: source[kind] for kind, name in node.variables("end")},
+            {name: exists[kind] for kind, name in node.variables("end") if kind in exists})
     # the result's variables, as values on each row: PREV/NEXT as relations of 0 or 1 tuple
     empty = F.array().cast(T.ArrayType(schema_of(h), False))
     cols = {"__f": flag}
@@ -375,11 +417,8 @@ def _label_frames(node, df, c, back):
     else:
         cols.append(rows.alias(node.result))
     if node.label.when is not None:
-        scope = node.scope("label")
         where = {name: values[("label", kind)] for kind, name in node.variables("label")}
-        cond = F.coalesce(column(node.label.when, scope, c, Scope(scope, where, c)),
-                          F.lit(False))
-        cols.append(cond.alias("__label"))
+        cols.append(condition_column(node, "label", c, where, {}).alias("__label"))
         out = df.select(*cols).where(F.col("__label"))
     else:
         out = df.select(*cols)

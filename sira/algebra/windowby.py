@@ -19,8 +19,18 @@ Options, juxtaposed in any order after R:
 
 Variables in conditions: AS/PREV/NEXT are tuples of R's heading (``s.val``), AT is the LONG
 position from 1 in the partition's sequence. START sees the label and start variables, END
-the label, start and end variables, LABEL the label variables. A condition that refers to a
-PREV/NEXT variable that does not exist (before the first / after the last tuple) is false.
+the label, start and end variables, LABEL the label variables.
+
+A PREV variable of the first tuple and a NEXT variable of the last do not exist. As in SQL++
+(and XQuery's comparisons with an empty sequence), an operator reading one is MISSING, and
+``and``/``or``/``not`` combine TRUE, FALSE and MISSING by three-valued logic (``MISSING or
+TRUE`` is TRUE, ``MISSING and FALSE`` is FALSE, ``not MISSING`` is MISSING); a clause fires
+only where its condition is TRUE. ``is_missing(e)`` (SQL++'s ``e IS MISSING``) is TRUE when
+``e`` is MISSING and FALSE otherwise, never MISSING: ``is_missing(ps)`` names the whole
+variable, ``is_missing(ps.val)`` is the same test (a field of a tuple that exists always
+exists). So ``start(as(s) prev(ps) when(is_missing(ps) or ps.val > s.val))`` also starts a
+window at each sequence's first tuple. MISSING lives only inside conditions: ``is_missing``
+anywhere else is an error, and results hold no MISSING and no null (see below).
 
 The result has one tuple per window: the partition attributes, one attribute per variable
 (AS: the TUPLE; AT: LONG; PREV/NEXT: a relation of R's heading with 0 or 1 tuple, so there are
@@ -51,8 +61,9 @@ from __future__ import annotations
 import attrs
 
 from ..errors import DuplicateAttribute, SiraTypeError, SiraValueError
-from ..expressions.evaluate import aggregated_type, require_type
-from ..expressions.nodes import Aggregated, AttrRef, attributes_used
+from ..expressions.evaluate import aggregated_type, infer_type
+from ..expressions.nodes import Aggregated, AttrRef, Call, FieldOf, Literal, as_expr, \
+    attributes_used
 from ..types import BOOLEAN, LONG, RelationType, TupleType
 from ..values import Heading, normalize_name
 from .basic import _lower_names
@@ -154,8 +165,7 @@ class WindowBy(Node):
         for which in ("label", "start", "end"):
             b = self.boundary(which)
             if b is not None and b.when is not None:
-                require_type(b.when, self.scope(which), BOOLEAN, op,
-                             f"the {which.upper()} condition")
+                check_condition(b.when, self.scope(which), f"the {which.upper()} condition")
         out = [(n, h.type_of(n)) for n in self.partition]
         out += [(n, variable_type(k, h, False)) for k, n in self.variables()]
         out.append(("closed", BOOLEAN))
@@ -201,16 +211,20 @@ class WindowBy(Node):
         return Heading.of([(n, variable_type(k, h, True)) for w in visible
                            for k, n in self.variables(w)])
 
-    def optional_variables(self, which: str) -> frozenset:
-        """The PREV/NEXT variables a clause's condition refers to (absent: condition false)."""
-        b = self.boundary(which)
-        if b is None or b.when is None:
-            return frozenset()
-        used = attributes_used(b.when)
+    def absent_variables(self, which: str) -> frozenset:
+        """The variables a clause's condition sees that may not exist: its PREV and NEXT."""
         visible = {"label": ("label",), "start": ("label", "start"),
                    "end": ("label", "start", "end")}[which]
         return frozenset(n for w in visible for k, n in self.variables(w)
-                         if k in ("prev", "next") and n in used)
+                         if k in ("prev", "next"))
+
+    def condition(self, which: str):
+        """A clause's condition split for three-valued evaluation (:func:`three_valued`), or
+        None when the clause has no condition (always true)."""
+        b = self.boundary(which)
+        if b is None or b.when is None:
+            return None
+        return three_valued(b.when, self.absent_variables(which), self.scope(which))
 
     def options_text(self) -> str:
         """Everything after R in the text syntax."""
@@ -257,6 +271,181 @@ def windowby(source: Node, order, *, kind="sliding", partition=(), start=None, e
     as_tuple = (lambda v: (v,) if isinstance(v, str) else tuple(v))
     return WindowBy(source, as_tuple(order), kind, as_tuple(partition),
                     start or Boundary(), end or Boundary(), label, only, result)
+
+
+# ---------------------------------------------------------------------- three-valued conditions
+
+#: SQL++'s ``e IS MISSING``, allowed in WINDOWBY conditions only
+IS_MISSING = "is_missing"
+
+#: the operators combining TRUE, FALSE and MISSING by three-valued logic
+CONNECTIVES = frozenset({"and", "or", "not"})
+
+
+def is_missing(expr) -> Call:
+    """``is_missing(e)``: TRUE when ``e`` reads a PREV/NEXT variable that does not exist.
+
+    Only a WINDOWBY condition may use it (nothing is MISSING anywhere else)::
+
+        >>> from sira.expressions.nodes import attr
+        >>> is_missing(attr("ps")) | (FieldOf(attr("ps"), "val") > 24)
+        or(is_missing(ps),gt(ps.val,24))
+    """
+    return Call(IS_MISSING, (as_expr(expr),))
+
+
+@attrs.frozen
+class Strict:
+    """A part of a condition evaluated as usual once every variable it reads exists, and
+    MISSING otherwise (SQL++: an operator with a MISSING argument is MISSING).
+
+    ``needs`` are the PREV/NEXT variables ``expr`` reads. ``holes`` are the BOOLEAN arguments
+    that are themselves three-valued (an ``and``/``or``/``not``/``is_missing`` reading such a
+    variable): ``(name, part)`` pairs, each computed first and read by ``expr`` as the
+    attribute ``name``; a MISSING hole makes the whole part MISSING.
+    """
+
+    expr: object
+    needs: frozenset = frozenset()
+    holes: tuple = ()
+
+    def heading(self, scope: Heading) -> Heading:
+        """The heading ``expr`` is evaluated on: the clause's scope and the holes."""
+        return scope.extend([(name, BOOLEAN) for name, _ in self.holes], "WINDOWBY")
+
+
+@attrs.frozen
+class Connective:
+    """``and``/``or``/``not`` of parts, by three-valued logic."""
+
+    op: str
+    parts: tuple
+
+
+@attrs.frozen
+class Absence:
+    """``is_missing(part)``: TRUE when the part is MISSING, FALSE otherwise."""
+
+    part: object
+
+
+def three_valued(expr, absent: frozenset, scope: Heading):
+    """Split a WINDOWBY condition for three-valued evaluation.
+
+    Args:
+        expr: the condition (type-checked by :func:`check_condition`).
+        absent: the variables that may not exist (the clause's PREV/NEXT variables).
+        scope: the clause's variables and their types.
+    Returns:
+        a :class:`Strict`, :class:`Connective` or :class:`Absence` tree. A condition that reads
+        no such variable and has no ``is_missing`` is one ``Strict`` part with nothing to wait
+        for: the two-valued condition as it is.
+
+        >>> from sira.expressions.nodes import attr
+        >>> from sira.types import INT
+        >>> h = Heading.of({"ps": TupleType(Heading.of({"val": INT}))})
+        >>> three_valued(is_missing(attr("ps")) | (FieldOf(attr("ps"), "val") > 24),
+        ...              frozenset({"ps"}), h)     # doctest: +NORMALIZE_WHITESPACE
+        Connective(op='or', parts=(Absence(part=Strict(expr=ps, needs=frozenset({'ps'}),
+        holes=())), Strict(expr=gt(ps.val,24), needs=frozenset({'ps'}), holes=())))
+    """
+    names = iter(_fresh_names(scope))
+
+    def split(e):
+        if not _three_valued(e, absent):
+            return Strict(e)
+        if isinstance(e, Call) and e.op in CONNECTIVES:
+            return Connective(e.op, tuple(split(a) for a in e.args))
+        if isinstance(e, Call) and e.op == IS_MISSING:
+            return Absence(split(e.args[0]))
+        holes = []
+
+        def hollow(sub):
+            if sub is not e and isinstance(sub, Call) and _three_valued(sub, absent) \
+                    and (sub.op in CONNECTIVES or sub.op == IS_MISSING):
+                name = next(names)
+                holes.append((name, split(sub)))
+                return AttrRef(name)
+            return _map_children(sub, hollow)
+        body = hollow(e)
+        return Strict(body, frozenset(attributes_used(body) & absent), tuple(holes))
+    return split(expr)
+
+
+def _three_valued(expr, absent) -> bool:
+    """Whether ``expr`` may be MISSING or tests for it: it reads a variable of ``absent`` or
+    uses ``is_missing``."""
+    return bool(attributes_used(expr) & absent) or _uses_is_missing(expr)
+
+
+def _uses_is_missing(expr) -> bool:
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, Call) and e.op == IS_MISSING:
+            return True
+        stack.extend(_children(e))
+    return False
+
+
+def _children(expr) -> tuple:
+    if isinstance(expr, Call):
+        return expr.args
+    if isinstance(expr, (FieldOf, Aggregated)):
+        return (expr.source,)
+    return ()
+
+
+def _fresh_names(scope: Heading):
+    """Names for holes that no variable has (the text syntax cannot spell them)."""
+    i = 0
+    while True:
+        name = f"#{i}"
+        if name not in scope:
+            yield name
+        i += 1
+
+
+def _map_children(expr, fn):
+    """``expr`` with ``fn`` applied to each of its sub-expressions (the same object when none
+    changes)."""
+    if isinstance(expr, Call):
+        args = tuple(fn(a) for a in expr.args)
+        return expr if all(a is b for a, b in zip(args, expr.args)) else Call(expr.op, args)
+    if isinstance(expr, FieldOf):
+        source = fn(expr.source)
+        return expr if source is expr.source else FieldOf(source, expr.name)
+    if isinstance(expr, Aggregated):
+        source = fn(expr.source)
+        return expr if source is expr.source else Aggregated(expr.op, source, expr.name)
+    return expr
+
+
+def check_condition(expr, scope: Heading, what: str) -> None:
+    """Check a WINDOWBY condition is BOOLEAN on the clause's variables.
+
+    ``is_missing`` takes one argument of any type (itself checked) and is BOOLEAN.
+
+    Raises:
+        UnknownAttribute: the condition reads a variable the clause does not see.
+        SiraTypeError: the condition is not BOOLEAN, an operator does not take its arguments,
+            or ``is_missing`` does not have exactly one argument.
+    """
+    op = "WINDOWBY"
+
+    def typed(e):
+        if isinstance(e, Call) and e.op == IS_MISSING:
+            if len(e.args) != 1:
+                raise SiraTypeError(f"{op}: is_missing takes 1 argument (got {len(e.args)}: "
+                                    f"{e!r})", operator=IS_MISSING, expected="1 argument",
+                                    got=f"{len(e.args)} arguments")
+            infer_type(typed(e.args[0]), scope, op)
+            return Literal(False, BOOLEAN)  # stands for the test: any BOOLEAN
+        return _map_children(e, typed)
+    t = infer_type(typed(expr), scope, op)
+    if t != BOOLEAN:
+        raise SiraTypeError(f"{op}: {what} must be BOOLEAN (got {expr!r}, a {t})",
+                            operator=op, expected=str(BOOLEAN), got=str(t))
 
 
 # ---------------------------------------------------------------------- aggregate push-down
@@ -326,4 +515,6 @@ def _rewrite(node):
     return node if pushed is None else pushed
 
 
-__all__ = ["Boundary", "WindowBy", "windowby", "push_down_aggregates", "variable_type"]
+__all__ = ["Boundary", "WindowBy", "windowby", "push_down_aggregates", "variable_type",
+           "is_missing", "three_valued", "check_condition", "Strict", "Connective", "Absence",
+           "IS_MISSING", "CONNECTIVES"]

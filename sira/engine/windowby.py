@@ -10,15 +10,17 @@ the windows are then found on the positions 1..n of that sequence:
 * each window's end: scanning forward from its start to the first position whose END holds
   (the last position and ``closed`` false when there is none).
 
-Conditions are compiled once against their scope's heading (the variables in scope). A
-condition referring to a PREV/NEXT variable that does not exist at that position is false.
+Conditions are compiled once against their scope's heading (the variables in scope), split by
+:func:`sira.algebra.windowby.three_valued`: a part reading a PREV/NEXT variable that does not
+exist at that position is :data:`MISSING`, ``and``/``or``/``not`` follow SQL++'s three-valued
+logic, ``is_missing`` tests for MISSING, and a clause fires only where its condition is TRUE.
 With ``aggregates`` (:func:`sira.algebra.windowby.push_down_aggregates`) the window's values
 are folded as its positions are scanned and no relation-valued attribute is built.
 """
 
 from __future__ import annotations
 
-from ..algebra.windowby import WindowBy
+from ..algebra.windowby import Absence, Strict, WindowBy
 from ..expressions.evaluate import aggregated_type, compile_row, rows_aggregate
 from ..types import RelationType
 from ..values import Heading, Relation, Tuple
@@ -64,31 +66,114 @@ class _Sequence:
                                                 else ()))
 
 
+class _Missing:
+    """The value of a condition part that reads a variable which does not exist."""
+
+    def __repr__(self):
+        return "MISSING"
+
+
+#: SQL++'s MISSING, inside WINDOWBY conditions only (never in a result)
+MISSING = _Missing()
+
+
 class _Condition:
     """One clause's condition as a function of the positions of the clauses in scope."""
 
     def __init__(self, node, which, relation_of):
-        b = node.boundary(which)
-        self.always = b is None or b.when is None
+        part = node.condition(which)
+        self.always = part is None
         if self.always:
             return
         scope = node.scope(which)
         where = {n: (role, k) for role in ("label", "start", "end")
                  for k, n in node.variables(role)}
-        self.slots = [(where[n][0], where[n][1], n) for n in scope.names]
-        self.optional = node.optional_variables(which)
-        self.fn = compile_row(b.when, scope, relation_of)
+        self.slots = [(where[n][0], where[n][1]) for n in scope.names]
+        self.fn = three_valued_function(part, scope, relation_of)
 
     def __call__(self, seq: _Sequence, positions: dict) -> bool:
         if self.always:
             return True
-        row = []
-        for role, kind, name in self.slots:
-            v = seq.value(kind, positions[role], True)
-            if v is None and name in self.optional:
-                return False  # a PREV/NEXT it uses is before the first / after the last tuple
-            row.append(v)
-        return bool(self.fn(tuple(row)))
+        # a variable that does not exist is None in the row (no sira value is None)
+        row = tuple(seq.value(kind, positions[role], True) for role, kind in self.slots)
+        value = self.fn(row)
+        return value is not MISSING and bool(value)  # fires only on TRUE
+
+
+def three_valued_function(part, scope, relation_of):
+    """A function from a row of ``scope`` (None for a variable that does not exist) to the
+    part's value, :data:`MISSING`, or for a condition TRUE/FALSE/MISSING.
+
+    ``and``/``or`` evaluate their parts left to right and stop at the first that decides
+    (FALSE for ``and``, TRUE for ``or``), as the two-valued ones do.
+    """
+    if isinstance(part, Strict):
+        return _strict(part, scope, relation_of)
+    if isinstance(part, Absence):
+        inner = three_valued_function(part.part, scope, relation_of)
+        return lambda row: inner(row) is MISSING
+    # a Connective
+    fns = [three_valued_function(p, scope, relation_of) for p in part.parts]
+    if part.op == "not":
+        (f,) = fns
+        return lambda row: _not3(f(row))
+    return _and3(fns) if part.op == "and" else _or3(fns)
+
+
+def _strict(part, scope, relation_of):
+    """A part that is MISSING when a variable it needs does not exist or a hole is MISSING."""
+    heading = part.heading(scope)
+    fn = compile_row(part.expr, heading, relation_of)
+    needs = [scope.index(n) for n in sorted(part.needs)]
+    holes = [three_valued_function(p, scope, relation_of) for _, p in part.holes]
+    if not needs and not holes:
+        return fn
+
+    # the heading keeps its names in its own order: where each of its values comes from in
+    # the scope's row followed by the holes' values
+    sources = {n: i for i, n in enumerate(scope.names)}
+    sources.update((name, len(scope.names) + j) for j, (name, _) in enumerate(part.holes))
+    take = [sources[n] for n in heading.names]
+
+    def value(row):
+        if any(row[i] is None for i in needs):
+            return MISSING
+        filled = tuple(h(row) for h in holes)
+        if any(v is MISSING for v in filled):
+            return MISSING
+        values = row + filled
+        return fn(tuple(values[i] for i in take))
+    return value
+
+
+def _not3(v):
+    return MISSING if v is MISSING else not v
+
+
+def _and3(fns):
+    def conjunction(row):
+        out = True
+        for f in fns:
+            v = f(row)
+            if v is MISSING:
+                out = MISSING
+            elif not v:
+                return False
+        return out
+    return conjunction
+
+
+def _or3(fns):
+    def disjunction(row):
+        out = False
+        for f in fns:
+            v = f(row)
+            if v is MISSING:
+                out = MISSING
+            elif v:
+                return True
+        return out
+    return disjunction
 
 
 def find_windows(node, seq: _Sequence, label, start, end) -> list:

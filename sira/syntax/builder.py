@@ -28,7 +28,7 @@ from ..algebra.packing import Pack, Unpack
 from ..algebra.windows import (Changes, DStream, Duration, IStream, RStream, Window, WindowSpec,
                                WindowTable, unit_name)
 from ..algebra.setops import Intersect, Minus, Union, XMinus
-from ..algebra.windowby import Boundary, WindowBy, variable_type
+from ..algebra.windowby import IS_MISSING, Boundary, WindowBy, variable_type
 from ..errors import (ParseError, SiraError, SiraTypeError, SiraValueError, UnknownOperator,
                       UnknownRelvar, closest_names, did_you_mean)
 from ..expressions.evaluate import compile_row, infer_type
@@ -364,6 +364,8 @@ class Builder:
         name = node.name.lower()
         if self.is_relational(node):
             return RelationArg(self.relation(node))
+        if name == IS_MISSING:
+            return self.is_missing(node, heading)
         if name not in known_operator_names():  # before its arguments, which it gives no meaning
             raise self.unknown_operator(node)
         if name == "tuple":
@@ -396,6 +398,18 @@ class Builder:
         if name not in LIBRARY:
             raise self.unknown_operator(node)
         return CallExpr(name, args)
+
+    #: True while a WINDOWBY condition is built, the only place ``is_missing`` may appear
+    in_windowby_condition = False
+
+    def is_missing(self, node, heading):
+        """``is_missing(e)`` in a WINDOWBY condition (see sira.algebra.windowby)."""
+        if not self.in_windowby_condition:
+            raise SiraTypeError(f"is_missing is only allowed in a WINDOWBY condition (where a "
+                                f"PREV/NEXT variable may not exist){_where(node)}",
+                                operator=IS_MISSING, expected="a WINDOWBY condition",
+                                got="a scalar expression elsewhere")
+        return CallExpr(IS_MISSING, tuple(self.scalar(a, heading) for a in node.args))
 
     def keyword_args(self, node, allowed) -> dict:
         out = {}
@@ -753,6 +767,15 @@ def _boundary_parts(b, item, which):
     return names, cond, False
 
 
+def _windowby_condition(b, cond, heading):
+    """A WINDOWBY condition: a scalar expression in which ``is_missing`` may appear."""
+    outer, b.in_windowby_condition = b.in_windowby_condition, True
+    try:
+        return b.scalar(cond, heading)
+    finally:
+        b.in_windowby_condition = outer
+
+
 def _windowby(b, node, args):
     b.args(node, 2)
     src = b.relation(args[0])
@@ -798,7 +821,7 @@ def _windowby(b, node, args):
             heading = Heading.of(scope)
         except SiraError:
             heading = Heading.of(dict(scope))  # a duplicate variable: WindowBy reports it
-        when = None if cond is None else b.scalar(cond, heading)
+        when = None if cond is None else _windowby_condition(b, cond, heading)
         bounds[which] = Boundary(as_=names.get("as"), at=names.get("at"),
                                  prev=names.get("prev"), next=names.get("next"), when=when,
                                  unbounded=unbounded)
@@ -918,7 +941,7 @@ RELATIONAL = {
 
 
 #: names a call may have in a scalar position besides LIBRARY's operators
-_SCALAR_FORMS = ("tuple", "average", "equsing", "relation") + RVA_AGGREGATES
+_SCALAR_FORMS = ("tuple", "average", "equsing", "relation", IS_MISSING) + RVA_AGGREGATES
 
 
 def known_operator_names() -> frozenset:
