@@ -32,6 +32,9 @@ from .intervals import (DATEINTERVAL, FLOATINTERVAL, INTINTERVAL, LONGINTERVAL,
 from .types import (AVERAGE, BIGINT, BOOLEAN, DATE, FLOAT, INT, LONG, STRING, TIMESTAMP,
                     Average, RelationType, TupleType)
 from .values import TABLE_DEE, TABLE_DUM, Heading, HeadingLike, Relation, Tuple
+from .io import (ReadReport, from_arrow, from_pandas, read_arrow, read_csv, read_json,
+                 read_parquet)
+from .io import relations_of as _relations_of
 
 __version__ = "0.1.0"
 
@@ -58,7 +61,8 @@ def parse(text: str, relvars: Mapping[str, Any] | None = None) -> Node | Expr:
 
     Args:
         text: SIRA_PRISE notation, e.g. ``"project(dbmsfile, (pagesize))"``.
-        relvars: the relvars the text may name: a mapping name -> Relation or Heading.
+        relvars: the relvars the text may name: a mapping name -> Relation or Heading (or a
+            pandas DataFrame or Arrow table, converted by :mod:`sira.io`).
     Returns:
         a :class:`Node` (relational) or :class:`Expr` (scalar), type-checked.
     Raises:
@@ -67,6 +71,7 @@ def parse(text: str, relvars: Mapping[str, Any] | None = None) -> Node | Expr:
         but does not type-check.
     """
     from .syntax.builder import build_text
+    relvars = _relations_of(relvars)
     return build_text(text, _catalog(relvars), {k: v for k, v in (relvars or {}).items()
                                                   if isinstance(v, Relation)})
 
@@ -77,7 +82,8 @@ def evaluate(expr: str | Node | Expr, relvars: Mapping[str, Any] | None = None,
 
     Args:
         expr: text, an algebra :class:`Node`, or a scalar :class:`Expr`.
-        relvars: mapping relvar name -> Relation.
+        relvars: mapping relvar name -> Relation; on the python engine also a pandas DataFrame
+            or an Arrow table (converted by :func:`sira.from_pandas` / :func:`sira.from_arrow`).
         engine: ``"python"`` (the embedded engine), ``"spark"`` or ``"duckdb"``, or an engine
             object with an ``evaluate(node, relvars)`` method.
     Returns:
@@ -85,6 +91,8 @@ def evaluate(expr: str | Node | Expr, relvars: Mapping[str, Any] | None = None,
     """
     from .syntax.builder import deep_recursion
     relvars = relvars or {}
+    if engine == "python":  # pandas DataFrames and Arrow tables as relvars
+        relvars = _relations_of(relvars)
     if isinstance(expr, str) and engine == "python":
         expr = parse(expr, relvars)
     if isinstance(engine, str):
@@ -122,4 +130,6 @@ __all__ = [
     "RelationType", "SiraError", "SiraTypeError", "SiraValueError", "Tuple", "TupleType",
     "UnboundedClosure", "UnknownAttribute", "UnknownOperator", "UnknownRelvar", "attr", "call",
     "errors", "evaluate", "explain", "lit", "literal", "parse", "relvar",
+    "ReadReport", "from_arrow", "from_pandas", "read_arrow", "read_csv", "read_json",
+    "read_parquet",
 ]

@@ -4,22 +4,25 @@
 
     sira eval 'restrict(dbmsfile, gt(pagesize, 16384))' --relvar dbmsfile=dbmsfile.csv
     sira eval @query.sira --relvar DBMSFILE=dbmsfile.json --format json
+    sira eval 'project(R, (pagesize))' --relvar R=data.parquet --format csv --output out.csv
     sira eval 'project(DBMSFILE, (pagesize))' --relvar DBMSFILE=dbmsfile.sira --explain
     sira repl --relvar DBMSFILE=dbmsfile.csv
     sira demo
 
-Relvar files (``--relvar NAME=FILE``; a bare ``FILE`` is named after its stem). The format is
-chosen by the file's extension (``.csv``, ``.json``, ``.sira`` or ``.rel``), else by its first
-character (``{`` JSON, ``r`` relation literal, anything else CSV):
+Relvar files (``--relvar NAME=FILE``; a bare ``FILE`` is named after its stem) are read by
+:mod:`sira.io`, the format chosen by the file's extension: ``.csv`` (``.tsv``), ``.json``,
+``.parquet``, ``.arrow`` (also ``.feather``), or ``.sira``/``.rel`` for an expression in the
+text syntax; a file with another extension by its first character (``{`` JSON, ``relation`` a
+relation literal, anything else CSV). Cells are always read as literals of their attribute's
+type, never evaluated; NULLs and NaNs are refused (``NullValue``). In short:
 
 CSV
-    The header cells are ``name:type``, the types as in the text syntax: ``int long bigint float
-    string boolean date timestamp`` (also ``average``, interval types such as ``intinterval``, and
-    ``relation(heading(...))`` / ``tuple(heading(...))``). Cells: integers, floats, raw text for
-    strings (quote them CSV-style when they hold commas), ``true``/``false``, ISO dates
-    (``2015-07-30``) and timestamps (``2015-07-30T12:00:00``); a cell of any other type is a value
-    in the text syntax (``intinterval(from(4)to(7))``). There are no nulls: an empty cell is
-    the empty string for a STRING attribute and an error otherwise. Example::
+    A header line of ``name:type`` cells (the types as in the text syntax: ``int long bigint
+    float string boolean date timestamp``, ``average``, interval types such as
+    ``intinterval``, ``relation(heading(...))``, ``tuple(heading(...))``) or bare names, whose
+    types are inferred. Cells: integers, numbers, raw text (quoted CSV-style when it holds
+    commas), ``true``/``false``, ISO dates and timestamps (an offset is converted to UTC), and
+    literals in the text syntax for the other types (``intinterval(from(4)to(7))``). Example::
 
         filename:string,pagesize:int
         DATABASECATALOG.SPDB,32768
@@ -27,237 +30,108 @@ CSV
 
 JSON
     ``{"heading": {"filename": "string", "pagesize": "int"}, "body": [{"filename":
-    "BW_SPOTS.SPDB", "pagesize": 16384}, ...]}``. Numbers, strings and booleans are JSON values,
-    dates and timestamps ISO strings, a relation-valued attribute a nested ``{"heading", "body"}``
-    object, and any other value a string in the text syntax. ``--format json`` prints results in
-    the same form, so its output can be read back as a relvar file.
+    "BW_SPOTS.SPDB", "pagesize": 16384}, ...]}``; intervals are ``{"begin", "end"}`` objects,
+    relation-valued attributes lists of objects (see :mod:`sira.io.jsonfile`).
+
+Parquet and Arrow
+    One column per attribute, the types as in :mod:`sira.io.mapping`.
 
 Relation literal (``.sira``, ``.rel``)
     Any expression in the text syntax that needs no relvar, usually a relation literal:
     ``relation(heading(filename(string) pagesize(int))
     body(tuple(filename(string(A)) pagesize(1))))``.
 
-Exit codes: 0 success, 1 a sira error (printed as ``ErrorClass: message`` on stderr, no
-traceback), 2 a usage error (bad arguments, an unreadable file).
+Results print as a table (default), ``csv``, ``json`` (the JSON relvar form, so output can be
+read back; infinite floats are the strings ``"Infinity"``/``"-Infinity"``, never invalid
+tokens) or ``text`` (a relation literal); ``--output FILE`` writes them to a file instead, in
+the format of ``--format`` or else of the file's extension, and ``parquet``/``arrow`` need it.
+
+Exit codes: 0 success, 1 an error (printed as ``ErrorClass: message`` on stderr, never a
+traceback: sira's own errors, ``MemoryError``, ``RecursionError``...), 2 a usage error (bad
+arguments, a file that does not exist), 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import datetime
 import io
-import json
 import os
 import pathlib
 import re
 import sys
 
 import sira
+from . import io as sio
 from .errors import SiraError, SiraValueError
-from .types import (BOOLEAN, DATE, FLOAT, STRING, TIMESTAMP, IntegerType, RelationType,
-                    Type)
-from .values import Heading, Relation, type_text
+from .io._support import unlimited_int_digits
+from .io.csvfile import cell_text
+from .io.jsonfile import dumps, relation_from_json, relation_to_json, value_to_json
+from .types import Type
+from .values import Heading, Relation
 
 __all__ = ["main", "load_relvar", "relation_to_json", "relation_from_json", "explain_steps"]
 
 _FORMATS_HELP = """\
 relvar files (--relvar NAME=FILE, or just FILE: named after its stem):
-  .csv        header cells name:type, e.g.  filename:string,pagesize:int
-              types: int long bigint float string boolean date timestamp (and average,
-              intinterval ..., relation(heading(...)): cells in the text syntax)
+  .csv .tsv   header cells name:type (e.g. filename:string,pagesize:int) or bare names
+              (types inferred); types: int long bigint float string boolean date
+              timestamp (and average, intinterval ..., relation(heading(...)))
   .json       {"heading": {"filename": "string", "pagesize": "int"},
                "body": [{"filename": "BW_SPOTS.SPDB", "pagesize": 16384}, ...]}
+  .parquet .arrow  one column per attribute
   .sira .rel  a relation literal: relation(heading(a(int)) body(tuple(a(1)) tuple(a(2))))
+cells are literals, never expressions; NULL and NaN are refused
 
-exit codes: 0 ok, 1 a sira error (ErrorClass: message on stderr), 2 a usage error
+exit codes: 0 ok, 1 an error (ErrorClass: message on stderr), 2 a usage error, 130 Ctrl-C
 """
+
+RESULT_FORMATS = ("table", "csv", "json", "parquet", "arrow", "text")
+_BINARY_FORMATS = ("parquet", "arrow")
 
 
 class UsageError(Exception):
-    """Bad arguments or an unreadable file: exit code 2."""
+    """Bad arguments or a missing file: exit code 2."""
 
 
 # ------------------------------------------------------------------------------- relvar files
-def _heading_from_pairs(pairs, where: str) -> Heading:
-    """A heading from (name, type text) pairs, the types read by sira's own parser."""
-    if not pairs:
-        return Heading()
-    for name, type_name in pairs:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name or ""):
-            raise SiraValueError(f"{where}: '{name}' is not an attribute name")
-        if not type_name or not re.fullmatch(r"[A-Za-z0-9_() ]+", type_name):
-            raise SiraValueError(f"{where}: '{type_name}' is not a type (attribute '{name}')")
-    text = "relation(heading(" + " ".join(f"{n}({t})" for n, t in pairs) + ") body())"
-    try:
-        return sira.parse(text).heading
-    except SiraError as err:
-        raise SiraValueError(f"{where}: cannot read the heading "
-                             f"{', '.join(f'{n}:{t}' for n, t in pairs)}: "
-                             f"{err.message.splitlines()[0]}") from None
-
-
-def _text_value(t: Type, text: str, where: str):
-    """A value written in the text syntax (intervals, AVERAGE, RVAs...), checked against t."""
-    try:
-        value = sira.evaluate(sira.parse(text))
-        return t.check(value)
-    except SiraError as err:
-        raise SiraValueError(f"{where}: cannot read {text!r} as {t.name}: "
-                             f"{err.message.splitlines()[0]}") from None
-
-
-def _cell_value(t: Type, cell: str, where: str):
-    """One CSV cell as a value of type t."""
-    text = cell.strip()
-    try:
-        if t == STRING:
-            return cell
-        if not text:
-            raise ValueError("an empty cell (sira has no nulls)")
-        if isinstance(t, IntegerType):
-            return t.check(int(text))
-        if t == FLOAT:
-            return t.check(float(text))
-        if t == BOOLEAN:
-            low = text.lower()
-            if low in ("true", "1"):
-                return True
-            if low in ("false", "0"):
-                return False
-            raise ValueError("expected true or false")
-        if t == DATE:
-            return datetime.date.fromisoformat(text)
-        if t == TIMESTAMP:
-            return t.check(datetime.datetime.fromisoformat(text))
-    except (ValueError, OverflowError) as err:
-        raise SiraValueError(f"{where}: cannot read {cell!r} as {t.name} ({err})") from None
-    except SiraError as err:
-        raise SiraValueError(f"{where}: cannot read {cell!r} as {t.name} "
-                             f"({err.message})") from None
-    return _text_value(t, text, where)
-
-
-def relation_from_csv(text: str, source: str = "<csv>") -> Relation:
-    """A relation from CSV text whose header cells are ``name:type``.
+def load_relvar(path, name: str | None = None) -> Relation:
+    """Read a relvar file (CSV, JSON, Parquet, Arrow or a relation literal; see above).
 
     Args:
-        text: the CSV text.
-        source: the file name, for messages.
-    Returns:
-        the relation (duplicate rows collapse into one tuple).
+        path: the file.
+        name: the relvar's name, for messages (``NullValue`` names it).
     Raises:
-        SiraValueError: a malformed header or a cell that does not fit its type.
-    """
-    rows = list(csv.reader(io.StringIO(text)))
-    while rows and not any(c.strip() for c in rows[-1]):
-        rows.pop()
-    if not rows:
-        raise SiraValueError(f"{source}: empty CSV file (the first line must be the heading, "
-                             f"e.g. filename:string,pagesize:int)")
-    pairs = []
-    for cell in rows[0]:
-        name, sep, type_name = cell.partition(":")
-        if not sep:
-            raise SiraValueError(f"{source}, line 1: header cell {cell!r} must be name:type "
-                                 f"(e.g. pagesize:int)")
-        pairs.append((name.strip(), type_name.strip()))
-    heading = _heading_from_pairs(pairs, f"{source}, line 1")
-    names = [n.lower() for n, _ in pairs]
-    body = []
-    for number, row in enumerate(rows[1:], 2):
-        if not row:
-            continue
-        if len(row) != len(names):
-            raise SiraValueError(f"{source}, line {number}: {len(row)} cells for "
-                                 f"{len(names)} attributes")
-        body.append({n: _cell_value(heading[n], cell, f"{source}, line {number}, "
-                                                      f"attribute '{n}'")
-                     for n, cell in zip(names, row)})
-    return Relation.from_rows(heading, body)
-
-
-def _json_value(t: Type, value, where: str):
-    """A JSON value as a value of type t (the inverse of :func:`_to_json`)."""
-    if isinstance(t, RelationType) and isinstance(value, dict):
-        inner = relation_from_json(value, where)
-        return t.check(inner)
-    if t in (DATE, TIMESTAMP) and isinstance(value, str):
-        try:
-            parsed = (datetime.date.fromisoformat(value) if t == DATE
-                      else datetime.datetime.fromisoformat(value))
-        except ValueError as err:
-            raise SiraValueError(f"{where}: cannot read {value!r} as {t.name} ({err})") from None
-        return t.check(parsed)
-    if isinstance(value, str) and t != STRING:
-        return _text_value(t, value, where)
-    try:
-        return t.check(value)
-    except SiraError as err:
-        raise SiraValueError(f"{where}: {err.message}") from None
-
-
-def relation_from_json(data, source: str = "<json>") -> Relation:
-    """A relation from ``{"heading": {name: type}, "body": [{name: value}, ...]}``.
-
-    Raises:
-        SiraValueError: the object does not have that shape, or a value does not fit its type.
-    """
-    if not isinstance(data, dict) or not isinstance(data.get("heading"), dict):
-        raise SiraValueError(f'{source}: expected {{"heading": {{name: type, ...}}, '
-                             f'"body": [{{name: value, ...}}, ...]}}')
-    heading = _heading_from_pairs([(str(k), str(v)) for k, v in data["heading"].items()],
-                                  f"{source}, heading")
-    body = data.get("body", [])
-    if not isinstance(body, list):
-        raise SiraValueError(f'{source}: "body" must be a list of objects')
-    rows = []
-    for number, row in enumerate(body, 1):
-        if not isinstance(row, dict):
-            raise SiraValueError(f"{source}, tuple {number}: expected an object, got {row!r}")
-        given = {str(k).lower(): v for k, v in row.items()}
-        extra = sorted(set(given) - set(heading.names))
-        missing = [n for n in heading.names if n not in given]
-        if extra or missing:
-            raise SiraValueError(f"{source}, tuple {number}: "
-                                 + (f"unknown attribute '{extra[0]}'" if extra
-                                    else f"no value for '{missing[0]}' (sira has no nulls)"))
-        rows.append({n: _json_value(heading[n], given[n], f"{source}, tuple {number}, "
-                                                            f"attribute '{n}'")
-                     for n in heading.names})
-    return Relation.from_rows(heading, rows)
-
-
-def load_relvar(path) -> Relation:
-    """Read a relvar file (CSV, JSON or a relation literal; see the module docstring).
-
-    Raises:
-        UsageError: the file cannot be read.
+        UsageError: the file does not exist or cannot be opened.
         SiraError: its content is not a relation.
     """
     path = pathlib.Path(path)
+    if not path.is_file() or not os.access(path, os.R_OK):
+        reason = "no such file" if not path.exists() else "not a readable file"
+        raise UsageError(f"cannot read relvar file {str(path)!r}: {reason}")
+    suffix = path.suffix.lower()
+    if suffix in (".sira", ".rel"):
+        return _relation_literal_file(path)
+    if sio.format_of(path) is None and suffix != ".tsv":
+        start = path.read_bytes()[:64].decode("utf-8-sig", "replace").lstrip()
+        if start.startswith("{"):
+            return sio.read_json(path, name=name)
+        if start[:8].lower() == "relation":
+            return _relation_literal_file(path)
+        return sio.read_csv(path, name=name)
+    return sio.read_file(path, name=name)
+
+
+def _relation_literal_file(path: pathlib.Path) -> Relation:
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as err:
         raise UsageError(f"cannot read relvar file {str(path)!r}: "
                          f"{getattr(err, 'strerror', None) or err}") from None
-    suffix = path.suffix.lower()
-    stripped = text.lstrip()
-    if suffix not in (".csv", ".json", ".sira", ".rel"):
-        suffix = (".json" if stripped.startswith("{") else
-                  ".sira" if stripped[:8].lower() == "relation" else ".csv")
-    if suffix == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise SiraValueError(f"{path}: not JSON ({err})") from None
-        return relation_from_json(data, str(path))
-    if suffix in (".sira", ".rel"):
-        value = sira.evaluate(sira.parse(text))
-        if not isinstance(value, Relation):
-            raise SiraValueError(f"{path}: the expression is not a relation")
-        return value
-    return relation_from_csv(text, str(path))
+    value = sira.evaluate(sira.parse(text))
+    if not isinstance(value, Relation):
+        raise SiraValueError(f"{path}: the expression is not a relation")
+    return value
 
 
 def _relvar_spec(spec: str):
@@ -275,29 +149,12 @@ def load_relvars(specs) -> tuple:
     relvars, display = {}, {}
     for spec in specs or ():
         name, file = _relvar_spec(spec)
-        relvars[name.lower()] = load_relvar(file)
+        relvars[name.lower()] = load_relvar(file, name)
         display[name.lower()] = name
     return relvars, display
 
 
 # ------------------------------------------------------------------------------- output
-def _to_json(t: Type, value):
-    if isinstance(value, Relation):
-        return relation_to_json(value)
-    if isinstance(value, bool) or isinstance(value, (int, float, str)):
-        return value
-    if isinstance(value, (datetime.date, datetime.datetime)):
-        return value.isoformat()
-    return t.literal(value)
-
-
-def relation_to_json(relation: Relation) -> dict:
-    """``{"heading": {name: type}, "body": [{name: value}, ...]}`` (tuples in sorted order)."""
-    heading = relation.heading
-    return {"heading": {n: type_text(t) for n, t in heading.attributes},
-            "body": [{n: _to_json(t, v) for (n, t), v in zip(heading.attributes, row)}
-                     for row in relation.sorted_body()]}
-
 
 def _scalar_type(expr):
     from .expressions.evaluate import infer_type
@@ -305,10 +162,25 @@ def _scalar_type(expr):
 
 
 def render(value, fmt: str = "table", value_type: Type | None = None) -> str:
-    """A result (a relation or a scalar) as ``table``, ``json`` or ``text``."""
+    """A result (a relation or a scalar) as text: ``table``, ``csv``, ``json`` or ``text``.
+
+    Raises:
+        UsageError: a binary format (``parquet``, ``arrow``), which needs ``--output``.
+    """
+    if fmt in _BINARY_FORMATS:
+        raise UsageError(f"--format {fmt} writes a file: add --output FILE")
+    with unlimited_int_digits():  # print BIGINTs of any size
+        return _render_text(value, fmt, value_type)
+
+
+def _render_text(value, fmt: str, value_type: Type | None) -> str:
     if isinstance(value, Relation):
         if fmt == "json":
-            return json.dumps(relation_to_json(value), indent=2)
+            return dumps(relation_to_json(value))
+        if fmt == "csv":
+            buffer = io.StringIO()
+            sio.write_csv(value, buffer)
+            return buffer.getvalue().rstrip("\r\n")
         if fmt == "text":
             return value.literal()
         return value.to_table(limit=None)
@@ -316,10 +188,38 @@ def render(value, fmt: str = "table", value_type: Type | None = None) -> str:
         from .types import type_of_python
         value_type = type_of_python(value)
     if fmt == "json":
-        return json.dumps(_to_json(value_type, value))
+        return dumps(value_to_json(value_type, value), indent=None)
+    if fmt == "csv":
+        buffer = io.StringIO()
+        csv.writer(buffer).writerow([cell_text(value_type, value)])
+        return buffer.getvalue().rstrip("\r\n")
     if fmt == "text":
         return value_type.literal(value)
     return value_type.format(value)
+
+
+def emit(value, fmt: str | None, output: str | None, value_type: Type | None = None) -> None:
+    """Print a result, or write it to ``output`` in ``fmt`` (by default the format of the
+    file's extension, else a table).
+
+    Raises:
+        UsageError: a scalar asked for as parquet or arrow, or a file that cannot be written.
+    """
+    if output is None:
+        print(render(value, fmt or "table", value_type))
+        return
+    fmt = fmt or sio.format_of(output) or "table"
+    try:
+        if isinstance(value, Relation) and fmt in sio.WRITERS:
+            sio.write_file(value, output, fmt)
+            return
+        if fmt in _BINARY_FORMATS:
+            raise UsageError(f"the result is a scalar, not a relation: it cannot be written "
+                             f"as {fmt}")
+        with open(output, "w", encoding="utf-8", newline="") as f:
+            f.write(render(value, fmt, value_type) + "\n")
+    except OSError as err:
+        raise UsageError(f"cannot write {output!r}: {err.strerror or err}") from None
 
 
 # ------------------------------------------------------------------------------- explain
@@ -341,13 +241,23 @@ def explain_steps(expr, relvars: dict, engine="python", display: dict | None = N
     """
     from .explain import evaluate_steps, steps_text
     steps = evaluate_steps(expr, relvars, engine=engine, display=display)
-    return steps_text(steps, limit=None,
-                      render_scalar=lambda value, value_type: render(value, fmt, value_type))
+    with unlimited_int_digits():
+        return steps_text(steps, limit=None,
+                          render_scalar=lambda value, value_type: render(value, fmt, value_type))
 
 
 # ------------------------------------------------------------------------------- commands
+_PLAIN_MESSAGES = {
+    MemoryError: "out of memory (a result or an intermediate relation is too large)",
+    RecursionError: "nested too deeply to evaluate",
+    KeyboardInterrupt: "interrupted",
+}
+
+
 def _error_text(err: BaseException) -> str:
-    message = getattr(err, "message", None) or str(err)
+    """``ErrorClass: message``, the message never empty."""
+    message = getattr(err, "message", None) or str(err) or next(
+        (text for cls, text in _PLAIN_MESSAGES.items() if isinstance(err, cls)), "no message")
     return f"{type(err).__name__}: {message}"
 
 
@@ -363,18 +273,24 @@ def _read_expression(text: str) -> str:
     return text
 
 
+def _evaluate(expr, relvars, args):
+    """Evaluate with the options the command line gave."""
+    return sira.evaluate(expr, relvars, engine=args.engine)
+
+
 def cmd_eval(args) -> int:
     text = _read_expression(args.expression)
     relvars, display = load_relvars(args.relvar)
     expr = sira.parse(text, relvars)
     if args.explain:
-        print(explain_steps(expr, relvars, engine=args.engine, display=display, fmt=args.format))
-        if args.format == "table":
+        shown = args.format if args.format in ("json", "text", "csv") else "table"
+        print(explain_steps(expr, relvars, engine=args.engine, display=display, fmt=shown))
+        if args.format in (None, "table") and args.output is None:
             return 0
         print()
-    value = sira.evaluate(expr, relvars, engine=args.engine)
+    value = _evaluate(expr, relvars, args)
     value_type = None if isinstance(value, Relation) else _scalar_type(expr)
-    print(render(value, args.format, value_type))
+    emit(value, args.format, args.output, value_type)
     return 0
 
 
@@ -389,9 +305,10 @@ Input continues on the next line while parentheses are unbalanced.
   NAME := expr        evaluate expr and bind the result to the relvar NAME
   :explain expr       show every step of expr bottom-up (ARG / SPEC / RESULT)
   :relvars            list the relvars with their headings and cardinalities
-  :load NAME=FILE     load a relvar file (.csv, .json, .sira)
+  :load NAME=FILE     load a relvar file (.csv, .json, .parquet, .arrow, .sira)
   :drop NAME          forget a relvar
-  :format FORMAT      print results as table (default), json or text
+  :format FORMAT      print results as table (default), csv, json or text
+Ctrl-C cancels the running query; the session and its relvars stay.
   :help               this text
   :quit               leave (also Ctrl-D)
 Names are case-insensitive; TABLE_DEE and TABLE_DUM are always there."""
@@ -434,7 +351,9 @@ class Repl:
             print(_error_text(err), file=self.err)
         except UsageError as err:
             print(f"error: {err}", file=self.err)
-        except RecursionError as err:
+        except KeyboardInterrupt:  # Ctrl-C cancels the query, not the session
+            print("KeyboardInterrupt: query cancelled (the relvars are kept)", file=self.err)
+        except (RecursionError, MemoryError) as err:
             print(_error_text(err), file=self.err)
         except Exception as err:  # a bug in sira: report it, keep the session alive
             print(f"{_error_text(err)}  (an internal error: please report it)", file=self.err)
@@ -458,7 +377,7 @@ class Repl:
                                        self.format))
             elif command == "load":
                 name, file = _relvar_spec(rest)
-                self.bind(name, load_relvar(file))
+                self.bind(name, load_relvar(file, name))
             elif command == "drop":
                 key = rest.lower()
                 if key not in self.relvars:
@@ -467,8 +386,8 @@ class Repl:
                 self.display.pop(key, None)
                 self.say(f"dropped {rest}")
             elif command == "format":
-                if rest not in ("table", "json", "text"):
-                    raise UsageError(":format takes table, json or text")
+                if rest not in ("table", "csv", "json", "text"):
+                    raise UsageError(":format takes table, csv, json or text")
                 self.format = rest
             else:
                 raise UsageError(f"unknown command ':{command}' (:help lists them)")
@@ -477,17 +396,21 @@ class Repl:
         if match:
             name, body = match.groups()
             expr = sira.parse(body, self.relvars)
-            value = sira.evaluate(expr, self.relvars, engine=self.engine)
+            value = self.evaluate(expr)
             if not isinstance(value, Relation):
                 raise SiraValueError(f"only relations can be bound to a relvar; {body.strip()} "
                                      f"is a {_scalar_type(expr).name}")
             self.bind(name, value)
             return True
         expr = sira.parse(text, self.relvars)
-        value = sira.evaluate(expr, self.relvars, engine=self.engine)
+        value = self.evaluate(expr)
         value_type = None if isinstance(value, Relation) else _scalar_type(expr)
         self.say(render(value, self.format, value_type))
         return True
+
+    def evaluate(self, expr):
+        """Evaluate a parsed expression with the session's relvars and options."""
+        return sira.evaluate(expr, self.relvars, engine=self.engine)
 
     def bind(self, name: str, value: Relation):
         self.relvars[name.lower()] = value
@@ -576,8 +499,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"sira {sira.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="{eval,repl,demo}")
 
-    relvar_help = ("bind relvar NAME to the relation in FILE (.csv with name:type headers, "
-                   ".json, .sira); repeatable")
+    relvar_help = ("bind relvar NAME to the relation in FILE (.csv, .tsv, .json, .parquet, "
+                   ".arrow, .sira); repeatable")
     engine_help = "the engine: python (default, embedded) or spark"
 
     p_eval = sub.add_parser(
@@ -591,9 +514,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_eval.add_argument("--explain", action="store_true",
                         help="show every sub-expression bottom-up: its spec, its arguments and "
                              "its result")
-    p_eval.add_argument("--format", "-f", choices=("table", "json", "text"), default="table",
-                        help="table (default), json ({heading, body}) or text (a relation "
-                             "literal)")
+    p_eval.add_argument("--format", "-f", choices=RESULT_FORMATS, default=None,
+                        help="table (default), csv (name:type header), json ({heading, body}), "
+                             "parquet or arrow (with --output), or text (a relation literal)")
+    p_eval.add_argument("--output", "-o", metavar="FILE", default=None,
+                        help="write the result to FILE (in --format, else in the format of "
+                             "FILE's extension)")
     p_eval.add_argument("--engine", default="python", help=engine_help)
     p_eval.set_defaults(handler=cmd_eval)
 
@@ -619,7 +545,8 @@ def main(argv=None) -> int:
     Args:
         argv: the arguments (without the program name); ``sys.argv[1:]`` when None.
     Returns:
-        the exit code: 0 ok, 1 a sira error, 2 a usage error.
+        the exit code: 0 ok, 1 an error (``ErrorClass: message`` on stderr, never a traceback),
+        2 a usage error, 130 interrupted.
     """
     parser = build_parser()
     try:
@@ -637,12 +564,6 @@ def main(argv=None) -> int:
     except SiraError as err:
         print(_error_text(err), file=sys.stderr)
         return 1
-    except ImportError as err:
-        if getattr(args, "engine", "python") == "python":
-            raise
-        print(f"sira: error: the {args.engine} engine is not available ({err})",
-              file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return 130
@@ -652,6 +573,19 @@ def main(argv=None) -> int:
         except OSError:
             pass
         return 0
+    except ImportError as err:
+        if getattr(args, "engine", "python") != "python":
+            print(f"sira: error: the {args.engine} engine is not available ({err})",
+                  file=sys.stderr)
+            return 2
+        print(f"{_error_text(err)}  (an internal error: please report it)", file=sys.stderr)
+        return 1
+    except (MemoryError, RecursionError) as err:
+        print(_error_text(err), file=sys.stderr)
+        return 1
+    except Exception as err:  # a bug in sira: one line, not a traceback
+        print(f"{_error_text(err)}  (an internal error: please report it)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -495,6 +495,37 @@ class Relation:
     def __reduce__(self):
         return (Relation, (self.heading, self.body))
 
+    # ------------------------------------------------------------------ I/O (sira.io)
+    def to_pandas(self) -> Any:
+        """The relation as a pandas DataFrame (see :func:`sira.io.to_pandas`).
+
+            >>> from sira.types import INT
+            >>> Relation.from_rows({"a": INT}, [(2,), (1,)]).to_pandas()["a"].tolist()
+            [1, 2]
+        """
+        from .io import to_pandas
+        return to_pandas(self)
+
+    def to_arrow(self) -> Any:
+        """The relation as a ``pyarrow.Table`` (see :func:`sira.io.to_arrow`)."""
+        from .io import to_arrow
+        return to_arrow(self)
+
+    def write_csv(self, target: Any, **options: Any) -> None:
+        """Write the relation as CSV with ``name:type`` headers (see :func:`sira.io.write_csv`)."""
+        from .io import write_csv
+        write_csv(self, target, **options)
+
+    def write_json(self, target: Any, **options: Any) -> None:
+        """Write the relation as ``{"heading", "body"}`` JSON (see :func:`sira.io.write_json`)."""
+        from .io import write_json
+        write_json(self, target, **options)
+
+    def write_parquet(self, target: Any) -> None:
+        """Write the relation as a Parquet file (see :func:`sira.io.write_parquet`)."""
+        from .io import write_parquet
+        write_parquet(self, target)
+
 
 TABLE_DEE = Relation(Heading(), frozenset({()}))
 TABLE_DUM = Relation(Heading(), frozenset())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -180,19 +181,19 @@ def test_runtime_error_exits_1(files, capsys):
     assert capsys.readouterr().err.startswith("DivisionByZero: ")
 
 
-def test_bad_csv_value_is_a_sira_error(tmp_path, capsys):
+def test_bad_csv_value_is_a_data_format_error_naming_line_and_attribute(tmp_path, capsys):
     path = tmp_path / "bad.csv"
     path.write_text("a:int\n12x\n")
     assert main(["eval", "R", "-r", f"R={path}"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("SiraValueError: ") and "line 2" in err
+    assert err.startswith("DataFormatError: ") and "line 2, attribute 'a'" in err
 
 
-def test_csv_header_without_types_is_rejected(tmp_path, capsys):
+def test_csv_header_without_types_has_them_inferred(tmp_path, capsys):
     path = tmp_path / "untyped.csv"
-    path.write_text("a,b\n1,2\n")
-    assert main(["eval", "R", "-r", f"R={path}"]) == 1
-    assert "name:type" in capsys.readouterr().err
+    path.write_text("a,b\n1,x\n")
+    assert main(["eval", "R", "-r", f"R={path}", "-f", "json"]) == 0
+    assert _json_out(capsys)["heading"] == {"a": "int", "b": "string"}
 
 
 @pytest.mark.parametrize("argv", [
@@ -292,3 +293,156 @@ def test_repl_loads_files_and_switches_format(monkeypatch, tmp_path, capsys, fil
     printed = out[out.index('{\n  "heading"'):out.rindex("}") + 1]
     assert json.loads(printed)["body"] == [
         {"pagesize": 16384}, {"pagesize": 32768}, {"pagesize": 49152}]
+
+
+# ------------------------------------------------------------------------------------ formats
+def test_quick_start_example_file_is_shipped(capsys):
+    from pathlib import Path
+    example = Path(__file__).resolve().parent.parent / "examples" / "dbmsfile.csv"
+    assert main(["eval", "project(R, (pagesize))", "--relvar", f"R={example}"]) == 0
+    assert "3 tuples" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".json", ".parquet", ".arrow"])
+def test_eval_writes_every_file_format_and_reads_it_back(files, tmp_path, capsys, suffix):
+    pytest.importorskip("pyarrow")
+    out = tmp_path / f"result{suffix}"
+    assert main(["eval", "restrict(D, gt(pagesize, 16384))", "-r", f"D={files['csv']}",
+                 "--output", str(out)]) == 0
+    assert capsys.readouterr().out == ""
+    assert main(["eval", "cardinality(R)", "-r", f"R={out}"]) == 0
+    assert capsys.readouterr().out.strip() == "3"
+    assert main(["eval", "eq(R, restrict(D, gt(pagesize, 16384)))", "-r", f"R={out}",
+                 "-r", f"D={files['csv']}"]) == 0
+    assert capsys.readouterr().out.strip() == "True"
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "parquet", "arrow", "text", "table"])
+def test_format_option_decides_the_file_content(files, tmp_path, capsys, fmt):
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "result.out"
+    assert main(["eval", "D", "-r", f"D={files['json']}", "--format", fmt, "-o", str(out)]) == 0
+    if fmt in ("csv", "json", "parquet", "arrow"):
+        reader = {"csv": sira.read_csv, "json": sira.read_json,
+                  "parquet": sira.read_parquet, "arrow": sira.read_arrow}[fmt]
+        assert len(reader(out)) == 5
+    elif fmt == "text":
+        assert len(sira.evaluate(out.read_text())) == 5
+    else:
+        assert out.read_text().rstrip().endswith("5 tuples")
+
+
+def test_format_csv_prints_a_typed_header(files, capsys):
+    assert main(["eval", "project(D, (pagesize))", "-r", f"D={files['csv']}", "-f", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["pagesize:int", "16384", "32768", "49152"]
+
+
+def test_binary_format_without_output_is_a_usage_error(files, capsys):
+    assert main(["eval", "D", "-r", f"D={files['csv']}", "-f", "parquet"]) == 2
+    assert "--output" in capsys.readouterr().err
+
+
+def test_a_scalar_cannot_be_written_as_parquet(files, tmp_path, capsys):
+    assert main(["eval", "cardinality(D)", "-r", f"D={files['csv']}", "-f", "parquet",
+                 "-o", str(tmp_path / "x.parquet")]) == 2
+    assert "scalar" in capsys.readouterr().err
+
+
+def test_format_json_writes_infinity_as_a_string(tmp_path, capsys):
+    path = tmp_path / "f.csv"
+    path.write_text("x:float\ninf\n-inf\n1.5\n")
+    assert main(["eval", "R", "-r", f"R={path}", "-f", "json"]) == 0
+    printed = capsys.readouterr().out
+    assert "Infinity" in printed
+
+    def refuse(token):
+        raise AssertionError(f"invalid JSON token {token}")
+    body = json.loads(printed, parse_constant=refuse)["body"]
+    assert {row["x"] for row in body} == {"Infinity", "-Infinity", 1.5}
+
+
+def test_relvar_with_nulls_is_refused_naming_the_relvar(tmp_path, capsys):
+    path = tmp_path / "n.csv"
+    path.write_text("a:int,b:string\n1,x\n,y\n")
+    assert main(["eval", "R", "-r", f"Prices={path}"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("NullValue: relvar 'Prices': attribute 'a' holds NULL in 1 row")
+
+
+def test_json_cell_with_an_expression_is_refused_not_evaluated(tmp_path, capsys):
+    path = tmp_path / "e.json"
+    path.write_text('{"heading": {"a": "int"}, "body": [{"a": "plus(2,3)"}]}')
+    assert main(["eval", "R", "-r", f"R={path}"]) == 1
+    assert capsys.readouterr().err.startswith("DataFormatError: ")
+
+
+# ------------------------------------------------------------------------------------ no tracebacks
+def test_deeply_nested_json_file_is_an_error_not_a_traceback(tmp_path, capsys):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    assert main(["eval", "R", "-r", f"R={path}"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("DataFormatError: ") and "Traceback" not in err
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "text", "csv"])
+def test_a_bigint_of_thousands_of_digits_is_printed_whole(tmp_path, capsys, fmt):
+    digits = "9" * 5000
+    path = tmp_path / "big.json"
+    path.write_text('{"heading": {"n": "bigint"}, "body": [{"n": %s}]}' % digits)
+    assert main(["eval", "R", "-r", f"R={path}", "-f", fmt]) == 0
+    captured = capsys.readouterr()
+    assert digits in captured.out and captured.err == ""
+    assert sys.get_int_max_str_digits() != 0  # the limit is restored afterwards
+
+
+def test_memory_error_is_one_line_and_exit_1(files, monkeypatch, capsys):
+    def exhausted(*args, **kwargs):
+        raise MemoryError()
+    monkeypatch.setattr(sira, "evaluate", exhausted)
+    assert main(["eval", "D", "-r", f"D={files['csv']}"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("MemoryError: out of memory") and "Traceback" not in err
+
+
+def test_an_internal_error_is_one_line_and_exit_1(files, monkeypatch, capsys):
+    def broken(*args, **kwargs):
+        raise IndexError("deque index out of range")
+    monkeypatch.setattr(sira, "evaluate", broken)
+    assert main(["eval", "D", "-r", f"D={files['csv']}"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("IndexError: deque index out of range") and "report it" in err
+    assert err.count("\n") == 1
+
+
+def test_ctrl_c_in_the_repl_cancels_the_query_and_keeps_the_session(monkeypatch, tmp_path,
+                                                                     capsys):
+    real_evaluate = sira.evaluate
+
+    def interrupted_on_tclose(expr, *args, **kwargs):
+        if "tclose" in repr(expr).lower():
+            raise KeyboardInterrupt
+        return real_evaluate(expr, *args, **kwargs)
+    monkeypatch.setattr(sira, "evaluate", interrupted_on_tclose)
+    code, _ = _drive_repl(monkeypatch, tmp_path, [
+        "E := relation(heading(s(int) d(int)) body(tuple(s(1) d(2)) tuple(s(2) d(3))))",
+        "tclose(E, (s, d))",
+        "cardinality(E)",
+        ":relvars",
+    ])
+    captured = capsys.readouterr()
+    assert code == 0
+    assert "KeyboardInterrupt: query cancelled" in captured.err
+    assert "\n2\n" in captured.out  # the next query ran, on the relvar bound before
+    assert "E  {d: INT, s: INT}  (2 tuples)" in captured.out
+
+
+def test_repl_loads_parquet_and_prints_csv(monkeypatch, tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    r = sira.Relation.from_rows({"a": sira.INT}, [(1,), (2,)])
+    r.write_parquet(tmp_path / "r.parquet")
+    code, _ = _drive_repl(monkeypatch, tmp_path, [
+        f":load R={tmp_path / 'r.parquet'}", ":format csv", "R", ":quit"])
+    out = capsys.readouterr().out
+    assert code == 0 and "R := 2 tuples {a: INT}" in out
+    assert "a:int\r\n1\r\n2" in out or "a:int\n1\n2" in out
