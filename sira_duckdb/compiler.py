@@ -65,7 +65,7 @@ def load_families():
         return
     _LOADED.append(True)
     from . import (aggregation, basic, closure, joins, nesting, packing, setops,  # noqa: F401
-                   windows, windowtables)
+                   spl, windows, windowtables)
 
 
 class Packed:
@@ -202,11 +202,17 @@ class Compiler:
         self.ctes.append((name, sql))
         return name
 
-    def with_clause(self) -> str:
-        if not self.ctes:
+    def with_clause(self, upto: str | None = None) -> str:
+        """``WITH ...`` naming every expression defined so far (or up to the one named
+        ``upto``)."""
+        ctes = self.ctes
+        if upto is not None:
+            names = [n for n, _ in ctes]
+            ctes = ctes[:names.index(upto) + 1] if upto in names else ctes
+        if not ctes:
             return ""
         head = "WITH RECURSIVE " if self.recursive else "WITH "
-        return head + ",\n".join(f"{n} AS (\n{sql}\n)" for n, sql in self.ctes) + "\n"
+        return head + ",\n".join(f"{n} AS (\n{sql}\n)" for n, sql in ctes) + "\n"
 
     def compile(self, node) -> str:
         """The name of the common table expression computing ``node``."""
@@ -323,8 +329,8 @@ class Compiler:
             if name is None:
                 continue
             try:
-                self.con.sql(f"{self.with_clause()}SELECT count(*), max(hash(t)) FROM {name} "
-                             f"AS t").fetchall()
+                self.con.sql(f"{self.with_clause(name)}SELECT count(*), max(hash(t)) "
+                             f"FROM {name} AS t").fetchall()
             except duckdb.Error:
                 return self.failing_node(child)
         return node
