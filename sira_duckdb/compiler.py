@@ -65,7 +65,7 @@ def load_families():
         return
     _LOADED.append(True)
     from . import (aggregation, basic, closure, joins, nesting, packing, setops,  # noqa: F401
-                   spl, windows, windowtables)
+                   spl, windowby, windows, windowtables)
 
 
 class Packed:
