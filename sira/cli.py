@@ -501,7 +501,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     relvar_help = ("bind relvar NAME to the relation in FILE (.csv, .tsv, .json, .parquet, "
                    ".arrow, .sira); repeatable")
-    engine_help = "the engine: python (default, embedded) or spark"
+    engine_help = "the engine: python (default, embedded), spark or duckdb"
 
     p_eval = sub.add_parser(
         "eval", help="evaluate one expression", epilog=_FORMATS_HELP,
