@@ -87,7 +87,7 @@ def _leftjoin(node, children, c):
     defaults = dict(node.defaults)
     source = guarded(unmatched, node, defaults.values())
     values = [ident(n) if n in lh else f"{expression(defaults[n], lh, c, Scope())} AS {ident(n)}"
-              for n in node.heading.names]
+              for n in node.heading.names] or columns(node.heading)
     cols = ", ".join(columns(node.heading))
     return (f"SELECT {cols} FROM {joined} UNION ALL "
             f"SELECT {', '.join(values)} FROM {source}")

@@ -1,10 +1,12 @@
-"""Differential tests: random small trees give the same relation on the Python and Spark engines.
+"""Differential tests: random small trees give the same relation on the Python engine and on
+each other engine here (Spark, DuckDB).
 
 Each example builds a random well-typed tree (depth <= 3) over small random relations, evaluates
 it with ``sira.evaluate(tree)`` (the embedded Python engine) and with
-``sira.evaluate(tree, engine="spark")``, and compares the two relations. When the Python engine
-raises a sira error, Spark must raise the same class. Spark costs about a second per query, so
-each test runs few examples and every example combines several operators.
+``sira.evaluate(tree, engine=...)``, and compares the two relations. When the Python engine
+raises a sira error, the other engine must raise the same class. Spark costs about a second per
+query, so each test runs few examples and every example combines several operators; DuckDB
+answers in milliseconds, so a few tests at the end run more examples on it alone.
 """
 
 from __future__ import annotations
@@ -18,11 +20,15 @@ import sira
 from sira import INT, INTINTERVAL, STRING, Interval, Relation, RelationType, attr, lit
 from sira.algebra.aggregation import SummarizeBy
 
-from conftest import spark_available
+from conftest import ENGINES
 from strategies import (ATTRIBUTE_TYPES, conditions, formulas, graphs, heading_of, headings,
                         relations, trees)
 
-pytestmark = pytest.mark.skipif(not spark_available(), reason="Spark is not available here")
+#: the engines compared with the Python engine
+COMPARED = [e for e in ENGINES if e != "python"]
+
+pytestmark = pytest.mark.skipif(not COMPARED, reason="no other engine is available here")
+on_every_engine = pytest.mark.parametrize("engine", COMPARED)
 
 
 def spark_settings(n: int):
@@ -41,23 +47,24 @@ def _outcome(tree, relvars, engine):
         return None, err
 
 
-def assert_engines_agree(tree, relvars=None):
-    """Evaluate ``tree`` on both engines; equal relations, or the same sira error class."""
+def assert_engines_agree(tree, relvars=None, engine="spark"):
+    """Evaluate ``tree`` on the Python engine and on ``engine``; equal relations, or the same
+    sira error class."""
     relvars = relvars or {}
     expected, py_err = _outcome(tree, relvars, "python")
-    got, spark_err = _outcome(tree, relvars, "spark")
+    got, other_err = _outcome(tree, relvars, engine)
     context = f"tree: {tree!r}\nrelvars: {relvars!r}"
     if py_err is not None:
-        assert spark_err is not None, \
-            f"python raised {py_err!r} but spark returned\n{got}\n{context}"
-        assert type(spark_err) is type(py_err), \
-            f"python raised {py_err!r}, spark raised {spark_err!r}\n{context}"
+        assert other_err is not None, \
+            f"python raised {py_err!r} but {engine} returned\n{got}\n{context}"
+        assert type(other_err) is type(py_err), \
+            f"python raised {py_err!r}, {engine} raised {other_err!r}\n{context}"
         return
-    assert spark_err is None, f"spark raised {spark_err!r}, python gave\n{expected}\n{context}"
+    assert other_err is None, f"{engine} raised {other_err!r}, python gave\n{expected}\n{context}"
     assert got.heading == expected.heading, f"{got.heading} != {expected.heading}\n{context}"
-    assert got == expected, (f"engines differ\n{context}\npython:\n{expected}\nspark:\n{got}\n"
+    assert got == expected, (f"engines differ\n{context}\npython:\n{expected}\n{engine}:\n{got}\n"
                              f"only python: {expected.body - got.body}\n"
-                             f"only spark: {got.body - expected.body}")
+                             f"only {engine}: {got.body - expected.body}")
 
 
 # --------------------------------------------------------------------------- core trees
@@ -193,47 +200,52 @@ def _known_degree_zero_bugs(node) -> bool:
     return any(_known_degree_zero_bugs(c) for c in node.children)
 
 
+@on_every_engine
 @spark_settings(25)
 @given(core_trees())
-def test_core_operator_trees_agree(tree_and_relvars):
+def test_core_operator_trees_agree(engine, tree_and_relvars):
     tree, relvars = tree_and_relvars
-    assert_engines_agree(tree, relvars)
+    assert_engines_agree(tree, relvars, engine=engine)
 
 
+@on_every_engine
 @spark_settings(20)
 @given(trees(max_depth=3))
-def test_random_printer_trees_agree(tree_and_relvars):
+def test_random_printer_trees_agree(engine, tree_and_relvars):
     """The shared ``trees()`` strategy: also leftjoin, xminus, intersect, transform, aggregate."""
     tree, relvars = tree_and_relvars
     assume(not _known_degree_zero_bugs(tree))
-    assert_engines_agree(tree, relvars)
+    assert_engines_agree(tree, relvars, engine=engine)
 
 
+@on_every_engine
 @spark_settings(15)
 @given(st.data())
-def test_summarizeby_and_group_ungroup_agree(data):
+def test_summarizeby_and_group_ungroup_agree(engine, data):
     r = data.draw(relations(data.draw(headings(min_size=1, max_size=3))))
     src = L(r).restrict(data.draw(conditions(r.heading)))
     tree = _summarize(data.draw, _group_ungroup(data.draw, src), empty_by=False)
-    assert_engines_agree(tree)
+    assert_engines_agree(tree, engine=engine)
 
 
+@on_every_engine
 @spark_settings(15)
 @example((L(sira.TABLE_DEE).minus(L(sira.TABLE_DEE)), {}))
 @given(core_trees(degree_zero=True))
-def test_degree_zero_trees_agree(tree_and_relvars):
+def test_degree_zero_trees_agree(engine, tree_and_relvars):
     """Trees with TABLE_DEE/TABLE_DUM leaves, projections onto () and SUMMARIZEBY BY ()."""
     tree, relvars = tree_and_relvars
-    assert_engines_agree(tree, relvars)
+    assert_engines_agree(tree, relvars, engine=engine)
 
 
+@on_every_engine
 @spark_settings(10)
 @example(Relation.from_rows({"a": INT}, []))
 @given(relations(heading_of(("a", "b"))))
-def test_summarizeby_with_empty_by_agrees(r):
+def test_summarizeby_with_empty_by_agrees(engine, r):
     tree = L(r).restrict(attr("a").eq(lit(1))).summarizeby((), cnt=("plus", lit(1)),
                                                             tot=("plus", attr("a")))
-    assert_engines_agree(tree)
+    assert_engines_agree(tree, engine=engine)
 
 
 # --------------------------------------------------------------------------- intervals
@@ -298,15 +310,17 @@ def interval_trees(draw):
     return node
 
 
+@on_every_engine
 @spark_settings(25)
 @given(interval_trees())
-def test_pack_and_using_operators_agree(tree):
-    assert_engines_agree(tree)
+def test_pack_and_using_operators_agree(engine, tree):
+    assert_engines_agree(tree, engine=engine)
 
 
+@on_every_engine
 @spark_settings(30)
 @given(st.data())
-def test_set_operators_pointwise_on_one_attribute_agree(data):
+def test_set_operators_pointwise_on_one_attribute_agree(engine, data):
     """The sweep-line translations (one pointwise attribute, the result packed on it), also
     n-ary and with another interval attribute in the key."""
     names = data.draw(st.sampled_from([("k", "x"), ("x",), ("k", "x", "y"), ("j", "k", "x")]))
@@ -315,14 +329,15 @@ def test_set_operators_pointwise_on_one_attribute_agree(data):
     sources = [L(data.draw(interval_relations(names))) for _ in range(count)]
     node = attrs.evolve(getattr(sources[0], op)(*sources[1:]), using=("x",))
     assert node.pack_list == ("x",)
-    assert_engines_agree(node)
+    assert_engines_agree(node, engine=engine)
 
 
 # --------------------------------------------------------------------------- closures
 
+@on_every_engine
 @spark_settings(15)
 @given(graphs(), st.data())
-def test_tclose_agrees_on_random_graphs_with_cycles(g, data):
+def test_tclose_agrees_on_random_graphs_with_cycles(engine, g, data):
     src = L(g)
     if data.draw(st.booleans()):
         src = src.restrict(data.draw(conditions(g.heading, max_leaves=2)))
@@ -331,4 +346,50 @@ def test_tclose_agrees_on_random_graphs_with_cycles(g, data):
     tree = src.tclose("src", "dst")
     if data.draw(st.booleans()):
         tree = tree.restrict(attr("src").eq(attr("dst")))  # the nodes on a cycle
-    assert_engines_agree(tree)
+    assert_engines_agree(tree, engine=engine)
+
+
+# --------------------------------------------------------------------------- DuckDB, more examples
+
+duckdb_only = pytest.mark.skipif("duckdb" not in COMPARED, reason="DuckDB is not available here")
+
+
+def duckdb_settings(n: int):
+    return settings(max_examples=n, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                           HealthCheck.filter_too_much])
+
+
+@duckdb_only
+@duckdb_settings(120)
+@given(trees(max_depth=4))
+def test_duckdb_agrees_on_many_random_trees(tree_and_relvars):
+    tree, relvars = tree_and_relvars
+    assert_engines_agree(tree, relvars, engine="duckdb")
+
+
+@duckdb_only
+@duckdb_settings(120)
+@given(core_trees(depth=4, degree_zero=True))
+def test_duckdb_agrees_on_many_core_trees_with_degree_zero(tree_and_relvars):
+    tree, relvars = tree_and_relvars
+    assert_engines_agree(tree, relvars, engine="duckdb")
+
+
+@duckdb_only
+@duckdb_settings(150)
+@given(interval_trees())
+def test_duckdb_agrees_on_many_interval_trees(tree):
+    assert_engines_agree(tree, engine="duckdb")
+
+
+@duckdb_only
+@duckdb_settings(60)
+@given(graphs(), st.data())
+def test_duckdb_tclose_and_gtclose_agree_on_random_graphs(g, data):
+    src = L(g)
+    if data.draw(st.booleans()):
+        tree = src.tclose("src", "dst")
+    else:  # path lengths: finite on acyclic graphs, UnboundedClosure around a cycle
+        tree = src.extend(n=lit(1)).gtclose(("src", "dst"), n=attr("__l__n") + attr("__r__n"))
+    assert_engines_agree(tree, engine="duckdb")
