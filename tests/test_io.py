@@ -522,3 +522,11 @@ def test_import_sira_works_without_pandas_and_pyarrow():
                             timeout=60)
     assert result.returncode == 0, result.stderr
     assert "pip install 'sira[pandas]'" in result.stdout
+
+
+@settings(max_examples=40, deadline=None)
+@given(ANY_RELATION)
+def test_arrow_rows_come_in_canonical_order(r):
+    table = to_arrow(r)
+    assert [next(iter(from_arrow(table.slice(i, 1)).body)) for i in range(table.num_rows)] \
+        == (r.sorted_body() if r.heading.degree else [])

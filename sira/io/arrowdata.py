@@ -8,6 +8,8 @@ order) into columns.
 
 from __future__ import annotations
 
+import operator
+
 from ..errors import DataFormatError, DataSourceError, SiraError
 from ..intervals import Interval, IntervalType
 from ..types import (AVERAGE, BIGINT, BOOLEAN, DATE, FLOAT, INT, LONG, STRING, TIMESTAMP,
@@ -19,6 +21,7 @@ from .mapping import CARDINALITY_KEY, TYPE_KEY, arrow_schema, arrow_type, sira_t
 from .report import NullTally, ReadReport, check_policy
 
 _FEATURE = "Arrow, Parquet and pandas conversion"
+_BEGIN, _END = operator.attrgetter("begin"), operator.attrgetter("end")
 
 
 def _pa():
@@ -255,21 +258,20 @@ def _fields(column, names: tuple, where: str) -> dict:
 
 
 def _interval_values(t: IntervalType, column, where, report) -> tuple:
+    """Intervals from a struct<begin, end> column: a null end is unbounded; begin after end
+    is an error; begin equal to end is the empty interval (only IINTERSECT makes one)."""
     children = _fields(column, ("begin", "end"), where)
     begins, bad = column_values(t.point, children["begin"], f"{where}.begin", report)
     ends, end_bad = column_values(t.point, children["end"], f"{where}.end", report)
     bad.update({i: kind for i, kind in end_bad.items() if kind == "NaN"})
-    values = []
     for i, (begin, end) in enumerate(zip(begins, ends)):
-        if i in bad:
-            values.append(None)
-            continue
-        try:
-            values.append(interval_value(t, begin, end))
-        except SiraError as err:
-            raise DataFormatError(f"{where}, row {i + 1}: {err.message}", source=where,
-                                  line=i + 1) from None
-    return values, bad
+        if end is not None and begin is not None and end < begin and i not in bad:
+            try:
+                interval_value(t, begin, end)
+            except SiraError as err:
+                raise DataFormatError(f"{where}, row {i + 1}: {err.message}", source=where,
+                                      line=i + 1) from None
+    return list(map(Interval, begins, ends)), bad  # the values of bad rows are never used
 
 
 def _average_values(column, where, report) -> tuple:
@@ -325,9 +327,17 @@ def _relation_values(t: RelationType, column, where, report) -> tuple:
 
 
 # =========================================================================== writing
-def to_arrow(relation: Relation):
-    """The relation as an Arrow table: one column per attribute (in the heading's order), the
-    tuples in canonical order, each field's sira type in its metadata.
+def to_arrow(relation: Relation, *, ordered: bool = True):
+    """The relation as an Arrow table: one column per attribute (in the heading's order), each
+    field's sira type in its metadata.
+
+    Args:
+        relation: the relation.
+        ordered: the rows in canonical order (the order sira prints them in), so that the same
+            relation always gives the same table and file; False leaves them in no particular
+            order, which is faster (relation-valued attributes are always in canonical order).
+    Raises:
+        DataFormatError: a BIGINT of more than 38 digits.
 
     >>> import sira
     >>> r = sira.Relation.from_rows({"a": sira.INT}, [(2,), (1,)])
@@ -340,10 +350,47 @@ def to_arrow(relation: Relation):
     if heading.degree == 0:
         placeholder = pa.table({"_": pa.nulls(len(relation))})
         return placeholder.drop_columns(["_"]).replace_schema_metadata(schema.metadata)
-    rows = relation.sorted_body()
+    sortable = all(_arrow_sortable(t) for t in heading.types)
+    rows = relation.sorted_body() if ordered and not sortable else list(relation.body)
     columns = list(zip(*rows)) if rows else [()] * heading.degree
     arrays = [_array(t, column, n) for (n, t), column in zip(heading.attributes, columns)]
-    return pa.Table.from_arrays(arrays, schema=schema)
+    table = pa.Table.from_arrays(arrays, schema=schema)
+    if ordered and sortable and len(rows) > 1:
+        return _canonical_order(table, heading)  # Arrow sorts faster than Python
+    return table
+
+
+def _arrow_sortable(t: Type) -> bool:
+    """Whether Arrow's sort orders values of ``t`` as sira's canonical order does (strings
+    by code point = UTF-8 bytes; an interval by begin, then bounded before unbounded, then
+    end); relation-valued attributes are sorted in Python instead."""
+    if isinstance(t, TupleType):
+        return all(_arrow_sortable(u) for u in t.heading.types)
+    return not isinstance(t, RelationType)
+
+
+def _sort_keys(t: Type, array) -> list:
+    """The arrays whose ascending lexicographic order is the canonical order of ``t``."""
+    pc = _pc()
+    if isinstance(t, IntervalType):
+        begin, end = array.flatten()
+        return [begin, pc.is_null(end), end]
+    if t == AVERAGE:
+        return list(array.flatten())
+    if isinstance(t, TupleType):
+        return [key for u, field in zip(t.heading.types, array.flatten())
+                for key in _sort_keys(u, field)]
+    return [array]
+
+
+def _canonical_order(table, heading: Heading):
+    pa, pc = _pa(), _pc()
+    keys = [key for t, column in zip(heading.types, table.columns)
+            for key in _sort_keys(t, column.combine_chunks())]
+    names = [f"k{i}" for i in range(len(keys))]
+    order = pc.sort_indices(pa.table(keys, names=names),
+                            sort_keys=[(n, "ascending") for n in names])
+    return table.take(order)
 
 
 def _array(t: Type, values, where: str):
@@ -351,8 +398,8 @@ def _array(t: Type, values, where: str):
     pa = _pa()
     target = arrow_type(t)
     if isinstance(t, IntervalType):
-        begins = _array(t.point, [v.begin for v in values], where)
-        ends = _array(t.point, [v.end for v in values], where)
+        begins = _array(t.point, list(map(_BEGIN, values)), where)
+        ends = _array(t.point, list(map(_END, values)), where)
         return pa.StructArray.from_arrays([begins, ends], fields=list(target))
     if t == AVERAGE:
         counts = pa.array([v.count for v in values], pa.int64())
