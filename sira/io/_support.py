@@ -10,7 +10,8 @@ import pathlib
 import re
 import sys
 
-from ..errors import DataFormatError, DataSourceError, DuplicateAttribute, MissingExtra, UnknownAttribute
+from ..errors import (DataFormatError, DataSourceError, DuplicateAttribute, MissingExtra,
+                      UnknownAttribute)
 from ..types import Type
 from .literals import parse_type
 
@@ -81,7 +82,8 @@ def declared_types(types, names, where: str) -> dict:
 
 
 def to_type(t, where: str) -> Type:
-    """A Type from a Type or its text (``"int"``, ``"intinterval"``, ``"relation(heading(a(int)))"``)."""
+    """A Type from a Type or its text: ``"int"``, ``"intinterval"``,
+    ``"relation(heading(a(int)))"``."""
     if isinstance(t, Type):
         return t
     if isinstance(t, str):

@@ -13,7 +13,7 @@ import operator
 from ..errors import DataFormatError, DataSourceError, SiraError
 from ..intervals import Interval, IntervalType
 from ..types import (AVERAGE, BIGINT, BOOLEAN, DATE, FLOAT, INT, LONG, STRING, TIMESTAMP,
-                     Average, IntegerType, RelationType, TupleType, Type)
+                     Average, RelationType, TupleType, Type)
 from ..values import Heading, Relation, Tuple, type_text
 from ._support import attribute_names, declared_types, require, source_name, to_type
 from .literals import NAN, interval_value, read_scalar

@@ -1,7 +1,8 @@
 """JSON files: ``{"heading": {name: type}, "body": [{name: value}, ...]}``.
 
 Values follow the Arrow mapping: numbers, strings and booleans as JSON values (integers of any
-size), DATE and TIMESTAMP as ISO strings, an interval as ``{"begin": b, "end": e}`` (``end``
+size), DATE and TIMESTAMP as ISO strings (a timestamp with a UTC offset, ``...T12:00+02:00``, is
+converted to UTC; sira writes none), an interval as ``{"begin": b, "end": e}`` (``end``
 null or absent: unbounded), an AVERAGE as ``{"count": n, "value": v}``, a tuple-valued
 attribute as an object, a relation-valued attribute as a list of objects in canonical order.
 Infinite FLOATs are the strings ``"Infinity"`` and ``"-Infinity"``: sira never writes the
@@ -295,10 +296,9 @@ def _parts(value, allowed, required, t, where) -> dict:
     extra = sorted(set(parts) - set(allowed))
     missing = [k for k in required if k not in parts]
     if extra or missing:
+        problem = f"unknown key {extra[0]!r}" if extra else f"no {missing[0]}"
         raise DataFormatError(f"{where}: {t.name} is an object with "
-                              f"{' and '.join(allowed)} "
-                              f"({'unknown key ' + repr(extra[0]) if extra else 'no ' + missing[0]})",
-                              source=where)
+                              f"{' and '.join(allowed)} ({problem})", source=where)
     return parts
 
 

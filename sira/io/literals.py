@@ -19,7 +19,6 @@ literals and selectors of literals: ``intinterval(from(4)to(7))`` reads, ``plus(
 from __future__ import annotations
 
 import datetime
-import math
 import re
 
 from ..errors import DataFormatError, IntervalError, ParseError, SiraError
@@ -413,15 +412,11 @@ def _relation(t: RelationType, node) -> Relation:
             body.extend(part.args)
         else:
             raise _NotALiteral(f"expected heading(...) or body(...) in a relation; "
-                               f"{_describe(part) if not isinstance(part, cst.Call) else part.name}")
+                               f"{_describe(part)}")
     rows = frozenset(_tuple_values(t.heading, row) for row in body)
     return Relation(t.heading, rows)
 
 
-def is_nan(value) -> bool:
-    return value is NAN or (isinstance(value, float) and math.isnan(value))
-
-
-__all__ = ["FLOAT_TEXT", "INFINITY_TEXT", "MAX_INTEGER_DIGITS", "NAN", "NAN_TEXT", "int_to_text", "interval_value",
-           "is_nan", "parse_type", "read_boolean", "read_date", "read_float", "read_integer",
-           "read_literal", "read_scalar", "read_timestamp", "text_to_int"]
+__all__ = ["FLOAT_TEXT", "INFINITY_TEXT", "MAX_INTEGER_DIGITS", "NAN", "NAN_TEXT", "int_to_text",
+           "interval_value", "parse_type", "read_boolean", "read_date", "read_float",
+           "read_integer", "read_literal", "read_scalar", "read_timestamp", "text_to_int"]
