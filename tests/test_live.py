@@ -437,14 +437,16 @@ def test_a_crash_while_saving_leaves_the_old_checkpoint(tmp_path, monkeypatch):
     path = tmp_path / "q.ckpt"
     q.save(path)
     good = path.read_bytes()
-    import pickle
+    s = engine.streams["s"]
+    s.attach().insert({"v": 1}, 1)
 
     def crash(*args, **kwargs):
         raise OSError("disk full")
-    monkeypatch.setattr(pickle, "dump", crash)
+    monkeypatch.setattr(os, "fsync", crash)
     with pytest.raises(OSError):
         q.save(path)
     assert path.read_bytes() == good
+    assert os.listdir(tmp_path) == ["q.ckpt"]  # no temporary file left
     assert isinstance(LiveQuery.load(path), LiveQuery)
 
 

@@ -4,8 +4,10 @@ incremental runtime for continuous queries whose results always equal the batch 
     >>> from sira.streams import StreamEngine, LateRowError
 """
 
-from .named import LateRowError, NamedStream, Producer, StreamError
-from .runtime import LiveQuery, NotSupportedLive, StreamEngine
+from .named import LateRowError, NamedStream, Producer, ProducerPosition, StreamError
+from .operators import InternalStreamError
+from .runtime import LiveQuery, NotSupportedLive, QueryFailed, StreamEngine, StreamPosition
 
-__all__ = ["LateRowError", "LiveQuery", "NamedStream", "NotSupportedLive", "Producer",
-           "StreamEngine", "StreamError"]
+__all__ = ["InternalStreamError", "LateRowError", "LiveQuery", "NamedStream", "NotSupportedLive",
+           "Producer", "ProducerPosition", "QueryFailed", "StreamEngine", "StreamError",
+           "StreamPosition"]

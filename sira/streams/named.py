@@ -4,10 +4,13 @@ Bounds", "Named Streams and Rowtime Bounds").
 Producers attach to a stream, insert rows with a rowtime, assert bounds (non-strict; a strict
 bound at t is a non-strict one at t + 1) and detach. Rows leave the stream in rowtime order: a
 row leaves only when every attached producer has a row or a bound at least that late, so the
-stream runs at the speed of its slowest producer, and a newcomer may barge in ahead. A row
-earlier than the stream's clock (the rowtime of the latest row out) or than its producer's own
-bound is late: it raises :class:`LateRowError` and changes nothing. The stream remembers its
-clock after every producer has left.
+stream runs at the speed of its slowest producer, and a newcomer may barge in ahead.
+
+The stream's rowtime bound is the later of its latest row and any bound it has already passed
+on to its consumers; it never goes back, and the stream remembers it after every producer has
+left. A row earlier than that bound, or than its own producer's bound, is late: it raises
+:class:`LateRowError` and changes nothing (the stream, its producers and every query stay
+exactly as they were). Rowtimes and bounds are LONG values, checked before anything changes.
 
     >>> from sira import STRING
     >>> orders = NamedStream("orders", {"ticker": STRING})
@@ -17,18 +20,46 @@ clock after every producer has left.
     >>> p1.insert({"ticker": "ORCL"}, 600)
     >>> out
     [({'seq': 1, 'ticker': 'ORCL', 'ts': 600}, None), (None, 600)]
+    >>> p1.bound(700)
+    >>> p2 = orders.attach("P2")
+    >>> p2.insert({"ticker": "IBM"}, 650)
+    Traceback (most recent call last):
+    ...
+    sira.streams.named.LateRowError: stream 'orders': row {'ticker': 'IBM'} is late: its rowtime is before the bound 700
+
+**Positions and replays (exactly-once).** A producer numbers the rows it accepts 1, 2, 3...;
+its :attr:`Producer.position` says how many it has accepted, the last rowtime, its bound and
+whether it is attached, and checkpoints carry it. A source that replays its input after a
+restore passes each row's sequence number (``insert(row, t, seq=n)``, or ``seq`` of a train's
+first row to ``insert_many``): **a row whose number is at or below the producer's position is
+recognised as already accepted and skipped** (the position does not move); the next number is
+accepted; a number beyond the next is refused with :class:`StreamError` (rows would be lost).
+Rows inserted without a number simply take the next one. A producer is known by its name:
+attaching again under a name that has detached continues its numbering.
+
+**Threads.** Every method of a stream and of its producers takes the stream's lock (streams of
+one :class:`~sira.streams.StreamEngine` share the engine's), so producers may insert, bound and
+detach from several threads at once; the queries and subscribers they drive run on one thread
+at a time.
+
+**Subscribers.** A subscriber that raises is detached: it is called no more, its exception is
+kept in :attr:`NamedStream.subscriber_errors` (with the callback) and logged; the stream, the
+other subscribers and the queries go on.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections import deque
+from collections.abc import Mapping
 
 import attrs
 
-from ..errors import SiraError
+from ..errors import SiraError, SiraTypeError
 from ..types import BOOLEAN, INT, LONG, STRING
-from ..values import Heading, check_row, normalize_name
+from ..values import (Heading, check_row, normalize_name, positional_reorder, reorder_row,
+                      written_order)
 
 LOG = logging.getLogger("sira.streams")  # failing subscribers and queries
 
@@ -44,9 +75,30 @@ class LateRowError(SiraError):
 
 
 class StreamError(SiraError):
-    """Misuse of a stream or producer (a detached producer, a bound going backwards...)."""
+    """Misuse of a stream or producer (a detached producer, a bound going backwards, a gap in
+    replayed sequence numbers...)."""
 
     fields = ("stream", "producer")
+
+
+@attrs.frozen
+class ProducerPosition:
+    """Where a producer stands: ``seq`` rows accepted (the number of the last one; 0 before the
+    first), the ``rowtime`` of the last one, its ``bound`` (no later row may be earlier), and
+    whether it is still ``attached``.
+
+        >>> from sira import INT
+        >>> s = NamedStream("s", {"v": INT})
+        >>> p = s.attach("P")
+        >>> p.insert_many([({"v": 1}, 5), ({"v": 2}, 7)])
+        >>> p.position
+        ProducerPosition(seq=2, rowtime=7, bound=7, attached=True)
+    """
+
+    seq: int
+    rowtime: int | None
+    bound: int | None
+    attached: bool
 
 
 @attrs.define
@@ -55,10 +107,16 @@ class _ProducerState:
     queue: deque = attrs.field(factory=deque)  # (rowtime, body tuple) not yet out
     bound: int | None = None  # rows from this producer will have rowtime >= bound
     attached: bool = True
+    seq: int = 0  # rows accepted so far (the number of the last one)
+    last: int | None = None  # rowtime of the last row accepted
+
+    def position(self) -> ProducerPosition:
+        return ProducerPosition(self.seq, self.last, self.bound, self.attached)
 
 
 class Producer:
-    """A handle for one data source inserting into a named stream."""
+    """A handle for one data source inserting into a named stream (see the module docstring for
+    positions, replays and threads)."""
 
     def __init__(self, stream: "NamedStream", state: _ProducerState):
         self._stream = stream
@@ -68,39 +126,65 @@ class Producer:
     def name(self) -> str:
         return self._state.name
 
-    def insert(self, row, rowtime: int) -> None:
-        """Insert a row (a mapping by attribute name) with its rowtime.
+    @property
+    def position(self) -> ProducerPosition:
+        """How far this producer has got (:class:`ProducerPosition`)."""
+        with self._stream.lock:
+            return self._state.position()
 
+    def insert(self, row, rowtime: int, seq: int | None = None) -> None:
+        """Insert a row (a mapping by attribute name, or the payload's values in the order the
+        heading was written) with its rowtime.
+
+        Args:
+            seq: the row's sequence number, when replaying: at or below this producer's
+                position the row is skipped (it was accepted before).
         Raises:
-            LateRowError: the rowtime is before the stream's clock or this producer's bound.
-            StreamError: the producer has detached.
-            SiraTypeError / UnknownAttribute: the row does not match the stream's heading.
+            LateRowError: the rowtime is before the stream's bound or this producer's bound.
+            StreamError: the producer has detached, or ``seq`` is beyond the next number.
+            SiraTypeError / UnknownAttribute: the row or the rowtime does not match the
+                stream's heading (the rowtime must be a LONG).
         """
-        self._stream._insert(self._state, [(row, rowtime)])
+        self._stream._insert(self._state, [(row, rowtime)], seq)
 
-    def insert_many(self, items) -> None:
+    def insert_many(self, items, seq: int | None = None) -> None:
         """Insert a train of ``(row, rowtime)`` pairs, in rowtime order, all or nothing.
 
         A train costs one pass through the queries instead of one per row. Every row is checked
         before any is inserted: if one is late, out of order or does not match the heading, the
-        error names it and the stream is unchanged.
+        error names it and the stream is unchanged. With ``seq`` (the first row's sequence
+        number; the others follow), rows already accepted are skipped.
 
             >>> from sira import INT
             >>> s = NamedStream("s", {"v": INT})
             >>> got = []
             >>> s.subscribe(lambda row, bound: got.append(row["v"] if row else bound))
-            >>> s.attach().insert_many([({"v": 1}, 5), ({"v": 2}, 7)])
+            >>> p = s.attach()
+            >>> p.insert_many([({"v": 1}, 5), ({"v": 2}, 7)])
             >>> got
             [1, 2, 7]
+            >>> p.insert_many([({"v": 2}, 7), ({"v": 3}, 8)], seq=2)  # a replay from row 2
+            >>> got
+            [1, 2, 7, 3, 8]
         """
-        self._stream._insert(self._state, items)
+        self._stream._insert(self._state, items, seq)
 
     def bound(self, rowtime: int, strict: bool = False) -> None:
-        """Promise that this producer's future rows have rowtime >= ``rowtime`` (> when strict)."""
-        self._stream._bound(self._state, rowtime + 1 if strict else rowtime)
+        """Promise that this producer's future rows have rowtime >= ``rowtime`` (> when strict).
+
+        Raises:
+            SiraTypeError: ``rowtime`` is not a LONG (NaN, a string...); nothing changes.
+            StreamError: the producer has detached, or the bound goes back.
+            LateRowError: the bound is before the stream's bound.
+        """
+        self._stream._bound(self._state, rowtime, strict)
 
     def detach(self) -> None:
+        """Leave the stream; rows already inserted still leave it in order."""
         self._stream._detach(self._state)
+
+    def __repr__(self):
+        return f"<Producer {self.name!r} of stream {self._stream.name!r}>"
 
 
 class NamedStream:
@@ -108,97 +192,218 @@ class NamedStream:
 
     Subscribers are called with ``(row_dict, None)`` for each row that leaves the stream and
     ``(None, bound)`` when the stream's bound advances.
+
+    Args:
+        lock: the lock serialising this stream's producers and consumers (a StreamEngine
+            passes its own, shared by all its streams); a new one by default.
     """
 
-    def __init__(self, name: str, payload, rowtime: str = "ts", arrival: str = "seq"):
+    def __init__(self, name: str, payload, rowtime: str = "ts", arrival: str = "seq",
+                 lock=None):
         self.name = normalize_name(name)
         self.payload = Heading.of(payload)
+        self.payload_order = written_order(payload) or self.payload.names  # positional rows
+        self._order = positional_reorder(self.payload, self.payload_order)
         self.rowtime = normalize_name(rowtime)
         self.arrival = normalize_name(arrival)
         self.heading = self.payload.extend([(self.rowtime, LONG), (self.arrival, LONG)],
                                            "STREAM")
-        self._producers: list = []
+        self.lock = lock if lock is not None else threading.RLock()
+        self._producers: list = []  # producers still attached or with rows waiting
+        self._states: dict = {}  # name -> _ProducerState, every producer ever attached
         self.clock: int | None = None  # rowtime of the latest row out
         self.seq = 0
         self._subscribers: list = []  # public: (row dict, bound) per row and per bound
+        self.subscriber_errors: list = []  # (callback, exception) of subscribers that raised
         self._listeners: list = []  # internal: (list of body tuples, bound) per pump
-        self._last_bound = None
+        self._passed = None  # the latest bound passed on to consumers
         self._fast = _FastRows(self.heading, self.payload, self.rowtime)
+        self.rowtime_index = self.heading.index(self.rowtime)  # positions in body tuples
+        self.arrival_index = self.heading.index(self.arrival)
 
     # ------------------------------------------------------------------ producers
     def attach(self, name: str | None = None) -> Producer:
-        state = _ProducerState(name or f"producer{len(self._producers) + 1}")
-        self._producers.append(state)
-        return Producer(self, state)
+        """A producer for this stream; a name that has detached before continues its
+        numbering (see positions in the module docstring).
+
+        Raises:
+            StreamError: a producer of that name is attached.
+        """
+        with self.lock:
+            if name is None:
+                name = self._fresh_name()
+            elif not isinstance(name, str) or not name:
+                raise SiraTypeError(f"stream '{self.name}': a producer name must be a "
+                                    f"non-empty string (got {name!r})", expected="a name",
+                                    got=repr(name))
+            state = self._states.get(name)
+            if state is None:
+                state = self._states[name] = _ProducerState(name)
+            elif state.attached:
+                raise StreamError(f"stream '{self.name}': producer {name} is already attached",
+                                  stream=self.name, producer=name)
+            else:
+                state.attached, state.bound = True, None
+            if state not in self._producers:
+                self._producers.append(state)
+            return Producer(self, state)
+
+    def _fresh_name(self) -> str:
+        n = len(self._states) + 1
+        while f"producer{n}" in self._states:
+            n += 1
+        return f"producer{n}"
+
+    def producer(self, name: str) -> Producer:
+        """The handle of the attached producer ``name`` (after a restore, for instance).
+
+        Raises:
+            StreamError: no producer of that name is attached.
+        """
+        with self.lock:
+            state = self._states.get(name)
+            if state is None or not state.attached:
+                attached = ", ".join(s.name for s in self._states.values() if s.attached)
+                why = "has detached" if state is not None else "is not known"
+                raise StreamError(f"stream '{self.name}': producer {name} {why} (attached: "
+                                  f"{attached or 'none'})", stream=self.name, producer=name)
+            return Producer(self, state)
+
+    def position(self) -> dict:
+        """Each producer's :class:`ProducerPosition` (attached or not), by name."""
+        with self.lock:
+            return {name: state.position() for name, state in self._states.items()}
 
     def subscribe(self, callback) -> None:
-        self._subscribers.append(callback)
+        """``callback(row_dict, None)`` per row out and ``callback(None, bound)`` per bound; one
+        that raises is detached and its error kept in ``subscriber_errors``."""
+        with self.lock:
+            self._subscribers.append(callback)
 
     def listen(self, callback) -> None:
         """``callback(bodies, bound)`` once per batch of rows leaving the stream (body tuples in
         heading order, possibly none) with the stream's bound after them (None if unchanged)."""
-        self._listeners.append(callback)
+        with self.lock:
+            self._listeners.append(callback)
 
-    def _insert(self, state, items):
+    @property
+    def passed_bound(self):
+        """The latest bound passed on to consumers: no row earlier than it may come any more."""
+        return self._passed
+
+    def _insert(self, state, items, seq):
+        with self.lock:
+            self._require_attached(state)
+            items = list(items)
+            skip = self._replayed(state, len(items), seq)
+            bodies = self._checked_train(state, items[skip:])
+            if not bodies:
+                return 0
+            state.queue.extend(bodies)
+            state.seq += len(bodies)
+            state.last = bodies[-1][0]
+            if state.bound is None or state.last > state.bound:
+                state.bound = state.last
+            self._pump()
+            return len(bodies)
+
+    def _require_attached(self, state):
         if not state.attached:
             raise StreamError(f"stream '{self.name}': producer {state.name} has detached",
                               stream=self.name, producer=state.name)
+
+    def _replayed(self, state, n, seq) -> int:
+        """How many of ``n`` rows numbered from ``seq`` were accepted before (the replay rule)."""
+        if seq is None:
+            return 0
+        if type(seq) is not int or seq < 1:
+            raise SiraTypeError(f"stream '{self.name}': a sequence number is an integer from 1 "
+                                f"(got {seq!r})", expected="a positive integer", got=repr(seq))
+        if seq > state.seq + 1:
+            raise StreamError(f"stream '{self.name}': producer {state.name} has accepted "
+                              f"{state.seq} rows; row {seq} would leave rows {state.seq + 1} to "
+                              f"{seq - 1} out", stream=self.name, producer=state.name)
+        return min(n, state.seq + 1 - seq)
+
+    def _checked_train(self, state, items) -> list:
+        """``(rowtime, body)`` per row, every row checked (heading, types, lateness, order)
+        before anything changes."""
         floor = self._floor(state)
         bodies = []
-        for row, rowtime in items:  # check everything before changing anything
+        for row, rowtime in items:
             body = self._fast.body(row, rowtime)
             if body is None:
-                values = dict(row)
-                values[self.rowtime] = rowtime
-                values[self.arrival] = 0
-                body = check_row(self.heading, values, operator="STREAM")
+                body = self._checked_body(row, rowtime)
+                rowtime = body[self._fast.rowtime_index]
             if floor is not None and rowtime < floor:
-                raise LateRowError(stream=self.name, row=dict(row), bound=floor)
+                raise LateRowError(stream=self.name, row=self._payload_dict(row), bound=floor)
             floor = rowtime
             bodies.append((rowtime, body))
-        if not bodies:
-            return
-        state.queue.extend(bodies)
-        if state.bound is None or floor > state.bound:
-            state.bound = floor
-        self._pump()
+        return bodies
+
+    def _checked_body(self, row, rowtime) -> tuple:
+        values = self._payload_dict(row)
+        values[self.rowtime] = rowtime
+        values[self.arrival] = 0
+        return check_row(self.heading, values, operator=f"STREAM {self.name}")
+
+    def _payload_dict(self, row) -> dict:
+        """A row given by name or by position (in the order the payload was written) as a dict
+        by name."""
+        if isinstance(row, Mapping):
+            return dict(row)
+        if self._order is not None:
+            row = reorder_row(row, self._order, self.payload)
+        values = check_row(self.payload, row, operator=f"STREAM {self.name}")
+        return dict(zip(self.payload.names, values))
 
     def _floor(self, state):
-        """The earliest rowtime ``state`` may still insert."""
-        clock, own = self.clock, state.bound
-        if clock is None or (own is not None and own > clock):
+        """The earliest rowtime ``state`` may still insert: the later of the bound the stream
+        has passed on (which is at least its latest row) and the producer's own bound."""
+        passed, own = self._passed, state.bound
+        if passed is None or (own is not None and own > passed):
             return own
-        return clock
+        return passed
 
-    def _bound(self, state, rowtime):
-        if not state.attached:
-            raise StreamError(f"stream '{self.name}': producer {state.name} has detached",
-                              stream=self.name, producer=state.name)
-        if state.bound is not None and rowtime < state.bound:
-            raise StreamError(f"stream '{self.name}': producer {state.name} cannot move its "
-                              f"bound back from {state.bound} to {rowtime}", stream=self.name,
-                              producer=state.name)
-        if self.clock is not None and rowtime < self.clock:
-            raise LateRowError(f"stream '{self.name}': bound {rowtime} is before the stream's "
-                               f"clock {self.clock}", stream=self.name, row=None,
-                               bound=self.clock)
-        state.bound = rowtime
-        self._pump()
+    def _bound(self, state, rowtime, strict):
+        with self.lock:
+            rowtime = self._checked_time(rowtime, "a bound")
+            if strict:
+                rowtime = LONG.check(rowtime + 1, operator=f"STREAM {self.name}")
+            self._require_attached(state)
+            if state.bound is not None and rowtime < state.bound:
+                raise StreamError(f"stream '{self.name}': producer {state.name} cannot move "
+                                  f"its bound back from {state.bound} to {rowtime}",
+                                  stream=self.name, producer=state.name)
+            if self._passed is not None and rowtime < self._passed:
+                raise LateRowError(f"stream '{self.name}': bound {rowtime} is before the "
+                                   f"stream's bound {self._passed}", stream=self.name, row=None,
+                                   bound=self._passed)
+            state.bound = rowtime
+            self._pump()
+
+    def _checked_time(self, value, what):
+        if type(value) is not int:
+            got = repr(value)
+            raise SiraTypeError(f"stream '{self.name}': {what} must be a LONG rowtime (got "
+                                f"{got}, a {type(value).__name__})", operator=f"STREAM "
+                                f"{self.name}", expected="LONG", got=got)
+        return LONG.check(value, operator=f"STREAM {self.name}")
 
     def _detach(self, state):
-        if not state.attached:
-            raise StreamError(f"stream '{self.name}': producer {state.name} has already "
-                              f"detached", stream=self.name, producer=state.name)
-        state.attached = False
-        self._pump()
+        with self.lock:
+            if not state.attached:
+                raise StreamError(f"stream '{self.name}': producer {state.name} has already "
+                                  f"detached", stream=self.name, producer=state.name)
+            state.attached = False
+            self._pump()
 
     # ------------------------------------------------------------------ merging
     def _effective_bound(self, state):
         """The earliest rowtime this attached producer can still deliver."""
         if state.queue:
             return state.queue[0][0]
-        b = self._floor(state)
-        return b
+        return self._floor(state)
 
     def _pump(self):
         out = []
@@ -220,8 +425,8 @@ class NamedStream:
             self.seq = seq
             self.clock = out[-1][0]
         bound = self.bound
-        if bound is not None and (self._last_bound is None or bound > self._last_bound):
-            self._last_bound = bound
+        if bound is not None and (self._passed is None or bound > self._passed):
+            self._passed = bound
         else:
             bound = None
         if bodies or bound is not None:
@@ -250,10 +455,10 @@ class NamedStream:
         """The stream's output bound: no later row will have an earlier rowtime."""
         attached = [s for s in self._producers if s.attached or s.queue]
         if not attached:
-            return self.clock
+            return self._passed if self._passed is not None else self.clock
         bounds = [self._effective_bound(s) for s in attached]
         if any(b is None for b in bounds):
-            return self.clock
+            return self._passed if self._passed is not None else self.clock
         return min(bounds)
 
     def _emit(self, bodies, bound):
@@ -266,12 +471,20 @@ class NamedStream:
         if bound is not None:
             items.append((None, bound))
         for callback in list(self._subscribers):
-            for row, b in items:
-                try:
+            try:
+                for row, b in items:
                     callback(row, b)
-                except Exception:  # a subscriber that raises must not corrupt the stream
-                    LOG.exception(
-                        "subscriber of stream %s raised", self.name)
+            except Exception as err:  # a subscriber that raises must not corrupt the stream
+                detach_failed_subscriber(self._subscribers, self.subscriber_errors, callback,
+                                         err, f"stream {self.name}")
+
+
+def detach_failed_subscriber(subscribers: list, errors: list, callback, err, where) -> None:
+    """The subscriber policy: one that raised is called no more; its error is kept and logged."""
+    if callback in subscribers:
+        subscribers.remove(callback)
+    errors.append((callback, err))
+    LOG.error("subscriber of %s raised and was detached: %r", where, err)
 
 
 class _FastRows:
@@ -281,6 +494,7 @@ class _FastRows:
 
     def __init__(self, heading, payload, rowtime):
         self.arrival_index = None
+        self.rowtime_index = heading.index(rowtime)
         self.degree = payload.degree
         self.plan = []  # per heading position: (payload name or None for rowtime/arrival, test)
         for i, (name, t) in enumerate(heading.attributes):

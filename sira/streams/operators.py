@@ -16,7 +16,7 @@ from ..algebra.windows import Changes, DStream, IStream
 from ..errors import SiraError
 from ..expressions.evaluate import compile_row
 from ..intervals import Interval
-from .named import LOG, NamedStream
+from .named import NamedStream, detach_failed_subscriber
 
 INFINITY = float("inf")
 
@@ -31,6 +31,17 @@ class NotSupportedLive(SiraError):
 
 
 
+class InternalStreamError(SiraError):
+    """An operator of a continuous query received input that breaks its invariants (an item
+    earlier than a bound it was given, an instant twice, the exit of a tuple that never
+    entered). Validated input never causes one: it means a bug, and the query stops."""
+
+    fields = ("operator", "detail")
+
+    def default_message(self):
+        return f"internal error in {self.operator}: {self.detail}"
+
+
 class Operator(abc.ABC):
     """A dataflow operator: receives batches from its inputs and passes batches downstream.
 
@@ -39,52 +50,83 @@ class Operator(abc.ABC):
     relation's changes ``[(t, [(body, +1 or -1), ...]), ...]``, one entry per instant, in time
     order, netted; ``on_bound(b, port)``: no later input will have a time < b. Rows at t also
     promise that nothing earlier than t follows on that input.
+
+    Every batch passed downstream is checked against what the receiving port was promised
+    (``admit``): an item earlier than a bound given, or an instant seen before, raises
+    :class:`InternalStreamError` naming the receiving operator before it changes anything.
     """
 
     def __init__(self, node, heading):
         self.node = node
         self.heading = heading
         self.downstream: list = []  # (operator, port)
+        self.ports: dict = {}  # port -> [bound given, latest time received] (the guard)
         self._fns = None
 
     def connect(self, op, port=0):
         self.downstream.append((op, port))
+        op.ports[port] = [-INFINITY, -INFINITY]
 
     def emit_rows(self, rows):
+        first, last = rows[0][0], rows[-1][0]
         for op, port in self.downstream:
+            op.admit(port, first, last, False)
             op.on_rows(rows, port)
 
     def emit_changes(self, batch):
+        first, last = batch[0][0], batch[-1][0]
         for op, port in self.downstream:
+            op.admit(port, first, last, True)
             op.on_changes(batch, port)
 
     def emit_bound(self, b):
         for op, port in self.downstream:
+            seen = op.ports[port]
+            if b > seen[0]:
+                seen[0] = b
             op.on_bound(b, port)
 
+    def admit(self, port, first, last, changes) -> None:
+        """Check a batch spanning ``first``..``last`` against port ``port``'s promises: rows may
+        repeat the latest instant, changes (one entry per instant) may not."""
+        seen = self.ports[port]
+        bound, latest = seen
+        if first < bound or first < latest or last < first or (changes and first == latest):
+            what = "changes" if changes else "a row"
+            if last < first:
+                self.fail(f"{what} at {last} after {what} at {first} in one batch")
+            if first < bound:
+                self.fail(f"{what} at {first} on input {port}, which was bounded at {bound}")
+            self.fail(f"{what} at {first} on input {port} after input at {latest}")
+        seen[1] = last
+
+    def fail(self, detail):
+        """Raise :class:`InternalStreamError` naming this operator."""
+        raise InternalStreamError(operator=self.label(), detail=detail)
+
+    def label(self) -> str:
+        text = repr(self.node)
+        text = text if len(text) <= 80 else text[:77] + "..."
+        return f"{type(self).__name__} {text}"
+
     def on_rows(self, rows, port):
-        raise SiraError(f"internal: {type(self).__name__} takes no stream rows")
+        self.fail("it takes no stream rows")
 
     def on_changes(self, batch, port):
-        raise SiraError(f"internal: {type(self).__name__} takes no temporal changes")
+        self.fail("it takes no temporal changes")
 
     @abc.abstractmethod
     def on_bound(self, b, port):
         """Receive a bound on input ``port``."""
 
     def functions(self):
-        """Compiled expressions, rebuilt after a restore (closures do not pickle)."""
+        """Compiled expressions, built on first use (and again after a restore)."""
         if self._fns is None:
             self._fns = self.compile()
         return self._fns
 
     def compile(self):
         return ()
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state["_fns"] = None
-        return state
 
 
 def _relation_of(node):
@@ -195,11 +237,6 @@ class Source(Operator):
         self.rowtime = stream.rowtime
         self.at = stream.heading.index(stream.rowtime)
 
-    def feed(self, row: dict | None, bound):
-        """One row (a dict by attribute name, as streams give their subscribers) and/or a bound."""
-        bodies = [] if row is None else [tuple(row[n] for n in self.heading.names)]
-        self.feed_train(bodies, bound)
-
     def feed_train(self, bodies: list, bound):
         """Rows (body tuples in rowtime order) leaving the stream, then its bound (or None)."""
         if bodies:
@@ -212,7 +249,7 @@ class Source(Operator):
             self.emit_bound(bound)
 
     def on_bound(self, b, port):  # sources are fed, not pushed
-        raise SiraError("internal: a source has no input")
+        self.fail("a source has no input")
 
 
 class Merge(Operator):
@@ -268,14 +305,22 @@ class _Keyed:
         return tuple([row[i] for i in self.positions])
 
     def change(self, row, delta):
+        """Add (delta > 0) or remove a tuple; False when removing one that is not there."""
         k = self.key(row)
         if delta > 0:
             self.index.setdefault(k, set()).add(row)
-        else:
-            members = self.index[k]
-            members.discard(row)
-            if not members:
-                del self.index[k]
+            return True
+        members = self.index.get(k)
+        if members is None or row not in members:
+            return False
+        members.discard(row)
+        if not members:
+            del self.index[k]
+        return True
+
+    def rows(self):
+        """Every tuple held (in no particular order)."""
+        return [row for members in self.index.values() for row in members]
 
     def matching(self, key):
         return self.index.get(key, ())
@@ -403,6 +448,7 @@ class Sink(Operator):
         self.results: list = []
         self.open: dict = {}  # temporal: value -> begin
         self.subscribers: list = []
+        self.subscriber_errors: list = []  # (callback, exception) of subscribers that raised
         self.bound = None
 
     def on_bound(self, b, port):
@@ -420,9 +466,15 @@ class Sink(Operator):
         for t, changes in batch:
             for value, delta in changes:
                 if delta > 0:
+                    if value in self.open:
+                        self.fail(f"{value} enters at {t} while it holds since "
+                                  f"{self.open[value]}")
                     self.open[value] = t
                 else:
-                    begin = self.open.pop(value)
+                    begin = self.open.pop(value, None)
+                    if begin is None or not begin < t:
+                        self.fail(f"{value} leaves at {t} but did not hold before "
+                                  f"(since {begin})")
                     self._out_interval(value, begin, t, t)
 
     def finish(self):
@@ -447,5 +499,6 @@ class Sink(Operator):
         for callback in list(self.subscribers):
             try:
                 callback(row, bound)
-            except Exception:  # a subscriber that raises must not corrupt the query
-                LOG.exception("query subscriber raised")
+            except Exception as err:  # a subscriber that raises must not corrupt the query
+                detach_failed_subscriber(self.subscribers, self.subscriber_errors, callback,
+                                         err, f"query {self.node!r}")

@@ -46,9 +46,9 @@ checkpoints the whole dataflow to a file (write, fsync, rename); ``LiveQuery.loa
 
 from __future__ import annotations
 
-import os
-import pickle
-import tempfile
+import threading
+
+import attrs
 
 from ..algebra.aggregation import SummarizeBy
 from ..algebra.basic import Extend, Project, RelvarRef, Rename, Restrict
@@ -56,69 +56,221 @@ from ..algebra.joins import Join, SemiJoin, SemiMinus
 from ..algebra.packing import interval_names
 from ..algebra.setops import Intersect, Minus, Union, XMinus
 from ..algebra.windows import Changes, DStream, IStream, Window
-from ..values import Relation, normalize_name
-from .named import LOG, NamedStream
+from ..errors import SiraError, UnknownRelvar, closest_names
+from ..values import Relation, check_row, normalize_name
+from .named import LOG, LateRowError, NamedStream, StreamError
 from .operators import (INFINITY, Merge, NotSupportedLive, RowMap, Sink, Source, StreamJoin,
                         ToStream)
 from .temporal import TemporalJoin, TemporalSetOp, TemporalSummarize, WindowOp, WindowSummarize
 
 
-# ---------------------------------------------------------------------------------- compiling
+# ---------------------------------------------------------------------------------- queries
+
+class QueryFailed(SiraError):
+    """Input offered to a continuous query that has failed (``query.error`` says why): a failed
+    query takes no more input, also after a restore, and says so instead of dropping it."""
+
+    fields = ("query", "error")
+
+    def default_message(self):
+        return (f"the continuous query {self.query} has failed and takes no more input "
+                f"({self.error})")
+
+
+@attrs.frozen
+class StreamPosition:
+    """A query's position on one stream: ``seq`` rows consumed (the arrival number of the last
+    one), the ``bound`` it was given, and each producer's :class:`ProducerPosition` by name."""
+
+    seq: int
+    bound: object
+    producers: dict
+
+
+@attrs.define
+class _Input:
+    """What a query has consumed from one stream: the last arrival number and the bound."""
+
+    seq: int = 0
+    bound: object = None
+
 
 class LiveQuery:
     """A registered continuous query: its dataflow, its results so far, checkpoints.
 
     A query that fails while running (an INT sum overflowing, a division by zero in an EXTEND)
-    stops: ``error`` holds the exception, its results so far stay, and it takes no more input.
-    The streams and the other queries go on; the row that caused it stays inserted.
+    stops: ``error`` holds the exception, its results so far stay, and it takes no more input
+    (offering it some raises :class:`QueryFailed`, also after a restore). The streams and the
+    other queries go on; the row that caused it stays inserted.
+
+    A subscriber that raises is detached: it is called no more, its exception is kept in
+    ``subscriber_errors`` (with the callback) and logged; the results and the other subscribers
+    are unaffected.
     """
 
-    def __init__(self, node, sources: dict, sink: Sink):
+    def __init__(self, node, sources: dict, sink: Sink, streams: dict | None = None,
+                 relations: dict | None = None):
         self.node = node
         self.sources = sources  # stream name -> [Source, ...]
         self.sink = sink
+        self.streams = dict(streams or {})  # stream name -> NamedStream, those the query reads
+        self.relations = dict(relations or {})  # constant relvars the query reads, by name
+        self.inputs = {name: _Input(seq=s.seq) for name, s in self.streams.items()}
         self.error: Exception | None = None
+        self.engine = None  # the StreamEngine feeding it, once registered
+        self.lock = threading.RLock()  # the engine's, once registered
 
     @property
     def heading(self):
         return self.node.heading
 
+    @property
+    def keep(self) -> bool:
+        return self.sink.keep
+
+    @property
+    def subscriber_errors(self) -> list:
+        """``(callback, exception)`` for each subscriber that raised and was detached."""
+        return self.sink.subscriber_errors
+
     def results(self) -> list:
         """Every final result so far, as dicts, in the order they became final."""
-        names = self.sink.heading.names
-        return [dict(zip(names, r)) for r in self.sink.results]
+        with self.lock:
+            names = self.sink.heading.names
+            return [dict(zip(names, r)) for r in self.sink.results]
 
     def relation(self):
         """The results so far as a relation (equal to the batch result once input is complete)."""
-        from ..values import Relation
-        return Relation(self.sink.heading, frozenset(self.sink.results))
+        with self.lock:
+            return Relation(self.sink.heading, frozenset(self.sink.results))
 
     def subscribe(self, callback) -> None:
-        """``callback(row_dict, bound)`` for each result as it becomes final."""
-        self.sink.subscribers.append(callback)
+        """``callback(row_dict, bound)`` for each result as it becomes final; one that raises is
+        detached and its error kept in ``subscriber_errors``."""
+        with self.lock:
+            self.sink.subscribers.append(callback)
+
+    def position(self) -> dict:
+        """Where the query stands on each stream it reads: a :class:`StreamPosition` by stream
+        name, with the rows it has consumed and each producer's position. A source replays
+        from there: rows numbered after a producer's ``seq`` (or all, with their numbers: those
+        already accepted are skipped), bounds above its ``bound``.
+
+            >>> import sira
+            >>> engine = StreamEngine()
+            >>> s = engine.create_stream("s", {"v": sira.INT})
+            >>> q = engine.register("restrict(s, gt(v, 0))")
+            >>> s.attach("P").insert({"v": 1}, 5)
+            >>> q.position()["s"]
+            StreamPosition(seq=1, bound=5, producers={'P': ProducerPosition(seq=1, rowtime=5, \
+bound=5, attached=True)})
+        """
+        with self.lock:
+            return {name: StreamPosition(self.inputs[name].seq, self.inputs[name].bound,
+                                         stream.position())
+                    for name, stream in self.streams.items()}
+
+    def producer(self, stream_name: str, producer_name: str):
+        """The handle of an attached producer of a stream this query reads (after a restore, to
+        go on inserting)."""
+        return self._stream(stream_name).producer(producer_name)
 
     def feed(self, stream_name: str, row, bound) -> None:
-        """Push one row of a stream (a dict, as stream subscribers get it) and/or a bound."""
-        for source in self.sources.get(stream_name, ()):
-            self._run(source.feed, row, bound)
+        """Push one row of a stream and/or a bound, as the stream would: ``row`` is a dict by
+        attribute name with the rowtime and arrival number (as stream subscribers get it), or
+        None.
+
+        The row is checked exactly as a producer's insert is: its heading and types, its
+        lateness (not before the bound this query was given on that stream) and its arrival
+        number. The replay rule: a row numbered at or below the query's position on the stream
+        was consumed before and is skipped; a number beyond the next is refused. A bound at or
+        below the one already given is stale and ignored.
+
+        Raises:
+            UnknownRelvar: the query reads no stream of that name.
+            SiraTypeError / UnknownAttribute: the row or the bound does not fit the stream.
+            LateRowError: the row's rowtime is before the query's bound on that stream.
+            StreamError: the row's number leaves rows out.
+            QueryFailed: the query has failed before.
+        """
+        with self.lock:
+            stream = self._stream(stream_name)
+            bodies = [] if row is None else [self._checked_body(stream, row)]
+            self._take(stream, bodies, self._checked_bound(stream, bound), checked=True)
 
     def feed_train(self, stream_name: str, bodies: list, bound) -> None:
-        """Push a train of rows (body tuples in the stream's heading order) and a bound."""
-        for source in self.sources.get(stream_name, ()):
-            self._run(source.feed_train, bodies, bound)
+        """Push a train of rows (body tuples in the stream's heading order, arrival numbers
+        consecutive) and a bound; checked as :meth:`feed` checks one row."""
+        with self.lock:
+            stream = self._stream(stream_name)
+            bodies = [self._checked_body(stream, body) for body in bodies]
+            self._take(stream, bodies, self._checked_bound(stream, bound), checked=True)
+
+    def _stream(self, name):
+        stream = self.streams.get(normalize_name(name)) if isinstance(name, str) else None
+        if stream is None:
+            known = sorted(self.streams)
+            raise UnknownRelvar(relvar=name, available=tuple(known),
+                                suggestions=closest_names(str(name), known))
+        return stream
+
+    @staticmethod
+    def _checked_body(stream, row) -> tuple:
+        return check_row(stream.heading, row, operator=f"STREAM {stream.name}")
+
+    @staticmethod
+    def _checked_bound(stream, bound):
+        return None if bound is None else stream._checked_time(bound, "a bound")
+
+    def _consume(self, stream, bodies: list, bound) -> None:
+        """Rows and a bound straight from a stream this query is registered on (already checked
+        by the stream; only the position is checked here)."""
+        self._take(stream, bodies, bound, checked=False)
+
+    def _take(self, stream, bodies, bound, checked):
+        """Apply the replay rule and the lateness check, then push through the dataflow."""
+        if self.error is not None:
+            self._require_running()
+        name = stream.name
+        where = self.inputs[name]
+        seq_at, at = stream.arrival_index, stream.rowtime_index
+        bodies = _after(bodies, where.seq, seq_at)
+        if bodies:
+            _check_continues(stream, bodies, where, seq_at, at, checked)
+            where.seq = bodies[-1][seq_at]
+            last = bodies[-1][at]
+            if where.bound is None or last > where.bound:
+                where.bound = last
+        if bound is not None and (where.bound is None or bound > where.bound):
+            where.bound = bound
+        else:
+            bound = None
+        if bodies or bound is not None:
+            for source in self.sources.get(name, ()):
+                self._run(source.feed_train, bodies, bound)
 
     def finish(self) -> None:
-        """Declare the input complete: every pending result becomes final."""
-        for sources in self.sources.values():
-            for source in sources:
-                self._run(source.emit_bound, INFINITY)
-        if self.error is None:
+        """Declare the input complete: every pending result becomes final.
+
+        Raises:
+            QueryFailed: the query has failed before.
+        """
+        with self.lock:
+            self._require_running()
+            for name, sources in self.sources.items():
+                self.inputs[name].bound = INFINITY
+                for source in sources:
+                    self._run(source.emit_bound, INFINITY)
             self.sink.finish()
+
+    def _require_running(self):
+        if self.error is not None:
+            raise QueryFailed(query=repr(self.node), error=failure_text(self.error))
 
     def _run(self, step, *args):
         """One push through the dataflow; a failure stops the query and is raised once."""
         if self.error is not None:
-            return
+            self._require_running()
         try:
             step(*args)
         except Exception as err:
@@ -126,30 +278,67 @@ class LiveQuery:
             raise
 
     def save(self, path) -> None:
-        """Checkpoint the query's state to ``path`` atomically (write, fsync, rename)."""
-        directory = os.path.dirname(os.path.abspath(path))
-        subscribers = self.sink.subscribers
-        self.sink.subscribers = []
-        fd, tmp = tempfile.mkstemp(prefix=".sira-checkpoint-", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                pickle.dump(self, f, protocol=pickle.HIGHEST_PROTOCOL)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        finally:
-            self.sink.subscribers = subscribers
+        """Checkpoint the query, the streams it reads (their bounds, clocks, producers and
+        positions) and the constant relations it reads to ``path``, atomically.
+
+        The file is data only (a versioned, checksummed JSON document; see
+        :mod:`sira.streams.checkpoint`): loading it never runs code. Subscribers are not saved.
+        """
+        from .checkpoint import save_checkpoint
+        with self.lock:
+            save_checkpoint(path, list(self.streams.values()), [self])
 
     @staticmethod
     def load(path) -> "LiveQuery":
-        """A query restored from a checkpoint (subscribe again; feed it the rest)."""
-        with open(path, "rb") as f:
-            return pickle.load(f)
+        """The query restored from a checkpoint, with its streams and producers in a new
+        :class:`StreamEngine` (``query.engine``): subscribe again, and go on inserting through
+        ``query.producer(stream, name)`` (or feed it), replaying from ``query.position()``.
 
+        Raises:
+            CheckpointError: the file is missing, truncated, corrupted, tampered with, of another
+                format version, not a checkpoint, or holds several queries (use
+                :meth:`StreamEngine.load`).
+        """
+        from .checkpoint import load_checkpoint
+        engine = load_checkpoint(path)
+        if len(engine.queries) != 1:
+            from ..errors import CheckpointError
+            raise CheckpointError(path=str(path), reason=f"it holds {len(engine.queries)} "
+                                  f"queries; load it with StreamEngine.load")
+        return engine.queries[0]
+
+
+def failure_text(error) -> str:
+    """What made a query fail, as ``ErrorClass: message`` (kept as it is across restores)."""
+    if isinstance(error, QueryFailed):
+        return error.error
+    return f"{type(error).__name__}: {error}"
+
+
+def _after(bodies, seq, seq_at) -> list:
+    """The rows numbered after ``seq`` (the others were consumed before: the replay rule)."""
+    if not bodies or bodies[0][seq_at] > seq:
+        return bodies
+    return [body for body in bodies if body[seq_at] > seq]
+
+
+def _check_continues(stream, bodies, where, seq_at, at, checked) -> None:
+    """Rows must continue the numbering and not come before the bound already given; a train
+    from a hand (``checked``) is also checked row by row."""
+    rows = bodies if checked else bodies[:1]
+    expected, floor = where.seq + 1, where.bound
+    for body in rows:
+        if body[seq_at] != expected:
+            raise StreamError(f"stream '{stream.name}': row {body[seq_at]} after row "
+                              f"{expected - 1} leaves rows out", stream=stream.name,
+                              producer=None)
+        if floor is not None and body[at] < floor:
+            raise LateRowError(stream=stream.name,
+                               row=dict(zip(stream.heading.names, body)), bound=floor)
+        expected, floor = expected + 1, body[at]
+
+
+# ---------------------------------------------------------------------------------- compiling
 
 STREAM, TEMPORAL, STATIC = "stream", "temporal", "static"
 
@@ -173,6 +362,8 @@ def compile_query(node, streams: dict, relations: dict | None = None,
         if isinstance(n, (Restrict, Extend, Project, Rename)):
             src, kind = build(n.source)
             during = None
+            if kind == STREAM and isinstance(n, Project):
+                _require_rowtime(n.source, streams, n.names, "a PROJECT of a stream")
             if kind == TEMPORAL:
                 during = _during_of(n.source)
                 if isinstance(n, Restrict) and during in _attrs_of(n.condition):
@@ -195,6 +386,7 @@ def compile_query(node, streams: dict, relations: dict | None = None,
             src, kind = build(n.source)
             if kind != STREAM:
                 raise NotSupportedLive(node="a window over a temporal relation")
+            _require_window_on_rowtime(n, streams)
             op = WindowOp(n, n.source.heading, n.source.heading)
             src.connect(op)
             return op, TEMPORAL
@@ -204,6 +396,7 @@ def compile_query(node, streams: dict, relations: dict | None = None,
             if window is not None:
                 if kind != STREAM:
                     raise NotSupportedLive(node="a window over a temporal relation")
+                _require_window_on_rowtime(window, streams)
                 kind = TEMPORAL
             during = _during_of(n.source) if kind == TEMPORAL else None
             if kind != TEMPORAL or n.using != (during,) or during not in n.by or any(
@@ -237,6 +430,9 @@ def compile_query(node, streams: dict, relations: dict | None = None,
         built = [build(s) for s in n.children]
         kinds = {kind for _, kind in built}
         if kinds == {STREAM} and isinstance(n, Union):
+            if _rowtime_of(n, streams) is None:
+                raise NotSupportedLive(node="a UNION of streams whose rowtimes are different "
+                                       "attributes")
             op = Merge(n, n.heading, len(built))
         elif kinds == {TEMPORAL}:
             during = _during_of(n)
@@ -302,7 +498,50 @@ def compile_query(node, streams: dict, relations: dict | None = None,
     during = _during_of(node) if kind == TEMPORAL else None
     sink = Sink(node, node.heading, kind == TEMPORAL, during, keep)
     top.connect(sink)
-    return LiveQuery(node, sources, sink)
+    read = _names_used(node)
+    return LiveQuery(node, sources, sink,
+                     {name: s for name, s in streams.items() if name in read},
+                     {name: r for name, r in relations.items() if name in read})
+
+
+def _rowtime_of(node, streams) -> str | None:
+    """The attribute holding the rowtime of a stream-valued part of a query (the rowtime its
+    rows travel with), or None when no single attribute holds it."""
+    if isinstance(node, RelvarRef):
+        stream = streams.get(node.name)
+        return stream.rowtime if stream is not None else None
+    if isinstance(node, (IStream, DStream, Changes)):
+        return node.at
+    if isinstance(node, (Restrict, Extend, SemiJoin, SemiMinus)):
+        return _rowtime_of(node.children[0], streams)
+    if isinstance(node, Project):
+        name = _rowtime_of(node.source, streams)
+        return name if name in node.names else None
+    if isinstance(node, Rename):
+        name = _rowtime_of(node.source, streams)
+        return dict(node.pairs).get(name, name)
+    if isinstance(node, (Union, Join)):
+        names = {_rowtime_of(c, streams) for c in node.children
+                 if _names_used(c) & set(streams)}
+        return names.pop() if len(names) == 1 else None
+    return None
+
+
+def _require_rowtime(source, streams, kept, what) -> None:
+    """A PROJECT of a stream must keep its rowtime: without it equal rows of different instants
+    would be one tuple of the result, which a stream cannot retract."""
+    rowtime = _rowtime_of(source, streams)
+    if rowtime is None or rowtime not in kept:
+        raise NotSupportedLive(node=f"{what} that drops its rowtime ('{rowtime}')")
+
+
+def _require_window_on_rowtime(window, streams) -> None:
+    """A live window orders its elements by the rowtime they travel with, so it must be on
+    that attribute (a window on another one is evaluated by the batch engine only)."""
+    rowtime = _rowtime_of(window.source, streams)
+    if window.ts != rowtime:
+        raise NotSupportedLive(node=f"a window on '{window.ts}', which is not the rowtime of "
+                               f"its stream ('{rowtime}')")
 
 
 def _names_used(node) -> set:
@@ -349,18 +588,26 @@ def _attrs_of(expr) -> set:
 
 
 class StreamEngine:
-    """Named streams and the continuous queries registered on them."""
+    """Named streams and the continuous queries registered on them.
+
+    One lock (``engine.lock``) serialises everything: producers of any of its streams may
+    insert, bound and detach from several threads at once, and the queries and subscribers
+    they drive run on one thread at a time.
+    """
 
     def __init__(self):
         self.streams: dict = {}
         self.queries: list = []
+        self.lock = threading.RLock()
 
     def create_stream(self, name: str, payload, rowtime: str = "ts",
                       arrival: str = "seq") -> NamedStream:
-        stream = NamedStream(name, payload, rowtime, arrival)
-        self.streams[stream.name] = stream
-        stream.listen(lambda bodies, bound, s=stream.name: self._feed(s, bodies, bound))
-        return stream
+        """A new named stream (see :class:`NamedStream`), sharing this engine's lock."""
+        with self.lock:
+            stream = NamedStream(name, payload, rowtime, arrival, lock=self.lock)
+            self.streams[stream.name] = stream
+            stream.listen(lambda bodies, bound, s=stream: self._feed(s, bodies, bound))
+            return stream
 
     def register(self, expr, relvars: dict | None = None, keep: bool = True) -> LiveQuery:
         """Register a continuous query (text or tree) over the named streams.
@@ -373,39 +620,89 @@ class StreamEngine:
                 memory stays bounded by its operators' state.
         """
         import sira
-        catalog = {name: s.heading for name, s in self.streams.items()}
-        catalog.update({k: v for k, v in (relvars or {}).items()})
-        node = sira.parse(expr, catalog) if isinstance(expr, str) else expr
-        relations = {normalize_name(k): v for k, v in (relvars or {}).items()
-                     if isinstance(v, Relation)}
-        query = compile_query(node, self.streams, relations, keep)
-        self.queries.append(query)
-        for name, stream in self.streams.items():
-            if name in query.sources and stream.bound is not None:
-                query.feed(name, None, stream.bound)
-        return query
+        with self.lock:
+            catalog = {name: s.heading for name, s in self.streams.items()}
+            catalog.update({k: v for k, v in (relvars or {}).items()})
+            node = sira.parse(expr, catalog) if isinstance(expr, str) else expr
+            relations = {normalize_name(k): v for k, v in (relvars or {}).items()
+                         if isinstance(v, Relation)}
+            query = compile_query(node, self.streams, relations, keep)
+            self._add(query)
+            for stream in query.streams.values():
+                if stream.passed_bound is not None:
+                    query._consume(stream, [], stream.passed_bound)
+            return query
 
     def adopt(self, query: LiveQuery) -> LiveQuery:
-        """Attach a restored query to this engine's streams."""
-        self.queries.append(query)
-        return query
+        """Feed a (restored) query from this engine's streams instead of its own engine's.
 
-    def _feed(self, stream_name, bodies, bound):
+        Each stream the query reads must be here with the same heading. Rows the query has
+        already consumed (by arrival number) are skipped; a row beyond the next stops it.
+
+        Raises:
+            StreamError: a stream the query reads is missing here or has another heading.
+        """
+        with self.lock:
+            for name, stream in query.streams.items():
+                mine = self.streams.get(name)
+                if mine is None or mine.heading != stream.heading:
+                    why = "is missing" if mine is None else f"has heading {mine.heading}"
+                    raise StreamError(f"cannot adopt the query: its stream '{name}' "
+                                      f"{stream.heading} {why} here", stream=name,
+                                      producer=None)
+            if query.engine is not None and query.engine is not self:
+                query.engine.queries = [q for q in query.engine.queries if q is not query]
+            query.streams = {name: self.streams[name] for name in query.streams}
+            self._add(query)
+            return query
+
+    def _add(self, query):
+        query.engine, query.lock = self, self.lock
+        self.queries.append(query)
+
+    def _feed(self, stream, bodies, bound):
         for query in self.queries:
+            if query.error is not None or stream.name not in query.sources:
+                continue  # a failed query has said so once; it takes no more input
             try:
-                query.feed_train(stream_name, bodies, bound)
+                query._consume(stream, bodies, bound)
             except Exception:  # the query has stopped (query.error); the others go on
-                LOG.exception(
-                    "continuous query %s failed and stopped", query.node)
+                LOG.exception("continuous query %s failed and stopped", query.node)
 
     def finish(self):
         """End of input on every stream: each query's pending results become final."""
-        for query in self.queries:
-            try:
-                query.finish()
-            except Exception:
-                LOG.exception(
-                    "continuous query %s failed and stopped", query.node)
+        with self.lock:
+            for query in self.queries:
+                if query.error is not None:
+                    continue
+                try:
+                    query.finish()
+                except Exception:
+                    LOG.exception("continuous query %s failed and stopped", query.node)
+
+    def position(self) -> dict:
+        """Each stream's producers' positions (:class:`ProducerPosition` by name), by stream."""
+        with self.lock:
+            return {name: stream.position() for name, stream in self.streams.items()}
+
+    def save(self, path) -> None:
+        """Checkpoint every stream and every query of this engine to ``path`` atomically (see
+        :meth:`LiveQuery.save`); :meth:`load` restores them together."""
+        from .checkpoint import save_checkpoint
+        with self.lock:
+            save_checkpoint(path, list(self.streams.values()), list(self.queries))
+
+    @staticmethod
+    def load(path) -> "StreamEngine":
+        """An engine restored from a checkpoint written by :meth:`save` or
+        :meth:`LiveQuery.save`: its streams, producers and queries.
+
+        Raises:
+            CheckpointError: the file cannot be loaded (see :meth:`LiveQuery.load`).
+        """
+        from .checkpoint import load_checkpoint
+        return load_checkpoint(path)
 
 
-__all__ = ["StreamEngine", "LiveQuery", "NotSupportedLive", "compile_query"]
+__all__ = ["StreamEngine", "LiveQuery", "NotSupportedLive", "QueryFailed", "StreamPosition",
+           "compile_query"]

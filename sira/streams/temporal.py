@@ -12,7 +12,6 @@ from sortedcontainers import SortedDict, SortedList
 
 from ..algebra.aggregation import aggregations
 from ..engine.aggregation import fold
-from ..errors import SiraError
 from ..expressions.evaluate import compile_row
 from .operators import (INFINITY, Operator, _JoinShape, _Keyed, _relation_of, _reorder,
                         _static_keyed, row_getter_tuple)
@@ -278,6 +277,8 @@ class TemporalJoin(_Aligned):
     def __init__(self, node, heading, left_heading, right_heading, kind, static=None):
         super().__init__(node, heading, 2)
         self.kind = kind  # "join", "semijoin" or "semiminus"
+        self.left_heading, self.right_heading = left_heading, right_heading
+        self.static = static is not None  # the right operand is a constant relation
         self.shape = _JoinShape(left_heading, right_heading, heading)
         self.left = _Keyed(self.shape.left_key)
         self.right = _static_keyed(static, self.shape.right_key) if static is not None \
@@ -307,13 +308,17 @@ class TemporalJoin(_Aligned):
             for match in right.matching(left.key(row)):
                 value = combine(row, match)
                 net[value] = net.get(value, 0) + delta
-            left.change(row, delta)
+            self._change(left, row, delta, "left")
         for row, delta in dr:
             for match in left.matching(right.key(row)):
                 value = combine(match, row)
                 net[value] = net.get(value, 0) + delta
-            right.change(row, delta)
+            self._change(right, row, delta, "right")
         return [(value, d) for value, d in net.items() if d]
+
+    def _change(self, side, row, delta, name):
+        if not side.change(row, delta):
+            self.fail(f"{row} leaves the {name} operand, which does not hold it")
 
     def _semi(self, dl, dr):
         left, right = self.left, self.right
@@ -322,9 +327,9 @@ class TemporalJoin(_Aligned):
         before = {k: set(left.matching(k)) if bool(right.matching(k)) == wanted else set()
                   for k in keys}
         for row, delta in dl:
-            left.change(row, delta)
+            self._change(left, row, delta, "left")
         for row, delta in dr:
-            right.change(row, delta)
+            self._change(right, row, delta, "right")
         out = []
         for k in keys:
             after = set(left.matching(k)) if bool(right.matching(k)) == wanted else set()
@@ -436,6 +441,8 @@ class TemporalSummarize(Operator):
                 k = key_of(row)
                 group = groups.get(k)
                 if group is None:
+                    if delta < 0:
+                        self.fail(f"{row} leaves group {k}, which holds nothing")
                     group = groups[k] = [set() if folds else None, 0,
                                          [_Running.of(a) for a in aggs]]
                 if k not in touched:
@@ -514,7 +521,7 @@ class WindowSummarize(TemporalSummarize):
         _buffer(self.buffer, rows)
 
     def on_changes(self, batch, port):
-        raise SiraError("internal: a fused window takes stream rows")
+        self.fail("a fused window takes stream rows")
 
     def on_bound(self, b, port):
         if self.bound is not None and b <= self.bound:
