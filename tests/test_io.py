@@ -530,3 +530,12 @@ def test_arrow_rows_come_in_canonical_order(r):
     table = to_arrow(r)
     assert [next(iter(from_arrow(table.slice(i, 1)).body)) for i in range(table.num_rows)] \
         == (r.sorted_body() if r.heading.degree else [])
+
+
+def test_pandas_datetimes_declared_date_must_be_midnights():
+    df = pd.DataFrame({"d": pd.to_datetime(["2020-01-01", "2020-01-02"])})
+    assert from_pandas(df, types={"d": DATE}).to_rows() == [
+        {"d": datetime.date(2020, 1, 1)}, {"d": datetime.date(2020, 1, 2)}]
+    df = pd.DataFrame({"d": pd.to_datetime(["2020-01-01 00:00", "2020-01-02 05:00"])})
+    with pytest.raises(DataFormatError, match="time of day"):
+        from_pandas(df, types={"d": DATE})

@@ -196,13 +196,16 @@ def _cast(t, column, where, report):
         BIGINT: types.is_integer(dt) or (types.is_decimal(dt) and dt.scale == 0),
         FLOAT: types.is_floating(dt) or types.is_integer(dt) or types.is_decimal(dt),
         STRING: _is_text(pa, dt), BOOLEAN: types.is_boolean(dt),
-        DATE: types.is_date(dt), TIMESTAMP: types.is_timestamp(dt) or types.is_date(dt),
+        DATE: types.is_date(dt) or (types.is_timestamp(dt) and dt.tz is None),
+        TIMESTAMP: types.is_timestamp(dt) or types.is_date(dt),
     }
     if not accepted.get(t, False):
         raise DataFormatError(f"{where}: a column of Arrow type {dt} cannot be read as {t.name}",
                               value=str(dt), source=where)
     if t == BIGINT:
         return column
+    if t == DATE and types.is_timestamp(dt):
+        return _midnights(column, where)
     if t == TIMESTAMP and types.is_timestamp(dt) and dt.tz is not None:
         report.converted_to_utc += len(column) - column.null_count
     target = arrow_type(t)
@@ -215,6 +218,17 @@ def _cast(t, column, where, report):
                 if t == TIMESTAMP else "")
         raise DataFormatError(f"{where}: cannot read {dt} as {t.name}: {err}{hint}",
                               value=str(dt), source=where) from None
+
+
+def _midnights(column, where):
+    """Timestamps declared DATE (pandas holds dates as datetime64): each must be a midnight,
+    since Arrow's cast would drop a time of day without a word."""
+    pa, pc = _pa(), _pc()
+    dates = column.cast(pa.date32())
+    if not pc.all(pc.equal(dates.cast(column.type), column)).as_py() in (True, None):
+        raise DataFormatError(f"{where}: timestamps with a time of day cannot be read as DATE "
+                              f"(declare the attribute a TIMESTAMP)", source=where)
+    return dates
 
 
 def _parsed_values(t, column, where, report) -> tuple:
