@@ -382,3 +382,20 @@ def test_positional_rows_follow_the_order_the_payload_was_written_in():
     q = engine.register("restrict(s, eq(dept, 'Sales'))")
     s.attach().insert(("Alice", "Sales"), 1)
     assert [(r["name"], r["dept"]) for r in q.results()] == [("Alice", "Sales")]
+
+
+def test_adopting_a_query_needs_its_streams_where_it_left_them(tmp_path):
+    engine, (q,) = engine_with("restrict(s, gt(v, 0))")
+    p = engine.streams["s"].attach("P")
+    p.insert_many([({"k": 1, "v": 1}, 1), ({"k": 1, "v": 2}, 2)])
+    q.save(tmp_path / "q.ckpt")
+    fresh, _ = engine_with()
+    with pytest.raises(StreamError, match="has 0 rows out, the query consumed 2"):
+        fresh.adopt(LiveQuery.load(tmp_path / "q.ckpt"))
+    other = StreamEngine()
+    other.create_stream("s", {"k": INT})
+    with pytest.raises(StreamError, match="has heading"):
+        other.adopt(LiveQuery.load(tmp_path / "q.ckpt"))
+    restored = engine.adopt(LiveQuery.load(tmp_path / "q.ckpt"))  # the original streams
+    p.insert({"k": 1, "v": 3}, 3)
+    assert [r["v"] for r in restored.results()] == [1, 2, 3] == [r["v"] for r in q.results()]

@@ -28,8 +28,15 @@ evaluated once by the batch engine. Rows travel in trains: each operator takes a
 or of instants' changes at a time, so a producer's ``insert_many`` costs one pass.
 
 Every operator keeps only what can still matter: a window keeps the elements still in it (their
-expiry in a sorted list), an aggregation the current tuples of each group. ``LiveQuery.save``
-checkpoints the whole dataflow to a file (write, fsync, rename); ``LiveQuery.load`` restores it.
+expiry in a sorted list), an aggregation the current tuples of each group. Each operator checks
+what reaches it against the bounds it was given, so an item out of order is an
+:class:`~sira.streams.operators.InternalStreamError` naming the operator, never a wrong result.
+
+``LiveQuery.save`` checkpoints the query with the streams it reads (bounds, clocks, producers
+and their positions) to a data-only file (:mod:`sira.streams.checkpoint`); ``LiveQuery.load``
+restores them in a new engine. A query validates whatever is fed to it as a producer's insert
+is validated, and recognises rows it has consumed before by their arrival numbers, so a source
+replaying from ``position()`` after a restore gets exactly-once results.
 
     >>> import sira
     >>> from sira.streams import StreamEngine
@@ -161,9 +168,11 @@ class LiveQuery:
             >>> s = engine.create_stream("s", {"v": sira.INT})
             >>> q = engine.register("restrict(s, gt(v, 0))")
             >>> s.attach("P").insert({"v": 1}, 5)
-            >>> q.position()["s"]
-            StreamPosition(seq=1, bound=5, producers={'P': ProducerPosition(seq=1, rowtime=5, \
-bound=5, attached=True)})
+            >>> pos = q.position()["s"]
+            >>> pos.seq, pos.bound
+            (1, 5)
+            >>> pos.producers["P"]
+            ProducerPosition(seq=1, rowtime=5, bound=5, attached=True)
         """
         with self.lock:
             return {name: StreamPosition(self.inputs[name].seq, self.inputs[name].bound,
@@ -634,27 +643,42 @@ class StreamEngine:
             return query
 
     def adopt(self, query: LiveQuery) -> LiveQuery:
-        """Feed a (restored) query from this engine's streams instead of its own engine's.
+        """Feed a query from this engine's streams instead of its own engine's (a restored
+        query joining the engine its streams live on).
 
-        Each stream the query reads must be here with the same heading. Rows the query has
-        already consumed (by arrival number) are skipped; a row beyond the next stops it.
+        Each stream the query reads must be here with the same heading and at the query's
+        position: as many rows out as the query has consumed, and not bounded before the bound
+        the query was given (a fresh stream numbering its rows from 1 again would otherwise be
+        taken for a replay). To restore streams and queries together, use
+        :meth:`StreamEngine.load` or the engine :meth:`LiveQuery.load` gives.
 
         Raises:
-            StreamError: a stream the query reads is missing here or has another heading.
+            StreamError: a stream the query reads is missing here, has another heading, or is
+                not where the query left it.
         """
         with self.lock:
             for name, stream in query.streams.items():
-                mine = self.streams.get(name)
-                if mine is None or mine.heading != stream.heading:
-                    why = "is missing" if mine is None else f"has heading {mine.heading}"
-                    raise StreamError(f"cannot adopt the query: its stream '{name}' "
-                                      f"{stream.heading} {why} here", stream=name,
-                                      producer=None)
+                self._require_at(query, name, stream.heading)
             if query.engine is not None and query.engine is not self:
                 query.engine.queries = [q for q in query.engine.queries if q is not query]
             query.streams = {name: self.streams[name] for name in query.streams}
             self._add(query)
             return query
+
+    def _require_at(self, query, name, heading) -> None:
+        mine = self.streams.get(name)
+        where = query.inputs[name]
+        if mine is None or mine.heading != heading:
+            why = "is missing" if mine is None else f"has heading {mine.heading}"
+        elif mine.seq != where.seq:
+            why = f"has {mine.seq} rows out, the query consumed {where.seq}"
+        elif where.bound is not None and (mine.passed_bound is None or
+                                          mine.passed_bound < where.bound):
+            why = f"is bounded at {mine.passed_bound}, the query at {where.bound}"
+        else:
+            return
+        raise StreamError(f"cannot adopt the query: its stream '{name}' {why} here",
+                          stream=name, producer=None)
 
     def _add(self, query):
         query.engine, query.lock = self, self.lock
