@@ -275,7 +275,23 @@ def _read_expression(text: str) -> str:
 
 def _evaluate(expr, relvars, args):
     """Evaluate with the options the command line gave."""
-    return sira.evaluate(expr, relvars, engine=args.engine)
+    return sira.evaluate(expr, relvars, engine=args.engine, **_limits(args.max_tuples))
+
+
+def _limits(max_tuples) -> dict:
+    """The evaluation options for a ``--max-tuples`` value (None: the default limit)."""
+    return {} if max_tuples is None else {"max_tuples": max_tuples}
+
+
+def _tuple_count(text: str) -> int:
+    """A ``--max-tuples`` value: a non-negative integer (``50000000`` or ``50_000_000``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of tuples, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of tuples, got {text!r}")
+    return value
 
 
 def cmd_eval(args) -> int:
@@ -308,6 +324,7 @@ Input continues on the next line while parentheses are unbalanced.
   :load NAME=FILE     load a relvar file (.csv, .json, .parquet, .arrow, .sira)
   :drop NAME          forget a relvar
   :format FORMAT      print results as table (default), csv, json or text
+  :set max_tuples N   refuse results of more than N tuples (TooManyTuples; default 50000000)
 Ctrl-C cancels the running query; the session and its relvars stay.
   :help               this text
   :quit               leave (also Ctrl-D)
@@ -329,10 +346,12 @@ def _balance(text: str) -> int:
 class Repl:
     """The state of an interactive session: relvars, their display names, the output format."""
 
-    def __init__(self, relvars=None, display=None, engine="python", out=None, err=None):
+    def __init__(self, relvars=None, display=None, engine="python", out=None, err=None,
+                 max_tuples=None):
         self.relvars = dict(relvars or {})
         self.display = dict(display or {})
         self.engine = engine
+        self.max_tuples = max_tuples
         self.format = "table"
         self.out = out or sys.stdout
         self.err = err or sys.stderr
@@ -389,6 +408,8 @@ class Repl:
                 if rest not in ("table", "csv", "json", "text"):
                     raise UsageError(":format takes table, csv, json or text")
                 self.format = rest
+            elif command == "set":
+                self.set_option(rest)
             else:
                 raise UsageError(f"unknown command ':{command}' (:help lists them)")
             return True
@@ -410,7 +431,26 @@ class Repl:
 
     def evaluate(self, expr):
         """Evaluate a parsed expression with the session's relvars and options."""
-        return sira.evaluate(expr, self.relvars, engine=self.engine)
+        return sira.evaluate(expr, self.relvars, engine=self.engine,
+                             **_limits(self.max_tuples))
+
+    def set_option(self, text: str):
+        """``:set max_tuples N`` (``:set max_tuples default`` restores the default); without a
+        value, show it."""
+        from .engine.guards import DEFAULT_MAX_TUPLES
+        name, _, value = text.partition(" ")
+        if name.lower() not in ("max_tuples", "max-tuples"):
+            raise UsageError(":set takes max_tuples N")
+        value = value.strip()
+        if value.lower() == "default":
+            self.max_tuples = None
+        elif value:
+            try:
+                self.max_tuples = _tuple_count(value.replace(",", ""))
+            except argparse.ArgumentTypeError as err:
+                raise UsageError(f":set max_tuples: {err}") from None
+        shown = DEFAULT_MAX_TUPLES if self.max_tuples is None else self.max_tuples
+        self.say(f"max_tuples {shown}{' (the default)' if self.max_tuples is None else ''}")
 
     def bind(self, name: str, value: Relation):
         self.relvars[name.lower()] = value
@@ -459,7 +499,7 @@ def _setup_readline():
 
 def cmd_repl(args) -> int:
     relvars, display = load_relvars(args.relvar)
-    repl = Repl(relvars, display, engine=args.engine)
+    repl = Repl(relvars, display, engine=args.engine, max_tuples=args.max_tuples)
     save_history = _setup_readline()
     repl.say(f"sira {sira.__version__} repl: :help for help, :quit to leave")
     if relvars:
@@ -502,6 +542,8 @@ def build_parser() -> argparse.ArgumentParser:
     relvar_help = ("bind relvar NAME to the relation in FILE (.csv, .tsv, .json, .parquet, "
                    ".arrow, .sira); repeatable")
     engine_help = "the engine: python (default, embedded), spark or duckdb"
+    max_tuples_help = ("refuse (TooManyTuples) any JOIN, TCLOSE, UNPACK... that would make "
+                       "more than N tuples (default 50000000)")
 
     p_eval = sub.add_parser(
         "eval", help="evaluate one expression", epilog=_FORMATS_HELP,
@@ -521,6 +563,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write the result to FILE (in --format, else in the format of "
                              "FILE's extension)")
     p_eval.add_argument("--engine", default="python", help=engine_help)
+    p_eval.add_argument("--max-tuples", type=_tuple_count, default=None, metavar="N",
+                        help=max_tuples_help)
     p_eval.set_defaults(handler=cmd_eval)
 
     p_repl = sub.add_parser(
@@ -530,6 +574,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_repl.add_argument("--relvar", "-r", action="append", default=[], metavar="NAME=FILE",
                         help=relvar_help)
     p_repl.add_argument("--engine", default="python", help=engine_help)
+    p_repl.add_argument("--max-tuples", type=_tuple_count, default=None, metavar="N",
+                        help=max_tuples_help)
     p_repl.set_defaults(handler=cmd_repl)
 
     p_demo = sub.add_parser("demo", help="a tour of the operators on the seed's relations",

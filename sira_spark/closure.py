@@ -4,6 +4,11 @@ and cut the lineage every round (``localCheckpoint``), never collect().
 TCLOSE doubles path lengths each round (delta joined with the closure on both sides), so a chain
 of n nodes takes about log2(n) rounds. GTCLOSE extends paths by one input tuple per round, as
 the Python engine and the seed's description do, and stops on cycles with UnboundedClosure.
+
+Both count the closure after every round (the fresh tuples are checkpointed, so counting them
+reruns nothing) and raise TooManyTuples once it passes ``max_tuples``. A round is computed whole
+before it is counted, so the last round may go past the limit (a TCLOSE round can about square
+the closure): the guard bounds the rounds, not the inside of one.
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ from functools import reduce
 from pyspark.sql import functions as F
 
 from sira.algebra.closure import GTClose, TClose, closure_scope
-from sira.errors import TooManyTuples, UnboundedClosure
+from sira.engine.guards import Guard
+from sira.errors import UnboundedClosure
 
 from .compiler import ordered, translates
 from .functions import Scope, column
@@ -53,7 +59,10 @@ def _tclose(node, children, c):
     froms = [a for a, _ in pairs]
     tos = [b for _, b in pairs]
     h = node.heading
+    guard = Guard.of(node, c.options)
     closure = edges.localCheckpoint()
+    size = closure.count()
+    guard.check(size)
     delta = closure
     while True:
         grown = _compose(delta, closure, pairs, froms, tos, h).unionByName(
@@ -61,8 +70,11 @@ def _tclose(node, children, c):
         # distinct once, then a left-anti join (subtract would add a second distinct)
         fresh = natural_join(ordered(grown, h).distinct(), h, closure, h, "left_anti") \
             .localCheckpoint()
-        if fresh.isEmpty():
+        fresh_count = fresh.count()  # of the checkpointed rows: no recomputation
+        if fresh_count == 0:
             return closure
+        size += fresh_count
+        guard.check(size)
         closure = closure.unionByName(fresh).localCheckpoint()
         delta = fresh
 
@@ -75,7 +87,7 @@ def _gtclose(node, children, c):
     froms = [a for a, _ in pairs]
     tos = [b for _, b in pairs]
     scope_heading = closure_scope(h)
-    limit = c.options.get("max_tuples", 10_000_000)
+    guard = Guard.of(node, c.options)
     left_cols = {f"__l__{n}": F.col(f"`__L_{n}`") for n in h.names}
     right_cols = {f"__r__{n}": F.col(f"`__R_{n}`") for n in h.names}
     scope = Scope(scope_heading, {**left_cols, **right_cols}, c)
@@ -85,6 +97,7 @@ def _gtclose(node, children, c):
         base.select(*[_c(b).alias(a) for a, b in pairs])).distinct().count()
     result = base.localCheckpoint()
     size = result.count()
+    guard.check(size)
     key_pairs = base.select(*[_c(n) for n in froms + tos]).distinct().localCheckpoint()
     delta = result
     quiet = 0
@@ -112,15 +125,28 @@ def _gtclose(node, children, c):
         else:
             quiet = 0
             key_pairs = key_pairs.unionByName(new_pairs).localCheckpoint()
-        result = result.unionByName(fresh).localCheckpoint()
         size += fresh_count
-        if quiet > nodes + EXTRA_ROUNDS or size > limit:
-            if size > limit and quiet == 0:
-                raise TooManyTuples(f"GTCLOSE: more than {limit} tuples", operator="GTCLOSE",
-                                    limit=limit)
-            loops = key_pairs.where(reduce(lambda x, y: x & y,
-                                           [_c(a).eqNullSafe(_c(b)) for a, b in pairs]))
-            first = loops.orderBy(*[_c(a) for a in froms]).first()
-            node_text = ", ".join(str(first[a]) for a in froms) if first else "?"
-            raise UnboundedClosure(operator="GTCLOSE", node=node_text)
+        if size > guard.limit:
+            raise guard.error(hint=_cycle_hint(key_pairs, pairs, froms, quiet))
+        result = result.unionByName(fresh).localCheckpoint()
+        if quiet > nodes + EXTRA_ROUNDS:
+            raise UnboundedClosure(operator="GTCLOSE",
+                                   node=_cycle_node(key_pairs, pairs, froms) or "?")
         delta = fresh
+
+
+def _cycle_node(key_pairs, pairs, froms) -> str | None:
+    """The first node (in order) that reaches itself, as text, or None (one small action)."""
+    loops = key_pairs.where(reduce(lambda x, y: x & y,
+                                   [_c(a).eqNullSafe(_c(b)) for a, b in pairs]))
+    first = loops.orderBy(*[_c(a) for a in froms]).first()
+    return ", ".join(str(first[a]) for a in froms) if first else None
+
+
+def _cycle_hint(key_pairs, pairs, froms, quiet: int) -> str:
+    """As the Python engine's: the cycle a GTCLOSE over the limit may be growing around."""
+    node = _cycle_node(key_pairs, pairs, froms) if quiet else None
+    if node is None:
+        return ""
+    return (f"; its node pairs stopped growing {quiet} rounds ago, so its computed "
+            f"attributes may grow without end around the cycle through {node}")

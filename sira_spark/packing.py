@@ -9,7 +9,8 @@
   each interval at the boundaries strictly inside it (``filter`` and ``transform`` on arrays,
   then ``explode``): the cost follows the number of boundaries, never the interval lengths.
 * PACK on several attributes splits first, then packs on each in order (as the Python engine).
-* UNPACK counts first (an action) and refuses results beyond the limit.
+* UNPACK counts first (an action) and refuses results beyond ``max_tuples``. A split is part of
+  the plan and is not counted before it runs (the Python engine counts its splits).
 """
 
 from __future__ import annotations
@@ -20,13 +21,15 @@ from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from sira.algebra.packing import Pack, Unpack
-from sira.errors import IntervalError, TooManyTuples
+from sira.engine.guards import DEFAULT_MAX_TUPLES, Guard, max_tuples
+from sira.errors import IntervalError
 from sira.types import DATE, IntegerType
 
 from .compiler import ordered, translates
 from .types import equal, spark_type
 
-DEFAULT_UNPACK_LIMIT = 10_000_000
+#: The limit UNPACK had before ``max_tuples`` covered every operator; kept as an alias.
+DEFAULT_UNPACK_LIMIT = DEFAULT_MAX_TUPLES
 
 
 def _c(name):
@@ -209,20 +212,30 @@ def _points(t, iv):
 
 @translates(Unpack)
 def _unpack(node, children, c):
+    """UNPACK, counted first: the points of every tuple are summed (one action); when the sum
+    passes ``max_tuples`` the input is packed (points covered by overlapping tuples then count
+    once) and summed again, and only a result really over the limit is refused, before any
+    tuple is exploded."""
     (df,) = children
     h = node.heading
-    limit = c.options.get("max_tuples", DEFAULT_UNPACK_LIMIT)
+    limit = max_tuples(c.options)
     if not node.on:
         return df
     unbounded = reduce(lambda a, b: a | b, [_c(n)["end"].isNull() for n in node.on])
     if df.where(unbounded).limit(1).count():
         raise IntervalError("UNPACK: an interval is unbounded, so it holds no finite set of "
                             "points", operator="UNPACK")
-    size = reduce(lambda a, b: a * b, [_points(h.type_of(n), _c(n)) for n in node.on])
-    total = df.select(F.sum(size).alias("n")).first()["n"] or 0
-    if total > limit:
-        raise TooManyTuples(f"UNPACK would produce more than {limit} tuples (raise the limit "
-                            f"with max_tuples=...)", operator="UNPACK", limit=limit)
-    for n in node.on:
-        df = df.withColumn(n, F.explode(_unit_intervals(h.type_of(n), _c(n))))
+    if _point_total(df, h, node.on) > limit:
+        df = pack_dataframe(df, h, node.on).localCheckpoint()
+        if _point_total(df, h, node.on) > limit:
+            raise Guard("UNPACK", limit).error()
+    for n in node.on:  # an empty interval (IINTERSECT) holds no point: its tuple goes
+        df = _nonempty(df, n).withColumn(n, F.explode(_unit_intervals(h.type_of(n), _c(n))))
     return df.distinct()
+
+
+def _point_total(df, heading, names) -> int:
+    """The combinations of points the rows of ``df`` hold, one count per row (an action)."""
+    size = reduce(lambda a, b: a * b,
+                  [F.greatest(_points(heading.type_of(n), _c(n)), F.lit(0)) for n in names])
+    return df.select(F.sum(size).alias("n")).first()["n"] or 0

@@ -122,6 +122,7 @@ def _gtclose(node, ctx):
         by_source.setdefault(source_of(r), []).append(r)
     nodes = {source_of(r) for r in base} | {target_of(r) for r in base}
     result = set(base)
+    guard.check(len(result))
     pairs = {(source_of(t), target_of(t)) for t in base}
     delta = list(result)
     chunk = _chunk_size(by_source)

@@ -81,14 +81,16 @@ def check_join_size(index: dict, indexed: int, body, key, guard: Guard) -> None:
     key (every such pair gives a distinct tuple).
     """
     n = len(body)
-    if n * indexed <= guard.limit or n * _longest(index) <= guard.limit:
+    if n * indexed <= guard.limit or n * _longest(index, indexed) <= guard.limit:
         return
     sizes = {k: len(v) if type(v) is list else 1 for k, v in index.items()}
     guard.check(sum(map(sizes.get, map(key, body), repeat(0))))
 
 
-def _longest(index: dict) -> int:
-    """The most rows one key of the index holds."""
+def _longest(index: dict, indexed: int) -> int:
+    """The most rows one key of the index (holding ``indexed`` rows) holds."""
+    if len(index) == indexed:  # unique keys: no lists
+        return 1
     return max((len(v) for v in index.values() if type(v) is list), default=1)
 
 

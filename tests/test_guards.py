@@ -1,0 +1,379 @@
+"""Result-size guards: every operator that can make far more tuples than it reads counts them
+against ``max_tuples`` as it goes and raises TooManyTuples (naming the operator and the limit)
+as soon as the limit is passed, without building the whole result first."""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+
+import pytest
+
+import sira
+from sira import INT, LONG, LONGINTERVAL, Interval, Relation
+from sira.cli import main
+from sira.engine.guards import DEFAULT_MAX_TUPLES
+from sira.errors import SiraTypeError, SiraValueError, TooManyTuples, UnboundedClosure
+
+from conftest import ENGINES
+
+GUARDED_ENGINES = [e for e in ENGINES if e in ("python", "spark")]
+
+MB = 1 << 20
+
+
+def chain(n: int) -> Relation:
+    """Edges i -> i+1 for i < n: its closure holds n(n+1)/2 pairs."""
+    return Relation.from_rows({"a": INT, "b": INT}, [(i, i + 1) for i in range(n)])
+
+
+def keyed(n: int, keys: int, other: str) -> Relation:
+    """n tuples {k, other} spread over ``keys`` join keys."""
+    return Relation.from_rows({"k": INT, other: INT}, [(i % keys, i) for i in range(n)])
+
+
+def numbers(name: str, n: int) -> Relation:
+    return Relation.from_rows({name: INT}, [(i,) for i in range(n)])
+
+
+def peak_memory(fn) -> int:
+    """The peak of Python allocations (bytes) while ``fn()`` runs; what it raised, or None."""
+    tracemalloc.start()
+    try:
+        fn()
+        raised = None
+    except TooManyTuples as err:
+        raised = err
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return peak, raised
+
+
+def assert_refused(text, relvars, operator, limit, engine="python"):
+    with pytest.raises(TooManyTuples) as info:
+        sira.evaluate(text, relvars, engine=engine, max_tuples=limit)
+    assert info.value.operator == operator
+    assert info.value.limit == limit
+    assert f"{operator}: " in str(info.value) and str(limit) in str(info.value)
+    return info.value
+
+
+def assert_limit_is_exact(text, relvars):
+    """The result passes with max_tuples equal to its size and is refused one below it."""
+    full = sira.evaluate(text, relvars)
+    assert sira.evaluate(text, relvars, max_tuples=len(full)) == full
+    with pytest.raises(TooManyTuples):
+        sira.evaluate(text, relvars, max_tuples=len(full) - 1)
+    return full
+
+
+# ------------------------------------------------------------------------------ the option
+
+def test_the_default_limit_is_fifty_million():
+    assert DEFAULT_MAX_TUPLES == 50_000_000
+    with pytest.raises(TooManyTuples) as info:  # 20,000 x 20,000 / 2 keys = 200 M tuples
+        sira.evaluate("join(R, S)", {"R": keyed(20_000, 2, "a"), "S": keyed(20_000, 2, "b")})
+    assert info.value.limit == 50_000_000
+
+
+@pytest.mark.parametrize("bad, error", [("1000", SiraTypeError), (1.5, SiraTypeError),
+                                         (True, SiraTypeError), (-1, SiraValueError)])
+def test_a_max_tuples_that_is_not_a_count_is_refused(bad, error):
+    with pytest.raises(error) as info:
+        sira.evaluate("tclose(G, (a, b))", {"G": chain(3)}, max_tuples=bad)
+    assert "max_tuples" in str(info.value)
+
+
+# ------------------------------------------------------------------------------ closures
+
+def test_tclose_of_a_10000_edge_chain_stops_at_the_limit_quickly_in_bounded_memory():
+    edges = {"G": chain(10_000)}  # the whole closure would hold 50,005,000 pairs
+    started = time.perf_counter()
+    peak, err = peak_memory(lambda: sira.evaluate("tclose(G, (a, b))", edges,
+                                                  max_tuples=100_000))
+    elapsed = time.perf_counter() - started
+    assert isinstance(err, TooManyTuples)
+    assert (err.operator, err.limit) == ("TCLOSE", 100_000)
+    assert peak < 64 * MB, f"peak {peak / MB:.0f} MB"  # ~100 k pairs, not 50 M
+    assert elapsed < 60  # minutes without the guard
+
+
+def test_tclose_on_attribute_pairs_is_guarded_too():
+    g = Relation.from_rows({"a": INT, "b": INT, "c": INT, "d": INT},
+                           [(i, 0, i + 1, 0) for i in range(300)])
+    assert_refused("tclose(G, (a, c, b, d))", {"G": g}, "TCLOSE", 1_000)
+
+
+def test_tclose_under_the_limit_is_unchanged_and_the_limit_is_exact():
+    closure = assert_limit_is_exact("tclose(G, (a, b))", {"G": chain(60)})
+    assert len(closure) == 60 * 61 // 2
+
+
+def test_gtclose_on_a_long_chain_stops_at_the_limit():
+    g = Relation.from_rows({"a": INT, "b": INT, "n": INT}, [(i, i + 1, 1) for i in range(2_000)])
+    err = assert_refused("gtclose(G, (a, b), (n(plus(__L__n, __R__n))))", {"G": g},
+                         "GTCLOSE", 20_000)
+    assert "cycle" not in str(err)  # a chain has none
+
+
+def test_gtclose_under_the_limit_is_unchanged_and_the_limit_is_exact():
+    g = Relation.from_rows({"a": INT, "b": INT, "n": INT}, [(i, i + 1, 1) for i in range(40)])
+    result = assert_limit_is_exact("gtclose(G, (a, b), (n(plus(__L__n, __R__n))))", {"G": g})
+    assert len(result) == 40 * 41 // 2
+
+
+def test_gtclose_over_the_limit_on_a_growing_cycle_names_the_cycle():
+    # a 3-cycle with 300 parallel weights per edge: every round makes many new values for the
+    # same node pairs, so the limit comes long before the cycle is proved unbounded
+    rows = [(a, b, w) for a, b in ((0, 1), (1, 2), (2, 0)) for w in range(1, 301)]
+    g = Relation.from_rows({"a": INT, "b": INT, "n": INT}, rows)
+    err = assert_refused("gtclose(G, (a, b), (n(plus(__L__n, __R__n))))", {"G": g},
+                         "GTCLOSE", 50_000)
+    assert "cycle through" in str(err)
+
+
+def test_gtclose_on_a_small_growing_cycle_is_still_unbounded():
+    g = Relation.from_rows({"a": INT, "b": INT, "n": INT}, [(0, 1, 1), (1, 0, 1)])
+    with pytest.raises(UnboundedClosure):
+        sira.evaluate("gtclose(G, (a, b), (n(plus(__L__n, __R__n))))", {"G": g})
+
+
+# ------------------------------------------------------------------------------ joins
+
+def test_a_careless_self_join_is_refused_before_it_is_built():
+    r = keyed(20_000, 2, "a")  # joined with itself on k: 2 x 10,000^2 = 200 M tuples
+    relvars = {"R": r}
+    text = "join(R, rename(R, (a, b)))"
+    started = time.perf_counter()
+    peak, err = peak_memory(lambda: sira.evaluate(text, relvars, max_tuples=1_000_000))
+    assert isinstance(err, TooManyTuples)
+    assert (err.operator, err.limit) == ("JOIN", 1_000_000)
+    assert peak < 32 * MB, f"peak {peak / MB:.0f} MB"  # 1 M result tuples would take > 100 MB
+    assert time.perf_counter() - started < 30
+
+
+def test_a_cartesian_product_is_refused_before_it_is_built():
+    peak, err = peak_memory(lambda: sira.evaluate(
+        "join(A, B)", {"A": numbers("a", 10_000), "B": numbers("b", 10_000)},
+        max_tuples=1_000_000))
+    assert isinstance(err, TooManyTuples) and err.operator == "JOIN"
+    assert peak < 16 * MB
+
+
+def test_a_join_under_the_limit_is_unchanged_and_the_limit_is_exact():
+    r, s = keyed(300, 7, "a"), keyed(200, 5, "b")
+    result = assert_limit_is_exact("join(R, S)", {"R": r, "S": s})
+    expected = {(a, b, k1) for a, k1 in r.body for b, k2 in s.body if k1 == k2}  # (a, k) order
+    assert set(result.body) == expected
+
+
+def test_a_many_way_join_counts_every_step():
+    relvars = {"A": numbers("a", 100), "B": numbers("b", 100), "C": numbers("c", 100)}
+    assert_refused("join(A, B, C)", relvars, "JOIN", 50_000)  # A x B fits, then x C does not
+    assert len(sira.evaluate("join(A, B, C)", relvars, max_tuples=1_000_000)) == 1_000_000
+
+
+def test_a_leftjoin_counts_its_matched_and_unmatched_tuples():
+    r = keyed(100, 10, "a")
+    s = Relation.from_rows({"k": INT, "b": INT}, [(k, b) for k in range(5) for b in range(10)])
+    text = "leftjoin(R, S, (b(int(-1))))"
+    result = assert_limit_is_exact(text, {"R": r, "S": s})
+    assert len(result) == 50 * 10 + 50  # keys 0..4 match 10 tuples each, 5..9 get the default
+    assert_refused(text, {"R": r, "S": s}, "LEFTJOIN", 100)
+
+
+def test_divideby_names_itself_when_its_cartesian_product_is_too_large():
+    subject, target = numbers("s", 1_000), numbers("t", 1_000)
+    pairs = Relation.from_rows({"s": INT, "t": INT}, [(i, i) for i in range(1_000)])
+    relvars = {"S": subject, "P": pairs, "T": target}
+    err = assert_refused("divideby(S, P, T)", relvars, "DIVIDEBY", 100_000)
+    assert "JOIN" in str(err)
+    assert len(sira.evaluate("divideby(S, P, T)", relvars, max_tuples=1_000_000)) == 0
+
+
+def test_an_operator_inside_divideby_keeps_its_own_name():
+    relvars = {"A": numbers("s", 400), "B": numbers("x", 400),
+               "P": Relation.from_rows({"s": INT, "t": INT}, [(0, 0)]), "T": numbers("t", 1)}
+    assert_refused("divideby(join(A, B), P, T)", relvars, "JOIN", 100_000)
+
+
+# ------------------------------------------------------------------------------ intervals
+
+def staggered(n: int) -> Relation:
+    """n tuples {k, a, x}, x = [i, i+n), in one join group k: split together on x, each tuple
+    is cut into up to n pieces, all distinct (they keep their own a)."""
+    return Relation.from_rows({"k": INT, "a": INT, "x": LONGINTERVAL},
+                              [(0, i, Interval(i, i + n)) for i in range(n)])
+
+
+def squares(n: int) -> Relation:
+    """n tuples {k, x, y}, x = y = [i, i+n): split on both, cut into up to n x n cells."""
+    return Relation.from_rows({"k": INT, "x": LONGINTERVAL, "y": LONGINTERVAL},
+                              [(0, Interval(i, i + n), Interval(i, i + n)) for i in range(n)])
+
+
+@pytest.mark.parametrize("text, operator", [
+    ("minus(Q, P)", "MINUS"),
+    ("intersect(Q, P)", "INTERSECT"),
+    ("xminus(Q, P)", "XMINUS"),
+    ("join(R, rename(S, (a, b)))", "JOIN"),
+    ("joinusing(R, rename(S, (a, b)), (x))", "JOINUSING"),
+    ("semiminus(R, rename(S, (a, b)))", "SEMIMINUS"),
+    ("summarizebyusing(R, (k, x), (c(plus(int(1)))), (x))", "SUMMARIZEBYUSING"),
+])
+def test_a_pointwise_split_is_refused_as_it_grows(text, operator):
+    relvars = {"R": staggered(600), "S": staggered(7), "Q": squares(120), "P": squares(3)}
+    err = assert_refused(text, relvars, operator, 10_000)
+    assert "splitting the intervals" in str(err)
+
+
+def test_pack_on_two_attributes_counts_its_split():
+    rows = [(0, Interval(i, i + 60), Interval(i, i + 60)) for i in range(60)]
+    r = Relation.from_rows({"k": INT, "x": LONGINTERVAL, "y": LONGINTERVAL}, rows)
+    err = assert_refused("pack(R, (x, y))", {"R": r}, "PACK", 10_000)
+    assert "splitting" in str(err)
+    assert len(sira.evaluate("pack(R, (x, y))", {"R": r})) > 0
+
+
+def test_a_split_under_the_limit_gives_the_same_result():
+    relvars = {"R": staggered(40), "S": staggered(7), "Q": squares(20), "P": squares(3)}
+    for text in ("minus(Q, P)", "joinusing(R, rename(S, (a, b)), (x))",
+                 "summarizebyusing(R, (k, x), (c(plus(int(1)))), (x))"):
+        assert sira.evaluate(text, relvars, max_tuples=10_000) == sira.evaluate(text, relvars)
+
+
+def test_unpack_counts_points_covered_twice_once():
+    r = Relation.from_rows({"x": LONGINTERVAL}, [(Interval(0, 100),), (Interval(1, 101),)])
+    result = assert_limit_is_exact("unpack(R, (x))", {"R": r})  # 101 points, not 200
+    assert len(result) == 101
+    assert_refused("unpack(R, (x))", {"R": r}, "UNPACK", 100)
+
+
+def test_unpack_of_a_huge_interval_is_refused_without_unpacking():
+    r = Relation.from_rows({"x": LONGINTERVAL}, [(Interval(0, 10 ** 12),)])
+    peak, err = peak_memory(lambda: sira.evaluate("unpack(R, (x))", {"R": r}))
+    assert isinstance(err, TooManyTuples) and err.limit == DEFAULT_MAX_TUPLES
+    assert peak < 4 * MB
+
+
+# ------------------------------------------------------------------------------ nesting
+
+def test_ungroup_of_two_rvas_counts_their_product():
+    g = sira.evaluate("group(group(join(A, B), (as(a))), (bs(b)))",
+                      {"A": numbers("a", 300), "B": numbers("b", 300)})
+    assert len(g) == 1  # one tuple: 300 a's, 300 b's... once ungrouped, 300 x 300
+    relvars = {"G": g}
+    err = assert_refused("ungroup(G, (as, bs))", relvars, "UNGROUP", 50_000)
+    assert err.limit == 50_000
+    assert len(assert_limit_is_exact("ungroup(G, (as, bs))", relvars)) == 90_000
+
+
+def test_ungroup_of_many_large_rvas_counts_as_it_goes():
+    g = sira.evaluate("group(R, (vs(a)))", {"R": keyed(5_000, 50, "a")})
+    assert_refused("ungroup(G, (vs))", {"G": g}, "UNGROUP", 1_000)
+    assert len(assert_limit_is_exact("ungroup(G, (vs))", {"G": g})) == 5_000
+
+
+def test_group_counts_the_tuples_it_nests():
+    r = Relation.from_rows({"k": INT, "a": INT, "b": INT},
+                           [(i % 3, i, -i) for i in range(3_000)])
+    text = "group(R, (as(a), bs(b)))"  # two RVAs: 6,000 nested tuples from 3,000
+    assert_refused(text, {"R": r}, "GROUP", 5_999)
+    assert len(sira.evaluate(text, {"R": r}, max_tuples=6_000)) == 3
+
+
+# ------------------------------------------------------------------------------ windows
+
+def ticks(n: int) -> Relation:
+    return Relation.from_rows({"ts": LONG, "v": INT}, [(i, i) for i in range(n)])
+
+
+@pytest.mark.parametrize("text, operator", [
+    ("hop(R, ts, size(1000) slide(1))", "HOP"),
+    ("cumulate(R, ts, step(1) size(1000))", "CUMULATE"),
+])
+def test_window_tables_that_multiply_rows_are_refused_as_they_grow(text, operator):
+    relvars = {"R": ticks(200)}
+    assert_refused(text, relvars, operator, 10_000)
+    assert_limit_is_exact(text, relvars)
+
+
+def test_rstream_counts_the_instants_it_reads():
+    w = Relation.from_rows({"v": INT, "during": LONGINTERVAL},
+                           [(i, Interval(i, i + 1_000)) for i in range(100)])
+    instants = Relation.from_rows({"at": LONG}, [(i,) for i in range(2_000)])
+    relvars = {"W": w, "T": instants}
+    assert_refused("rstream(W, at, T)", relvars, "RSTREAM", 10_000)
+    assert len(assert_limit_is_exact("rstream(W, at, T)", relvars)) == 100_000
+
+
+def test_rstream_of_one_unbounded_tuple_is_refused_before_it_is_read():
+    w = Relation.from_rows({"v": INT, "during": LONGINTERVAL}, [(1, Interval(0, None))])
+    instants = Relation.from_rows({"at": LONG}, [(i,) for i in range(5_000)])
+    assert_refused("rstream(W, at, T)", {"W": w, "T": instants}, "RSTREAM", 4_999)
+
+
+# ------------------------------------------------------------------------------ both engines
+
+@pytest.mark.parametrize("engine", GUARDED_ENGINES)
+def test_tclose_over_the_limit_raises_on_every_engine(engine):
+    assert_refused("tclose(G, (a, b))", {"G": chain(64)}, "TCLOSE", 300, engine)
+    under = sira.evaluate("tclose(G, (a, b))", {"G": chain(10)}, engine=engine, max_tuples=55)
+    assert len(under) == 55
+
+
+@pytest.mark.parametrize("engine", GUARDED_ENGINES)
+def test_gtclose_over_the_limit_raises_on_every_engine(engine):
+    g = Relation.from_rows({"a": INT, "b": INT, "n": INT}, [(i, i + 1, 1) for i in range(30)])
+    assert_refused("gtclose(G, (a, b), (n(plus(__L__n, __R__n))))", {"G": g}, "GTCLOSE", 100,
+                   engine)
+
+
+@pytest.mark.parametrize("engine", GUARDED_ENGINES)
+def test_unpack_limit_is_exact_on_every_engine(engine):
+    r = Relation.from_rows({"x": LONGINTERVAL}, [(Interval(0, 100),), (Interval(1, 101),)])
+    assert len(sira.evaluate("unpack(R, (x))", {"R": r}, engine=engine, max_tuples=101)) == 101
+    assert_refused("unpack(R, (x))", {"R": r}, "UNPACK", 100, engine)
+
+
+# ------------------------------------------------------------------------------ the CLI
+
+def test_cli_max_tuples_prints_the_error_without_a_traceback(tmp_path, capsys):
+    (tmp_path / "g.csv").write_text("a:int,b:int\n" + "".join(f"{i},{i + 1}\n"
+                                                              for i in range(2_000)))
+    code = main(["eval", "tclose(G, (a, b))", "--relvar", f"G={tmp_path / 'g.csv'}",
+                 "--max-tuples", "5000"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.startswith("TooManyTuples: TCLOSE: ") and "5000" in err
+    assert "Traceback" not in err
+
+
+def test_cli_max_tuples_must_be_a_count(capsys):
+    assert main(["eval", "TABLE_DEE", "--max-tuples", "many"]) == 2
+    assert main(["eval", "TABLE_DEE", "--max-tuples", "-3"]) == 2
+
+
+def test_repl_set_max_tuples_applies_to_the_next_queries(monkeypatch, capsys):
+    lines = iter(["A := relation(body(tuple(a(1)) tuple(a(2)) tuple(a(3))))",
+                  "B := rename(A, (a, b))",
+                  ":set max_tuples 8",
+                  "join(A, B)",
+                  ":set max_tuples 9",
+                  "C := join(A, B)",
+                  ":set max_tuples",
+                  ":quit"])
+
+    def fake_input(prompt=""):
+        try:
+            return next(lines)
+        except StopIteration:
+            raise EOFError from None
+    monkeypatch.setattr("builtins.input", fake_input)
+    monkeypatch.setattr("sira.cli._setup_readline", lambda: None)
+    assert main(["repl"]) == 0
+    out, err = capsys.readouterr()
+    assert "TooManyTuples: JOIN: the result would hold more than 8 tuples" in err
+    assert "C := 9 tuples" in out
+    assert "max_tuples 9" in out  # :set without a value shows the setting
