@@ -86,6 +86,8 @@ def evaluate(expr: str | Node | Expr, relvars: Mapping[str, Any] | None = None,
             or an Arrow table (converted by :func:`sira.from_pandas` / :func:`sira.from_arrow`).
         engine: ``"python"`` (the embedded engine), ``"spark"`` or ``"duckdb"``, or an engine
             object with an ``evaluate(node, relvars)`` method.
+        rewrite: run the rewrite pass (:mod:`sira.rewrite`) on the tree first (default True;
+            it never changes a result).
     Returns:
         a :class:`Relation` for a relational expression, a Python value for a scalar one.
     """
@@ -95,6 +97,9 @@ def evaluate(expr: str | Node | Expr, relvars: Mapping[str, Any] | None = None,
         relvars = _relations_of(relvars)
     if isinstance(expr, str) and engine == "python":
         expr = parse(expr, relvars)
+    if options.pop("rewrite", True) and isinstance(expr, Node):
+        from .rewrite import optimize
+        expr = optimize(expr)  # never changes a result (sira.rewrite)
     if isinstance(engine, str):
         if engine == "python":
             from . import engine as python_engine

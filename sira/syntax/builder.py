@@ -243,10 +243,16 @@ class Builder:
                              "heading(...)")
             heading = _infer_heading(rows)
         checked = set()
+        add = checked.add
+        names, types = heading.names, heading.types
         for t, typed in rows:
+            row = _exact_row(typed, names, types)
+            if row is not None:  # every value already of its attribute's type
+                add(row)
+                continue
             values = {k: v for k, (v, _) in typed.items()}
             try:
-                checked.add(check_row(heading, values, operator="RELATION"))
+                add(check_row(heading, values, operator="RELATION"))
             except SiraError as err:
                 raise type(err)(f"{err.message}{_where(t)}", **err.field_values()) from None
         return Relation(heading, frozenset(checked))
@@ -283,7 +289,12 @@ class Builder:
             if name in values:
                 raise _error(item, f"attribute '{name}' appears twice in a tuple",
                              "distinct attribute names")
-            values[name] = self.constant(item.args[0])
+            arg = item.args[0]
+            if type(arg) is cst.Number:  # the common case, without the general machinery
+                lit = _number(arg.text)
+                values[name] = lit.value, lit.type
+            else:
+                values[name] = self.constant(arg)
         return values
 
     def constant(self, node):
@@ -454,6 +465,21 @@ class Builder:
         return CallExpr(itype.name.lower(), (first,) if last is None else (first, last))
 
 
+def _exact_row(typed: dict, names: tuple, types: tuple):
+    """The body tuple of a literal tuple's ``{name: (value, type)}`` when it has exactly the
+    heading's attributes, each value of exactly its attribute's type; else None (and
+    :func:`check_row` checks, converts or words the error)."""
+    if len(typed) != len(names):
+        return None
+    out = []
+    for name, t in zip(names, types):
+        pair = typed.get(name)
+        if pair is None or pair[1] is not t:
+            return None
+        out.append(pair[0])
+    return tuple(out)
+
+
 def _infer_heading(rows) -> Heading:
     types = {}
     for t, values in rows:
@@ -469,10 +495,10 @@ def _infer_heading(rows) -> Heading:
 
 
 def _number(text: str) -> Literal:
-    if any(c in text for c in ".eE"):
-        return Literal(FLOAT.check(float(text)), FLOAT)
-    value = int(text)
-    return Literal(value, type_of_python(value))
+    if text.isdigit():
+        value = int(text)
+        return Literal(value, type_of_python(value))
+    return Literal(FLOAT.check(float(text)), FLOAT)
 
 
 def _date(text, node):

@@ -1,0 +1,219 @@
+"""The rewrite pass (sira.rewrite) never changes a result, nor turns a result into an error or
+an error into a result: random trees shaped for its rules (restrictions over joins, unions,
+extends and renames; projections over joins, unions and extends; packs over packed results),
+over relations with interval attributes and conditions or formulas that may fail (division by
+zero), give the same outcome with and without it, on every engine.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import sira
+from sira import BOOLEAN, INT, INTINTERVAL, STRING, Heading, Interval, Relation, attr, call, lit
+from sira.algebra.basic import Extend, Project, Restrict
+from sira.algebra.joins import Join
+from sira.rewrite import optimize, rewrite_steps
+
+from conftest import ENGINES
+
+TYPES = {"a": INT, "b": STRING, "c": BOOLEAN, "d": INT, "p": INTINTERVAL}
+NAMES = tuple(sorted(TYPES))
+
+
+def _values(t):
+    if t == INT:
+        return st.integers(0, 3)
+    if t == STRING:
+        return st.sampled_from(["x", "y"])
+    if t == BOOLEAN:
+        return st.booleans()
+    return st.tuples(st.integers(0, 5), st.integers(1, 3)).map(
+        lambda p: Interval(p[0], p[0] + p[1]))
+
+
+@st.composite
+def _relation(draw, heading=None):
+    if heading is None:
+        names = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=3, unique=True))
+        heading = Heading.of({n: TYPES[n] for n in names})
+    rows = draw(st.lists(st.tuples(*[_values(t) for t in heading.types]), max_size=6))
+    return Relation.from_rows(heading, rows)
+
+
+@st.composite
+def _condition(draw, heading):
+    """A condition over ``heading``: comparisons, interval tests, and conditions that fail on
+    some tuples (a division by an attribute that may be 0)."""
+    if heading.degree == 0:
+        return lit(draw(st.booleans()))
+    parts = []
+    for _ in range(draw(st.integers(1, 3))):
+        name = draw(st.sampled_from(heading.names))
+        t = heading.type_of(name)
+        kind = draw(st.sampled_from(["cmp", "cmp", "fails"]))
+        if t == INT and kind == "fails":
+            parts.append(call("gt", call("div", lit(6), attr(name)), lit(1)))
+        elif t == INT:
+            parts.append(call(draw(st.sampled_from(["gt", "le", "eq"])), attr(name),
+                              lit(draw(st.integers(0, 3)))))
+        elif t == STRING:
+            parts.append(call("eq", attr(name), lit(draw(st.sampled_from(["x", "y"])))))
+        elif t == BOOLEAN:
+            parts.append(attr(name))
+        else:
+            parts.append(call(draw(st.sampled_from(["overlaps", "before"])), attr(name),
+                              lit(Interval(2, 4), INTINTERVAL)))
+    cond = parts[0]
+    for p in parts[1:]:
+        cond = cond & p if draw(st.booleans()) else cond | p
+    return cond
+
+
+@st.composite
+def _tree(draw, relvars, depth):
+    if depth == 0 or draw(st.integers(0, 4)) == 0:
+        value = draw(_relation())
+        name = f"r{len(relvars)}"
+        relvars[name] = value
+        return sira.relvar(name, value.heading) if draw(st.booleans()) else sira.literal(value)
+    src = draw(_tree(relvars, depth - 1))
+    h = src.heading
+    op = draw(st.sampled_from(["restrict", "restrict", "project", "project", "extend",
+                               "rename", "join", "join", "union", "intersect", "minus",
+                               "semijoin", "semiminus", "pack"]))
+    if op == "restrict":
+        return src.restrict(draw(_condition(h)))
+    if op == "project":
+        keep = draw(st.lists(st.sampled_from(h.names), unique=True)) if h.degree else []
+        return src.project(*keep) if keep else src.project(())
+    if op == "extend":
+        free = [n for n in ("e", "f") if n not in h]
+        ints = [n for n in h.names if h.type_of(n) == INT]
+        if free and ints:
+            x = attr(draw(st.sampled_from(ints)))
+            formula = draw(st.sampled_from([x + 1, call("div", lit(6), x), x * 2]))
+            return src.extend(**{free[0]: formula})
+        return src
+    if op == "rename":
+        free = [n for n in NAMES if n not in h]
+        if free and h.degree:
+            old = draw(st.sampled_from(h.names))
+            new = draw(st.sampled_from([n for n in free if TYPES[n] == h.type_of(old)] or
+                                       [None]))
+            if new is not None:
+                return src.rename({old: new})
+        return src
+    if op == "pack":
+        ivs = [n for n in h.names if h.type_of(n) == INTINTERVAL]
+        return src.pack(*ivs) if ivs else src
+    if op in ("union", "intersect", "minus"):
+        other = draw(_relation(h))
+        return getattr(src, op)(sira.literal(other))
+    other = draw(_tree(relvars, depth - 1))
+    try:
+        return getattr(src, op)(other)
+    except sira.SiraError:
+        return src
+
+
+@st.composite
+def rewritable_trees(draw, depth=4):
+    relvars: dict = {}
+    node = draw(_tree(relvars, depth))
+    if draw(st.booleans()):  # the shapes the rules look for, on top
+        node = node.restrict(draw(_condition(node.heading)))
+    if draw(st.booleans()) and node.heading.degree:
+        keep = draw(st.lists(st.sampled_from(node.heading.names), unique=True, min_size=1))
+        node = node.project(*keep)
+    return node, relvars
+
+
+def _outcome(tree, relvars, engine):
+    try:
+        return "ok", sira.evaluate(tree, relvars, engine=engine, rewrite=False)
+    except sira.SiraError as err:
+        return "error", type(err).__name__
+
+
+def _check(tree, relvars, engine):
+    rewritten = optimize(tree)
+    before = _outcome(tree, relvars, engine)
+    after = _outcome(rewritten, relvars, engine)
+    assert rewritten.heading == tree.heading
+    assert before == after, (f"the rewrite changed the outcome on {engine}\n"
+                             f"before: {tree!r}\nafter:  {rewritten!r}\nrelvars: {relvars!r}\n"
+                             f"{before}\n{after}")
+
+
+@settings(max_examples=400, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(rewritable_trees())
+def test_the_rewrite_never_changes_a_result_on_the_python_engine(tree_and_relvars):
+    tree, relvars = tree_and_relvars
+    _check(tree, relvars, "python")
+
+
+@pytest.mark.parametrize("engine", [e for e in ENGINES if e != "python"])
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.function_scoped_fixture])
+@given(rewritable_trees(depth=3))
+def test_the_rewrite_never_changes_a_result_on_other_engines(engine, tree_and_relvars):
+    tree, relvars = tree_and_relvars
+    _check(tree, relvars, engine)
+
+
+# ----------------------------------------------------------------- what the rules do
+
+H = {"r": Heading.of({"k": INT, "s": INT, "e": INT}), "s": Heading.of({"k": INT, "c": INT}),
+     "t": Heading.of({"k": INT, "during": INTINTERVAL})}
+
+
+def test_a_join_followed_by_a_project_narrows_its_operands_first():
+    tree = optimize(sira.parse("project(join(r, s), (c, s))", H))
+    join = tree.source
+    assert isinstance(tree, Project) and isinstance(join, Join)
+    assert join.sources[0].heading.names == ("k", "s")
+
+
+def test_a_total_condition_moves_into_the_join_operand_it_reads():
+    tree = optimize(sira.parse("restrict(join(r, s), and(gt(e, 1), lt(c, 5)))", H))
+    assert isinstance(tree, Join)
+    assert all(isinstance(s, Restrict) for s in tree.sources)
+
+
+def test_a_condition_that_may_fail_stays_above_the_join():
+    tree = optimize(sira.parse("restrict(join(r, s), gt(div(e, c), 1))", H))
+    assert isinstance(tree, Restrict) and isinstance(tree.source, Join)
+
+
+def test_a_condition_on_an_interval_stays_above_the_operator_that_packs():
+    text = "restrict(union(t, t), overlaps(during, intinterval(from(1)to(3))))"
+    tree = optimize(sira.parse(text, H))
+    assert isinstance(tree, Restrict)
+
+
+def test_an_extend_whose_formula_may_fail_keeps_every_tuple():
+    tree = optimize(sira.parse("project(extend(r, (x(div(s, e)))), (k))", H))
+    assert isinstance(tree.source, Extend)
+
+
+def test_a_pack_of_a_packed_result_goes():
+    tree = optimize(sira.parse("pack(project(t, (k, during)), (during))", H))
+    assert isinstance(tree, Project)
+
+
+def test_rewrite_steps_name_each_rule_that_changed_the_tree():
+    steps = rewrite_steps(sira.parse("restrict(restrict(r, gt(s, 1)), gt(e, 2))", H))
+    assert [name for name, _ in steps] == ["merge_restricts"]
+
+
+def test_evaluate_rewrites_unless_asked_not_to():
+    r = Relation.from_rows({"k": INT, "s": INT, "e": INT}, [(1, 2, 3)])
+    s = Relation.from_rows({"k": INT, "c": INT}, [(1, 9)])
+    text = "project(join(r, s), (c, s))"
+    assert sira.evaluate(text, {"r": r, "s": s}) == \
+        sira.evaluate(text, {"r": r, "s": s}, rewrite=False)
