@@ -270,3 +270,35 @@ def test_every_live_query_saves_and_restores_its_whole_state(tmp_path, query_tex
     engine.finish()
     assert restored.error is None
     assert sorted(map(str, restored.sink.results)) == sorted(map(str, q.sink.results))
+
+
+def test_values_of_every_type_survive_a_checkpoint(tmp_path):
+    import datetime
+    from sira import BIGINT, BOOLEAN, DATE, FLOAT, STRING, TIMESTAMP
+    engine = StreamEngine()
+    s = engine.create_stream("s", {"i": INT, "f": FLOAT, "name": STRING, "ok": BOOLEAN,
+                                   "d": DATE, "stamp": TIMESTAMP, "big": BIGINT})
+    for text in ["changes(window(s, ts, range(3) on(f)), at)",
+                 "changes(summarizebyusing(window(s, ts, rows(3)), (name, during), (tot(plus(f))"
+                 " top(max(name)) low(min(d)) every(and(ok)) b(plus(big))), (during)), at)",
+                 "summarizebyusing(window(s, ts, range(4)), (ok, during), (m(max(stamp))"
+                 " n(plus(1))), (during))"]:
+        engine.register(text)
+    p = s.attach("P")
+    for i in range(6):
+        p.insert({"i": i, "f": i * 1.5 + 0.1, "name": f"n{i % 2}é", "ok": i % 3 != 0,
+                  "d": datetime.date(2024, 1, 1 + i), "big": 10 ** 30 + i,
+                  "stamp": datetime.datetime(2024, 1, 1, 12, i, 30, 123456)}, i * 2)
+    engine.save(tmp_path / "e.ckpt")
+    restored = StreamEngine.load(tmp_path / "e.ckpt")
+    assert encode_content(list(restored.streams.values()), restored.queries) == \
+        encode_content(list(engine.streams.values()), engine.queries)
+    for e in (engine, restored):
+        last = e.streams["s"].producer("P")
+        last.insert({"i": 9, "f": float("inf"), "name": "x", "ok": True, "big": -5,
+                     "d": datetime.date(2025, 1, 1), "stamp": datetime.datetime(2025, 1, 1)}, 20)
+        last.detach()
+        e.finish()
+    for q, r in zip(engine.queries, restored.queries):
+        assert r.error is None and len(r.results()) > 0
+        assert sorted(map(repr, r.sink.results)) == sorted(map(repr, q.sink.results))

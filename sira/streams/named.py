@@ -22,10 +22,11 @@ exactly as they were). Rowtimes and bounds are LONG values, checked before anyth
     [({'seq': 1, 'ticker': 'ORCL', 'ts': 600}, None), (None, 600)]
     >>> p1.bound(700)
     >>> p2 = orders.attach("P2")
-    >>> p2.insert({"ticker": "IBM"}, 650)
-    Traceback (most recent call last):
-    ...
-    sira.streams.named.LateRowError: stream 'orders': row {'ticker': 'IBM'} is late: its rowtime is before the bound 700
+    >>> try:
+    ...     p2.insert({"ticker": "IBM"}, 650)  # a newcomer, before the bound passed on
+    ... except LateRowError as err:
+    ...     print(err.bound, orders.seq)
+    700 1
 
 **Positions and replays (exactly-once).** A producer numbers the rows it accepts 1, 2, 3...;
 its :attr:`Producer.position` says how many it has accepted, the last rowtime, its bound and
@@ -101,7 +102,7 @@ class ProducerPosition:
     attached: bool
 
 
-@attrs.define
+@attrs.define(eq=False)
 class _ProducerState:
     name: str
     queue: deque = attrs.field(factory=deque)  # (rowtime, body tuple) not yet out
@@ -240,7 +241,8 @@ class NamedStream:
             if state is None:
                 state = self._states[name] = _ProducerState(name)
             elif state.attached:
-                raise StreamError(f"stream '{self.name}': producer {name} is already attached",
+                raise StreamError(f"stream '{self.name}': producer {name} is already attached "
+                                  f"(stream.producer({name!r}) gives its handle)",
                                   stream=self.name, producer=name)
             else:
                 state.attached, state.bound = True, None
