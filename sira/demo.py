@@ -437,12 +437,12 @@ def run(out=None, show_arguments: bool = True) -> int:
                     shown.add(name)
                     write()
                     write(f"{display.get(name, name.upper())} :=")
-                    write(str(relvars[name]))
+                    write(relvars[name].to_table(limit=None))
         write()
         if step.note:
             write(_wrap(step.note, indent=""))
         write(f">>> {step.expression}")
-        write(str(sira.evaluate(node, relvars)))
+        write(sira.evaluate(node, relvars).to_table(limit=None))
         if step.operator not in operators:
             operators.append(step.operator)
     _live(write)

@@ -340,8 +340,12 @@ class WindowTable(Node):
     offset: Duration | None = None
     partition: tuple = attrs.field(default=(), converter=_lower_names)
     unit: str | None = None
-    operator_name = "WINDOWTABLE"
     packs = False
+
+    @property
+    def operator_name(self) -> str:
+        """TUMBLE, HOP, CUMULATE or SESSION (explain and errors name the function)."""
+        return self.kind.upper()
 
     def compute_heading(self):
         h = self.source.heading

@@ -732,19 +732,29 @@ def _window(b, node, args):
     return Window(src, ts, WindowSpec(kind, **spec), during)
 
 
+#: the options each window table function takes (Flink's names: SESSION has a gap, CUMULATE a
+#: step): anything else is refused, so that tumble(S, ts, gap(5)) never builds something else
+_WINDOW_TABLE_OPTIONS = {
+    "tumble": ("size", "offset", "unit"),
+    "hop": ("size", "slide", "offset", "unit"),
+    "cumulate": ("step", "size", "offset", "unit"),
+    "session": ("gap", "partition", "unit"),
+}
+
+
 def _window_table(kind):
     def build(b, node, args):
         b.args(node, 3)
         src = b.relation(args[0])
         ts = _lname(args[1])
         opts: dict = {}
-        allowed = {"size", "slide", "step", "offset", "gap", "partition", "unit"}
+        allowed = _WINDOW_TABLE_OPTIONS[kind]
         for item in args[2:]:
             name = item.name.lower() if isinstance(item, cst.Call) else None
             if name not in allowed or name in opts:
                 raise _error(item, f"{kind.upper()}: expected one of "
-                             f"{', '.join(sorted(allowed))} (each once), found {_show(item)}",
-                             "a window option")
+                             f"{', '.join(f'{a}(...)' for a in allowed)} (each once), found "
+                             f"{_show(item)}", "a window option")
             opts[name] = item
         fields = {}
         if "unit" in opts:
