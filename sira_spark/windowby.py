@@ -106,13 +106,19 @@ class _Windows:
         return F.when(self.exists(kind, p), F.array(one)).otherwise(empty)
 
     def condition(self, which, positions: dict):
+        """The clause's condition at ``positions`` (a column per role; ``"opened"``, when
+        given, says whether a LABEL window's start exists)."""
         node = self.node
         values, exists = {}, {}
         for role in _VISIBLE[which]:
             for kind, name in node.variables(role):
                 values[name] = self.value(kind, positions[role], True)
-                if kind in ("prev", "next"):
-                    exists[name] = self.exists(kind, positions[role])
+                there = self.exists(kind, positions[role]) if kind in ("prev", "next") \
+                    else None
+                if role == "start" and "opened" in positions:
+                    there = positions["opened"] if there is None else positions["opened"] & there
+                if there is not None:
+                    exists[name] = there
         return condition_column(node, which, self.compiler, values, exists)
 
     def first_end(self, positions: dict, s):
@@ -154,7 +160,8 @@ class _Windows:
                     x["found"].isNotNull().alias("opened")))
             return F.transform(starts, lambda x: self.window(
                 x["l"], x["s"], x["opened"],
-                self._end_or_null({"label": x["l"], "start": x["s"]}, x["s"])))
+                self._end_or_null({"label": x["l"], "start": x["s"], "opened": x["opened"]},
+                                  x["s"])))
         if node.start.unbounded:
             one = F.lit(1)
             return F.array(self.window(none, one, F.lit(True),

@@ -29,15 +29,19 @@ only where its condition is TRUE. ``is_missing(e)`` (SQL++'s ``e IS MISSING``) i
 ``e`` is MISSING and FALSE otherwise, never MISSING: ``is_missing(ps)`` names the whole
 variable, ``is_missing(ps.val)`` is the same test (a field of a tuple that exists always
 exists). So ``start(as(s) prev(ps) when(is_missing(ps) or ps.val > s.val))`` also starts a
-window at each sequence's first tuple. MISSING lives only inside conditions: ``is_missing``
-anywhere else is an error, and results hold no MISSING and no null (see below).
+window at each sequence's first tuple. With LABEL, the start variables of a window whose START
+never held do not exist in its END condition either (see ``opened`` below). MISSING lives only
+inside conditions: ``is_missing`` anywhere else is an error, and results hold no MISSING and
+no null.
 
 The result has one tuple per window: the partition attributes, one attribute per variable
 (AS: the TUPLE; AT: LONG; PREV/NEXT: a relation of R's heading with 0 or 1 tuple, so there are
 no nulls), the window's tuples as the relation ``w``, and ``closed`` (false when the END never
 matched before the sequence ended: the paper's MISSING; the end variables are then bound to the
 sequence's last tuple). With LABEL, ``opened`` is false when no position satisfied START (the
-window then starts at the sequence's first tuple, and the start variables are bound to it).
+window then starts at the sequence's first tuple, and the start variables are bound to it in
+the result; in the END condition they do not exist, as in the seed's Fig. 18, so a comparison
+with one is MISSING).
 
 Windows (the reference is ``sira/engine/windowby.py``):
 
@@ -212,11 +216,14 @@ class WindowBy(Node):
                            for k, n in self.variables(w)])
 
     def absent_variables(self, which: str) -> frozenset:
-        """The variables a clause's condition sees that may not exist: its PREV and NEXT."""
+        """The variables a clause's condition sees that may not exist: the PREV and NEXT
+        variables, and in END with LABEL every start variable (a LABEL window whose START
+        never holds has no start: the seed reports its start variables MISSING)."""
         visible = {"label": ("label",), "start": ("label", "start"),
                    "end": ("label", "start", "end")}[which]
+        unopened = which == "end" and self.label is not None
         return frozenset(n for w in visible for k, n in self.variables(w)
-                         if k in ("prev", "next"))
+                         if k in ("prev", "next") or (unopened and w == "start"))
 
     def condition(self, which: str):
         """A clause's condition split for three-valued evaluation (:func:`three_valued`), or

@@ -54,7 +54,10 @@ class _Sequence:
         self.tuples = [Tuple(heading, r) for r in rows]
 
     def value(self, kind, p, in_condition):
-        """The value of a variable of ``kind`` bound at position p (None: no such tuple)."""
+        """The value of a variable of ``kind`` bound at position p (None: no such tuple, or
+        p None: a LABEL window's start when START never held)."""
+        if p is None:
+            return None
         if kind == "at":
             return p
         if kind == "as":
@@ -204,7 +207,7 @@ def find_windows(node, seq: _Sequence, label, start, end) -> list:
                         break
                 else:
                     s, opened = 1, False
-            pos["start"] = s
+            pos["start"] = s if opened else None  # no start: its variables are MISSING in END
             e, closed = find_end(pos, s)
             out.append((lp, s, e, opened, closed))
         return out
