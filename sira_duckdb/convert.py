@@ -37,7 +37,7 @@ def arrow_type(t) -> pa.DataType:
     if t in _ARROW:
         return _ARROW[t]
     if t == AVERAGE:
-        return pa.struct([("count", pa.int32()), ("value", pa.float64())])
+        return pa.struct([("count", pa.int64()), ("value", pa.float64())])
     if isinstance(t, IntervalType):
         p = arrow_type(t.point)
         return pa.struct([("begin", p), ("end", p)])

@@ -76,7 +76,7 @@ def literal(t, value) -> str:
     if t == TIMESTAMP:
         return f"CAST({string(value.isoformat(sep=' '))} AS TIMESTAMP)"
     if t == AVERAGE:
-        return struct_pack([("count", cast(str(value.count), INT)),
+        return struct_pack([("count", cast(str(value.count), LONG)),
                             ("value", literal(FLOAT, value.value))])
     if isinstance(t, IntervalType):
         end = f"CAST(NULL AS {duckdb_type(t.point)})" if value.end is None else \
@@ -161,7 +161,7 @@ def expression(expr, heading, c, scope: Scope | None = None) -> str:
 #: an unbounded interval, a malformed string...)
 _SAFE = {"eq", "ne", "gt", "ge", "lt", "le", "and", "or", "not", "xor", "max", "min", "concat",
          "length", "lowercase", "uppercase", "trim", "contains_string", "matches_substring",
-         "the_string", "tofloat", "the_count", "the_value", "currentdate", "cardinality",
+         "the_string", "tofloat", "the_value", "currentdate", "cardinality",
          "is_empty", "the_begin", "the_from", "startpointof", "iintersect", "overlaps",
          "contains", "before", "after", "meets", "met_by", "allen_overlaps", "overlapped_by",
          "starts", "started_by", "during", "allen_contains", "finishes", "finished_by",
@@ -488,10 +488,10 @@ def _boolean(args, types, rt, c):
 
 @translates("average")
 def _average(args, types, rt, c):
-    return struct_pack([("count", cast(args[0], INT)), ("value", cast(args[1], FLOAT))])
+    return struct_pack([("count", cast(args[0], LONG)), ("value", cast(args[1], FLOAT))])
 
 
-translates("the_count")(lambda args, types, rt, c: field(args[0], "count"))
+translates("the_count")(lambda args, types, rt, c: cast(field(args[0], "count"), INT))
 translates("the_value")(lambda args, types, rt, c: field(args[0], "value"))
 translates("currentdate")(lambda args, types, rt, c: literal(DATE, datetime.date.today()))
 translates("cardinality")(lambda args, types, rt, c: f"CAST(len({args[0]}) AS INTEGER)")

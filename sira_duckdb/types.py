@@ -3,7 +3,7 @@
 INT -> INTEGER, LONG -> BIGINT, BIGINT -> HUGEINT (DuckDB's widest exact integer: a BIGINT
 value beyond 128 bits is an IntOverflow on DuckDB), FLOAT -> DOUBLE, STRING -> VARCHAR,
 BOOLEAN -> BOOLEAN, DATE -> DATE, TIMESTAMP -> TIMESTAMP (microseconds, naive, read as UTC),
-AVERAGE -> STRUCT(count INTEGER, value DOUBLE), an interval -> STRUCT(begin P, end P) (a NULL
+AVERAGE -> STRUCT(count BIGINT, value DOUBLE) (a count of billions of observations fits), an interval -> STRUCT(begin P, end P) (a NULL
 end means "unbounded above": the only NULL sira keeps inside DuckDB, never a NULL value), a
 tuple-valued attribute -> STRUCT, a relation-valued attribute -> a LIST of STRUCTs kept sorted
 and distinct (its canonical form, so equality, joins and grouping work). A heading without
@@ -33,7 +33,7 @@ def duckdb_type(t) -> str:
     if t in _SCALARS:
         return _SCALARS[t]
     if t == AVERAGE:
-        return 'STRUCT("count" INTEGER, "value" DOUBLE)'
+        return 'STRUCT("count" BIGINT, "value" DOUBLE)'
     if isinstance(t, IntervalType):
         p = duckdb_type(t.point)
         return f'STRUCT("begin" {p}, "end" {p})'

@@ -84,7 +84,12 @@ def format_udf(c, t) -> str:
     rows = con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = ?",
                        [name]).fetchall()
     if not rows[0][0]:
-        def fmt(value, t=t):
-            return t.format(from_duckdb_value(t, value))
-        con.create_function(name, fmt, [duckdb.sqltype(type_sql)], duckdb.sqltype("VARCHAR"))
+        con.create_function(name, _formatter(t), [duckdb.sqltype(type_sql)],
+                            duckdb.sqltype("VARCHAR"))
     return name
+
+
+def _formatter(t):
+    def fmt(value):
+        return t.format(from_duckdb_value(t, value))
+    return fmt
