@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import duckdb
 
-from sira.errors import DuplicateAttribute, NullValue, SiraTypeError, SiraValueError
+from sira.errors import (DataSourceError, DuplicateAttribute, NullValue, SiraTypeError,
+                         SiraValueError)
 from sira.intervals import IntervalType
 from sira.types import FLOAT, TIMESTAMP
 from sira.values import Heading, Relation
@@ -75,10 +76,10 @@ def scan(c, name: str, value) -> Scan:
         described = c.con.sql(f"SELECT * FROM {source}")
         names, types = described.columns, described.types
     except duckdb.Error as err:
-        raise SiraValueError(f"relvar '{name}': DuckDB cannot read {_describe(value)}: "
-                             f"{str(err).strip().splitlines()[0]}", operator="RELVAR",
-                             value=_describe(value)) from None
+        raise DataSourceError(relvar=name, source=_describe(value),
+                              reason=str(err).strip().splitlines()[0]) from None
     heading, selects = _columns(c, name, names, types)
+    heading, selects = _narrow_csv_integers(c, source, heading, selects)
     conditions = _null_conditions(c, name, value, heading, names, types, source)
     distinct = not (asserted or c.engine.trust_unique)
     return Scan(name, source, heading, selects, conditions, distinct)
@@ -111,7 +112,7 @@ def _source(c, name, value) -> str:
         if sep and kind == "parquet":
             return f"read_parquet({string(rest)})"
         if sep and kind == "csv":
-            return f"read_csv({string(rest)})"
+            return _csv_source(name, rest)
     elif isinstance(value, duckdb.DuckDBPyRelation) or _registrable(value):
         return c.register(value, "relvar")
     raise SiraTypeError(f"relvar '{name}': a DuckDB relvar must be a Relation, a pandas "
@@ -119,6 +120,51 @@ def _source(c, name, value) -> str:
                         f"'csv:PATH' or 'table:NAME' (got {value!r:.80})", operator="RELVAR",
                         expected="a relation value, DataFrame, Arrow table, file or table",
                         got=type(value).__name__)
+
+
+def _csv_source(name: str, path: str) -> str:
+    """``read_csv`` of a CSV file. A header of ``name:type`` cells (sira's CSV convention, as
+    ``Relation.write_csv`` writes it) gives the columns' types; otherwise DuckDB detects them
+    (integer columns whose values all fit INT are INT, as ``sira.read_csv`` infers)."""
+    import csv
+
+    from sira.types import SCALAR_TYPES
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            header = next(csv.reader(f), [])
+    except OSError as err:
+        raise DataSourceError(relvar=name, source=f"csv:{path}", reason=str(err)) from None
+    typed = [cell.rpartition(":") for cell in header]
+    if header and all(sep for _, sep, _ in typed):
+        columns = []
+        for column, _, type_name in typed:
+            t = SCALAR_TYPES.get(type_name.strip().lower())
+            if t is None or t.name == "AVERAGE":
+                raise DataSourceError(relvar=name, source=f"csv:{path}", reason=(
+                    f"column '{column}' is {type_name}, which DuckDB cannot read from CSV text "
+                    f"(read the file with sira.read_csv and pass the relation)"))
+            columns.append(f"{string(column)}: {string(duckdb_type(t))}")
+        return (f"read_csv({string(path)}, header = true, "
+                f"columns = {{{', '.join(columns)}}})")
+    return f"read_csv({string(path)})"
+
+
+def _narrow_csv_integers(c, source, heading, selects):
+    """INT for the LONG columns of a CSV file whose values all fit INT (DuckDB detects BIGINT)."""
+    from sira.types import INT, LONG
+    longs = [n for n, t in heading.attributes if t == LONG]
+    if not longs or not source.startswith("read_csv(") or "columns =" in source:
+        return heading, selects
+    fits = ", ".join(f"coalesce(bool_and({ident(n)} BETWEEN {INT.min} AND {INT.max}), TRUE)"
+                     for n in longs)
+    found = c.con.sql(f"SELECT {fits} FROM {source}").fetchall()[0]
+    narrow = {n for n, ok in zip(longs, found) if ok}
+    if not narrow:
+        return heading, selects
+    heading = Heading.of([(n, INT if n in narrow else t) for n, t in heading.attributes])
+    selects = [f"CAST({ident(n)} AS INTEGER) AS {ident(n)}" if n in narrow else sel
+               for n, sel in zip(heading.names, selects)]
+    return heading, selects
 
 
 def _registrable(value) -> bool:

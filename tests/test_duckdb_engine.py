@@ -1,0 +1,380 @@
+"""The DuckDB engine as a user meets it: relvars given as Relations, DataFrames, Arrow tables,
+DuckDB relations, files and tables; results as Relations, Arrow tables, DuckDB relations, SQL
+text and plans; NULLs refused or dropped; failures reported as sira errors naming the node;
+names and strings that look like SQL staying data; every node and operator translated."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+
+import sira
+from sira import (INT, INTINTERVAL, STRING, TABLE_DEE, TABLE_DUM, Interval, Relation, attr,
+                  call, lit)
+from sira.errors import (DataSourceError, DivisionByZero, IntOverflow, NullValue, SiraTypeError,
+                         SiraValueError, UnknownRelvar)
+
+from conftest import ENGINES
+
+pytestmark = pytest.mark.skipif("duckdb" not in ENGINES, reason="needs duckdb and pyarrow")
+
+L = sira.literal
+
+FILES = Relation.from_rows({"filename": STRING, "pagesize": INT},
+                           [("DATABASECATALOG.SPDB", 32768), ("BW_SPOTS.SPDB", 16384),
+                            ("BW_TEMP.SPDB", 16384)])
+QUERY = "project(restrict(files, ge(pagesize, 16384)), (pagesize))"
+EXPECTED = Relation.from_rows({"pagesize": INT}, [(32768,), (16384,)])
+
+
+@pytest.fixture()
+def engine():
+    from sira_duckdb import DuckDBEngine
+    e = DuckDBEngine()
+    yield e
+    e.close()
+
+
+def files_frame(duplicates=True):
+    """FILES as a pandas DataFrame with duplicate rows, upper-case names, columns out of order."""
+    pd = pytest.importorskip("pandas")
+    rows = [(r["pagesize"], r["filename"]) for r in FILES.to_rows()]
+    if duplicates:
+        rows = rows + rows[:2]
+    return pd.DataFrame(rows, columns=["PAGESIZE", "FileName"]).astype({"PAGESIZE": "int32"})
+
+
+# --------------------------------------------------------------------------- relvar kinds
+
+def test_relvar_given_as_a_relation(engine):
+    assert engine.evaluate(QUERY, {"files": FILES}) == EXPECTED
+    assert sira.evaluate(QUERY, {"files": FILES}, engine="duckdb") == EXPECTED
+
+
+def test_a_dataframe_with_duplicates_is_a_set(engine):
+    df = files_frame()
+    assert engine.evaluate("files", {"files": df}) == FILES
+    assert engine.arrow("files", {"files": df}).num_rows == 3
+
+
+def test_unique_relvars_skip_distinct(engine):
+    from sira_duckdb import DuckDBEngine, unique
+    df = files_frame()
+    assert engine.arrow("files", {"files": unique(df)}).num_rows == 5  # asserted, not checked
+    trusting = DuckDBEngine(connection=engine.connection, trust_unique=True)
+    assert trusting.arrow("files", {"files": df}).num_rows == 5
+    assert "DISTINCT" not in engine.sql("files", {"files": unique(files_frame(False))})
+
+
+def test_arrow_tables_and_dataframes_are_scanned_in_place(engine, monkeypatch):
+    """Neither a DataFrame nor an Arrow table relvar, nor an Arrow result, goes through Python
+    tuples or sira values."""
+    import sira_duckdb.convert as convert
+    table = files_frame(False).to_arrow() if hasattr(files_frame(False), "to_arrow") else None
+    import pyarrow as pa
+    table = pa.Table.from_pandas(files_frame(False), preserve_index=False)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("converted through Python")
+    monkeypatch.setattr(convert, "to_arrow", refuse)
+    monkeypatch.setattr(convert, "to_relation", refuse)
+    out = engine.arrow("join(a, b)", {"a": table, "b": files_frame()})
+    assert out.num_rows == 3 and sorted(out.column_names) == ["filename", "pagesize"]
+
+
+def test_relvar_given_as_a_duckdb_relation_table_parquet_and_csv(engine, tmp_path):
+    con = engine.connection
+    con.execute("CREATE TABLE files_table (filename VARCHAR, pagesize INTEGER)")
+    con.execute("INSERT INTO files_table SELECT * FROM (VALUES ('DATABASECATALOG.SPDB', 32768),"
+                " ('BW_SPOTS.SPDB', 16384), ('BW_TEMP.SPDB', 16384), ('BW_TEMP.SPDB', 16384))")
+    parquet = tmp_path / "files.parquet"
+    csv = tmp_path / "files.csv"
+    con.execute(f"COPY files_table TO '{parquet}' (FORMAT PARQUET)")
+    con.execute(f"COPY files_table TO '{csv}' (HEADER)")
+    for value in ("table:files_table", f"parquet:{parquet}", f"csv:{csv}",
+                  con.sql("SELECT * FROM files_table")):
+        assert engine.evaluate(QUERY, {"files": value}) == EXPECTED, value
+
+
+def test_relvars_of_every_kind_join_together(engine, tmp_path):
+    sizes = Relation.from_rows({"pagesize": INT, "label": STRING},
+                               [(16384, "small"), (32768, "big")])
+    r = engine.evaluate("join(files, sizes)", {"files": files_frame(), "sizes": sizes})
+    assert len(r) == 3 and r.heading.names == ("filename", "label", "pagesize")
+
+
+def test_a_relvar_of_an_unknown_kind_is_a_type_error(engine):
+    with pytest.raises(SiraTypeError, match="relvar 'files'"):
+        engine.evaluate("files", {"files": 42})
+    with pytest.raises(SiraTypeError):
+        engine.evaluate("files", {"files": "excel:/tmp/x.xlsx"})
+
+
+def test_a_missing_file_or_table_is_a_data_source_error(engine, tmp_path):
+    for value in (f"parquet:{tmp_path / 'nosuch.parquet'}", "table:nosuch"):
+        with pytest.raises(DataSourceError) as info:
+            engine.evaluate("files", {"files": value})
+        assert info.value.relvar == "files"
+
+
+def test_an_unknown_relvar_suggests_the_closest_name(engine):
+    with pytest.raises(UnknownRelvar) as info:
+        engine.evaluate(sira.relvar("fils", FILES.heading), {"files": FILES})
+    assert info.value.suggestions == ("files",)
+
+
+def test_a_relvar_with_the_wrong_heading_for_the_tree_is_a_type_error(engine):
+    tree = sira.relvar("files", {"filename": STRING})
+    with pytest.raises(SiraTypeError):
+        engine.evaluate(tree, {"files": files_frame()})
+
+
+# --------------------------------------------------------------------------- NULL and NaN
+
+def test_a_null_in_a_dataframe_is_refused_naming_relvar_attribute_and_count(engine):
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"name": ["a", None, None, "d"], "size": [1, 2, 3, 4]})
+    with pytest.raises(NullValue) as info:
+        engine.evaluate("files", {"files": df})
+    err = info.value
+    assert (err.relvar, err.attribute, err.count, err.value) == ("files", "name", 2, "NULL")
+
+
+def test_a_nan_is_refused_as_nan(engine):
+    import pyarrow as pa
+    pd = pytest.importorskip("pandas")
+    for value in (pd.DataFrame({"x": [1.0, float("nan")]}),
+                  pa.table({"x": pa.array([1.0, float("nan")])})):
+        with pytest.raises(NullValue) as info:
+            engine.evaluate("r", {"r": value})
+        assert (info.value.attribute, info.value.count, info.value.value) == ("x", 1, "NaN")
+
+
+def test_nulls_drop_leaves_those_rows_out(engine):
+    from sira_duckdb import DuckDBEngine
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"name": ["a", None, "c"], "size": [1.0, 2.0, float("nan")]})
+    expected = Relation.from_rows({"name": STRING, "size": sira.FLOAT}, [("a", 1.0)])
+    assert engine.evaluate("r", {"r": df}, nulls="drop") == expected
+    dropping = DuckDBEngine(connection=engine.connection, nulls="drop")
+    assert dropping.evaluate("r", {"r": df}) == expected
+    with pytest.raises(SiraValueError):
+        engine.evaluate("r", {"r": df}, nulls="keep")
+
+
+# --------------------------------------------------------------------------- results
+
+def test_relation_sql_and_explain_do_not_collect(engine):
+    import duckdb
+    rel = engine.relation(QUERY, {"files": files_frame()})
+    assert isinstance(rel, duckdb.DuckDBPyRelation)
+    assert sorted(rel.fetchall()) == [(16384,), (32768,)]
+    text = engine.sql(QUERY, {"files": files_frame()})
+    assert text.startswith("WITH ") and "SELECT" in text
+    plan = engine.explain("join(files, files2)", {"files": files_frame(),
+                                                  "files2": files_frame()})
+    assert "HASH_JOIN" in plan.upper().replace(" ", "_")
+
+
+def test_a_result_relation_feeds_another_query(engine):
+    rel = engine.relation(QUERY, {"files": FILES})
+    r = engine.evaluate("extend(r, (double(plus(pagesize, pagesize))))", {"r": rel})
+    assert {t["double"] for t in r.to_rows()} == {32768, 65536}
+
+
+def test_evaluate_a_scalar_expression(engine):
+    assert engine.evaluate(call("concat", lit("a"), lit("b"))) == "ab"
+    assert sira.evaluate("eq(TABLE_DEE, project(relation(body(tuple(a(1)))), ()))",
+                         engine="duckdb") is True
+
+
+def test_settings_reach_duckdb(tmp_path):
+    from sira_duckdb import DuckDBEngine
+    e = DuckDBEngine(memory_limit="300MB", threads=1, temp_directory=str(tmp_path))
+    (limit, threads, temp), = e.connection.sql(
+        "SELECT current_setting('memory_limit'), current_setting('threads'), "
+        "current_setting('temp_directory')").fetchall()
+    assert threads == 1 and temp == str(tmp_path) and limit.startswith(("286", "300"))
+    with pytest.raises(SiraValueError):
+        DuckDBEngine(memory_limit="lots")
+
+
+def test_the_cli_evaluates_on_duckdb(capsys):
+    from sira.cli import main
+    assert main(["eval", "--engine", "duckdb",
+                 "summarizeby(relation(body(tuple(a(1) b(string(x))) tuple(a(2) b(string(x))))),"
+                 " (b), (n(plus(a))))"]) == 0
+    out = capsys.readouterr().out
+    assert "| x" in out and "| 3" in out
+
+
+# --------------------------------------------------------------------------- errors
+
+def test_division_by_zero_names_the_node():
+    r = Relation.from_rows({"a": INT, "b": INT}, [(1, 0)])
+    with pytest.raises(DivisionByZero, match="EXTEND"):
+        sira.evaluate(L(r).extend(q=attr("a") / attr("b")).project("q"), engine="duckdb")
+
+
+def test_overflow_names_the_lowest_failing_node():
+    r = Relation.from_rows({"a": INT}, [(2147483647,)])
+    tree = L(r).extend(b=attr("a") + 1).project("b").union(L(Relation.from_rows({"b": INT}, [])))
+    with pytest.raises(IntOverflow, match="EXTEND"):
+        sira.evaluate(tree, engine="duckdb")
+
+
+def test_a_condition_that_can_fail_is_not_evaluated_on_tuples_python_never_sees():
+    """DuckDB would push ``a / b > 0`` below the join, onto the tuple with b = 0 that joins
+    nothing; a barrier keeps it above, as the Python engine evaluates it."""
+    r = Relation.from_rows({"k": INT, "a": INT, "b": INT}, [(1, 4, 2), (2, 1, 0)])
+    s = Relation.from_rows({"k": INT}, [(1,)])
+    tree = L(r).join(L(s)).restrict(attr("a") / attr("b") > 0)
+    assert sira.evaluate(tree, engine="duckdb") == sira.evaluate(tree)
+    extended = L(r).join(L(s)).extend(q=attr("a") / attr("b")).restrict(attr("q") > 0)
+    assert sira.evaluate(extended, engine="duckdb") == sira.evaluate(extended)
+
+
+def test_or_evaluates_its_second_operand_only_where_python_does():
+    r = Relation.from_rows({"a": INT, "b": INT}, [(1, 0), (4, 2)])
+    tree = L(r).restrict(attr("b").eq(0) | (attr("a") / attr("b") > 1))
+    assert sira.evaluate(tree, engine="duckdb") == sira.evaluate(tree) == r
+
+
+# --------------------------------------------------------------------------- values
+
+def test_degree_zero_relations_behave():
+    for tree, expected in [(L(TABLE_DEE).join(L(FILES)), FILES),
+                           (L(TABLE_DUM).join(L(FILES)), Relation(FILES.heading)),
+                           (L(FILES).project(), TABLE_DEE),
+                           (L(TABLE_DEE).minus(L(TABLE_DEE)), TABLE_DUM),
+                           (L(TABLE_DEE).union(L(TABLE_DUM)), TABLE_DEE),
+                           (L(FILES).restrict(lit(False)).project(), TABLE_DUM)]:
+        assert sira.evaluate(tree, engine="duckdb") == expected, tree
+
+
+def test_join_on_a_relation_valued_attribute():
+    r = Relation.from_rows({"a": INT, "b": STRING}, [(1, "x"), (2, "x"), (3, "y")])
+    grouped = L(r).group(g=("a",))
+    tree = grouped.join(grouped.rename(b="c")).ungroup("g")
+    assert sira.evaluate(tree, engine="duckdb") == sira.evaluate(tree)
+
+
+def test_intervals_round_trip_including_unbounded():
+    r = Relation.from_rows({"x": INTINTERVAL, "k": INT},
+                           [(Interval(1, 5), 1), (Interval(4, None), 1), (Interval(9, 10), 2)])
+    assert sira.evaluate(L(r), engine="duckdb") == r
+    assert sira.evaluate(L(r).pack("x"), engine="duckdb") == sira.evaluate(L(r).pack("x"))
+
+
+# --------------------------------------------------------------------------- SQL-looking names
+
+NASTY = ["'; DROP TABLE sentinel; --", 'a"b', "/* x */", "c;d", "e'f", "--"]
+
+
+def _nasty_relations():
+    n0, n1, n2, n3 = NASTY[:4]
+    heading = {n0: STRING, n1: INT, n2: INTINTERVAL}
+    rows = [{n0: NASTY[i % len(NASTY)], n1: i % 3, n2: Interval(i, i + 2)} for i in range(6)]
+    r = Relation.from_rows(heading, rows)
+    edges = Relation.from_rows({n0: INT, n3: INT}, [(1, 2), (2, 3), (3, 1)])
+    return r, edges
+
+
+def test_names_and_strings_that_look_like_sql_stay_data_through_every_operator(engine):
+    engine.connection.execute("CREATE TABLE sentinel AS SELECT 1 AS x")
+    n0, n1, n2, n3 = NASTY[:4]
+    r, edges = _nasty_relations()
+    relvar = sira.relvar(NASTY[4], r.heading)
+    other = L(r).restrict(attr(n1) > 0)
+    trees = [
+        relvar.restrict(attr(n0).eq(NASTY[0]) | attr(n0).eq(NASTY[2])),
+        relvar.project(n0, n1),
+        relvar.extend(**{NASTY[5]: attr(n0).concat(lit(NASTY[1]))}),
+        relvar.rename({n0: NASTY[3]}),
+        relvar.transform(n1, **{NASTY[4]: call("length", attr(n0))}),
+        relvar.union(other), relvar.intersect(other), relvar.minus(other), relvar.xminus(other),
+        relvar.join(other.rename({n2: "y"})), relvar.semijoin(other), relvar.semiminus(other),
+        relvar.project(n0, n1).leftjoin(L(Relation.from_rows({n1: INT, NASTY[5]: STRING},
+                                                             [(1, NASTY[1])])),
+                                        **{NASTY[5]: lit(NASTY[0])}),
+        relvar.group(**{NASTY[3]: (n0, n2)}).ungroup(NASTY[3]),
+        relvar.summarizeby((n0,), **{NASTY[5]: ("plus", attr(n1))}),
+        relvar.aggregate(**{NASTY[3]: ("max", attr(n0))}),
+        relvar.pack(n2), relvar.unpack(n2),
+        L(edges).tclose(n0, n3),
+        L(edges).extend(**{NASTY[5]: lit(1)}).gtclose(
+            (n0, n3), **{NASTY[5]: attr("__l__" + NASTY[5]) + attr("__r__" + NASTY[5])}),
+    ]
+    relvars = {NASTY[4]: r}
+    for tree in trees:
+        try:
+            expected = sira.evaluate(tree, relvars)
+        except sira.SiraError as err:
+            with pytest.raises(type(err)):
+                engine.evaluate(tree, relvars)
+            continue
+        assert engine.evaluate(tree, relvars) == expected, tree
+    assert engine.connection.sql("SELECT x FROM sentinel").fetchall() == [(1,)]
+
+
+# --------------------------------------------------------------------------- coverage
+
+def _node_classes():
+    from sira.algebra.node import Node
+    classes = set()
+    for info in pkgutil.iter_modules(importlib.import_module("sira.algebra").__path__):
+        module = importlib.import_module(f"sira.algebra.{info.name}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if issubclass(cls, Node) and cls is not Node and "operator_name" in vars(cls) \
+                    and hasattr(cls, "__attrs_attrs__"):
+                classes.add(cls)
+    return classes
+
+
+def test_every_algebra_node_has_a_translation_or_a_lowering():
+    from sira_duckdb.compiler import LOWERED, TRANSLATIONS, load_families
+    load_families()
+    missing = {c.__name__ for c in _node_classes()} - \
+        {c.__name__ for c in set(TRANSLATIONS) | set(LOWERED)}
+    assert missing == set()
+
+
+def test_unsupported_operators_is_empty_and_honest():
+    from sira.expressions.library import LIBRARY
+    from sira_duckdb import unsupported_operators
+    from sira_duckdb.functions import TRANSLATIONS
+    assert unsupported_operators() == []
+    assert set(TRANSLATIONS) >= set(LIBRARY)
+
+
+def test_an_operator_without_translation_says_so(monkeypatch):
+    from sira_duckdb import NotSupportedOnDuckDB, unsupported_operators
+    from sira_duckdb.functions import TRANSLATIONS
+    monkeypatch.delitem(TRANSLATIONS, "length")
+    assert unsupported_operators() == ["length"]
+    with pytest.raises(NotSupportedOnDuckDB, match="length"):
+        sira.evaluate(L(FILES).extend(n=call("length", attr("filename"))), engine="duckdb")
+
+
+def test_the_package_doctests_pass():
+    import sira_duckdb
+    for info in pkgutil.iter_modules(sira_duckdb.__path__):
+        module = importlib.import_module(f"sira_duckdb.{info.name}")
+        result = doctest.testmod(module)
+        assert result.failed == 0, info.name
+
+
+def test_a_csv_file_written_by_sira_reads_back_with_its_types(engine, tmp_path):
+    r = Relation.from_rows({"name": STRING, "n": sira.LONG, "day": sira.DATE, "ok": sira.BOOLEAN},
+                           [("a,b", 5, __import__("datetime").date(2020, 1, 2), True)])
+    path = tmp_path / "r.csv"
+    r.write_csv(path)
+    assert engine.evaluate("r", {"r": f"csv:{path}"}) == r
+    plain = tmp_path / "plain.csv"
+    plain.write_text("k,v\n1,x\n2,y\n")
+    got = engine.evaluate("r", {"r": f"csv:{plain}"})
+    assert got.heading == sira.Heading.of({"k": INT, "v": STRING})  # narrowed as sira infers
