@@ -175,6 +175,15 @@ class Compiler:
         self._lambdas += 1
         return ident(f"{self.prefix}l{self._lambdas}")
 
+    def relation_value(self, node):
+        """The value of a relational operand, computed now (for an expression DuckDB must
+        evaluate inside a lambda, where no subquery may appear: it becomes a literal)."""
+        from .convert import to_relation
+        name = self.compile(node)
+        sql = f"{self.with_clause(name)}SELECT {column_list(node.heading)} FROM {name}"
+        return to_relation(self._run(node, lambda: self.con.sql(sql).to_arrow_table()),
+                           node.heading)
+
     # ------------------------------------------------------------------ relvars
     def relvar_scan(self, name: str):
         """How to read relvar ``name`` (registered and checked once per compilation)."""

@@ -132,6 +132,8 @@ def expression(expr, heading, c, scope: Scope | None = None) -> str:
     if isinstance(expr, Literal):
         return literal(expr.type, expr.value)
     if isinstance(expr, RelationArg):
+        if getattr(c, "inline_operands", False):  # inside a lambda: no subquery allowed
+            return literal(RelationType(expr.node.heading), c.relation_value(expr.node))
         return rows_as_list(c.compile(expr.node), expr.node.heading)
     if isinstance(expr, FieldOf):
         return field(expression(expr.source, heading, c, scope), expr.name)
@@ -146,7 +148,8 @@ def expression(expr, heading, c, scope: Scope | None = None) -> str:
             raise NotSupportedOnDuckDB(node=f"the operator '{expr.op}'")
         if expr.op in ("and", "or"):
             return _short_circuit(expr, heading, c, scope)
-        if expr.op in ("cardinality", "is_empty") and isinstance(expr.args[0], RelationArg):
+        if expr.op in ("cardinality", "is_empty") and isinstance(expr.args[0], RelationArg) \
+                and not getattr(c, "inline_operands", False):
             name = c.compile(expr.args[0].node)
             if expr.op == "cardinality":
                 return f"CAST((SELECT count(*) FROM {name}) AS INTEGER)"
@@ -200,7 +203,10 @@ def once(c, sql: str, fn) -> str:
     if len(sql) <= 80 or c is None:
         return fn(sql)
     v = c.lambda_name()
-    return f"(list_transform([{sql}], lambda {v}: {fn(v)})[1])"
+    body = fn(v)
+    if "SELECT" in body:  # DuckDB allows no subquery inside a lambda: repeat the value
+        return fn(sql)
+    return f"(list_transform([{sql}], lambda {v}: {body})[1])"
 
 
 # ----------------------------------------------------------------------------- comparison

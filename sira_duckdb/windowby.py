@@ -66,7 +66,11 @@ def condition_sql(node, which, c, values: dict, exists: dict) -> str:
     part = node.condition(which)
     if part is None:
         return "TRUE"
-    value, _ = _part_sql(part, node.scope(which), c, values, exists)
+    inline, c.inline_operands = getattr(c, "inline_operands", False), True
+    try:  # conditions run inside lambdas: relational operands become literals
+        value, _ = _part_sql(part, node.scope(which), c, values, exists)
+    finally:
+        c.inline_operands = inline
     return f"coalesce({value}, FALSE)"
 
 

@@ -1,0 +1,153 @@
+"""Windows on DuckDB against the Python engine (the reference): the random streams and queries of
+the Spark window tests (CQL windows of every kind, relation-to-stream operators, fused windowed
+aggregates, WINDOWBY segmentations and label frames, window tables, HOP sums by panes) and of
+the SPL tests, with more examples than on Spark (DuckDB answers in milliseconds)."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import sira
+from sira import FLOAT, INT, LONG, TIMESTAMP, Relation
+from sira.errors import IntOverflow, SiraValueError
+
+from conftest import ENGINES
+from test_spark_windows import (GROUPS, HEADING, HOP_AGGREGATES, KINDS, LABEL_FRAMES, POINTWISE,
+                                SEGMENTS, WINDOW_TABLES, reference, streams, tagged_union, window)
+from test_spl import _stream_rows, stream as spl_stream, window_texts
+
+pytestmark = pytest.mark.skipif("duckdb" not in ENGINES, reason="needs duckdb and pyarrow")
+
+EXAMPLES = settings(max_examples=6, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def both(query, relvars):
+    return sira.evaluate(query, relvars), sira.evaluate(query, relvars, engine="duckdb")
+
+
+def first_difference(queries, relvars):
+    for q in queries:
+        py, dk = both(q, relvars)
+        if py != dk:
+            return f"{q}\npython: {py!r}\nduckdb: {dk!r}"
+    return "no single query differs"
+
+
+@pytest.mark.parametrize("group", GROUPS, ids=lambda g: g[0])
+@EXAMPLES
+@given(stream=streams(), arrival=st.booleans())
+def test_every_window_kind_gives_the_python_intervals(group, stream, arrival):
+    queries = [window(k, arrival) for k in group]
+    relvars = {"S": stream}
+    py, dk = both(tagged_union(queries), relvars)
+    assert py == dk, first_difference(queries, relvars)
+
+
+@EXAMPLES
+@given(streams(), st.lists(st.sampled_from(KINDS), min_size=1, max_size=2, unique=True),
+       st.booleans(), st.lists(st.integers(0, 60), min_size=1, max_size=8))
+def test_istream_dstream_rstream_give_the_python_streams(stream, kinds, arrival, ticks):
+    ticks = Relation.from_rows({"at": LONG}, [(t,) for t in ticks])
+    queries = []
+    for k in kinds:
+        w = f"project({window(k, arrival)}, (p, v, during))"
+        queries += [f"istream({w}, at)", f"dstream({w}, at)", f"rstream({w}, at, TICKS)",
+                    f"changes({w}, at)"]
+    relvars = {"S": stream, "TICKS": ticks}
+    for q in queries:  # changes has another heading
+        py, dk = both(q, relvars)
+        assert py == dk, f"{q}\npython: {py!r}\nduckdb: {dk!r}"
+
+
+@settings(max_examples=4, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 6)), max_size=12))
+def test_timestamp_windows_count_in_microseconds(points):
+    epoch = datetime.datetime(2024, 2, 29, 23, 59, 50)
+    rows = [{"ts": epoch + datetime.timedelta(seconds=s), "seq": i,
+             "e": epoch + datetime.timedelta(days=d), "f": d / 4}
+            for i, (s, d) in enumerate(sorted(points))]
+    stream = Relation.from_rows({"ts": TIMESTAMP, "seq": INT, "e": TIMESTAMP, "f": FLOAT}, rows)
+    kinds = ["now", "range(10 second) slide(4 second)", "range(2 day) on(e)", "range(0.5) on(f)",
+             "rows(3) slide(2)"]
+    queries = [window(k, True) for k in kinds]
+    relvars = {"S": stream}
+    py, dk = both(tagged_union(queries), relvars)
+    assert py == dk, first_difference(queries, relvars)
+
+
+def test_an_out_of_order_stream_is_refused_with_the_same_error():
+    stream = Relation.from_rows(HEADING, [{"ts": 1, "seq": 0, "p": "a", "v": 0},
+                                          {"ts": 5, "seq": 1, "p": "a", "v": 0},
+                                          {"ts": 3, "seq": 2, "p": "a", "v": 0},
+                                          {"ts": 2, "seq": 3, "p": "b", "v": 0}])
+    errors = []
+    for engine in ("python", "duckdb"):
+        with pytest.raises(SiraValueError) as info:
+            sira.evaluate(window("rows(2)", True), {"S": stream}, engine=engine)
+        errors.append((info.value.operator, info.value.value))
+    assert errors[0] == errors[1] == ("WINDOW", 1)
+
+
+def test_range_on_a_float_that_c_cannot_move_falls_back_to_the_self_join():
+    stream = Relation.from_rows({"ts": LONG, "f": FLOAT},
+                                [{"ts": t, "f": f} for t, f in
+                                 [(0, 1e17), (1, 1e17), (2, 1e17 + 64), (3, 1e17 + 64)]])
+    py, dk = both("window(S, ts, range(1.0) on(f))", {"S": stream})
+    assert py == dk
+
+
+@EXAMPLES
+@given(stream=streams(max_size=25))
+def test_pointwise_aggregates_over_windows_equal_the_split_and_summarize_reference(stream):
+    relvars = {"S": stream}
+    for query in POINTWISE:
+        expected = reference(query, relvars)
+        assert sira.evaluate(query, relvars, engine="duckdb") == expected, query
+
+
+@EXAMPLES
+@given(stream=streams(max_size=25))
+def test_windowby_segmentations_and_label_frames_give_the_python_windows(stream):
+    from sira_duckdb.windowby import _segmentation
+    relvars = {"S": stream}
+    for q in SEGMENTS:
+        assert _segmentation(sira.parse(q, {"S": stream.heading})), q
+    for q in SEGMENTS + LABEL_FRAMES:
+        py, dk = both(q, relvars)
+        assert py == dk, f"{q}\npython: {py!r}\nduckdb: {dk!r}"
+
+
+@EXAMPLES
+@given(stream=streams(max_size=25))
+def test_hop_aggregates_by_panes_and_window_tables_give_the_python_windows(stream):
+    from sira_duckdb.windowtables import fused_hop
+    relvars = {"S": stream}
+    for q in HOP_AGGREGATES:
+        assert fused_hop(sira.parse(q, {"S": stream.heading})) is not None, q
+        py, dk = both(q, relvars)
+        assert py == dk, f"{q}\npython: {py!r}\nduckdb: {dk!r}"
+    py, dk = both(tagged_union(WINDOW_TABLES), relvars)
+    assert py == dk, first_difference(WINDOW_TABLES, relvars)
+
+
+def test_an_int_window_ending_beyond_int_overflows_on_both_engines():
+    stream = Relation.from_rows({"ts": INT, "v": INT}, [(2_147_483_000, 1)])
+    for engine in ("python", "duckdb"):
+        with pytest.raises(IntOverflow):
+            sira.evaluate("tumble(S, ts, size(1000))", {"S": stream}, engine=engine)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(_stream_rows(), window_texts())
+def test_spl_windows_agree_with_the_python_engine(rows, text):
+    s = spl_stream(*rows)
+    node = sira.parse(text, {"s": s})
+    expected = sira.evaluate(node, {"s": s})
+    got = sira.evaluate(node, {"s": s}, engine="duckdb")
+    assert got == expected, f"{text}\n{s}\npython:\n{expected}\nduckdb:\n{got}"
