@@ -295,10 +295,12 @@ class NamedStream:
 
     def _insert(self, state, items, seq):
         with self.lock:
-            self._require_attached(state)
-            items = list(items)
-            skip = self._replayed(state, len(items), seq)
-            bodies = self._checked_train(state, items[skip:])
+            if not state.attached:
+                self._require_attached(state)
+            if seq is not None:
+                items = list(items)
+                items = items[self._replayed(state, len(items), seq):]
+            bodies = self._checked_train(state, items)
             if not bodies:
                 return 0
             state.queue.extend(bodies)

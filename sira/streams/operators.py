@@ -51,8 +51,8 @@ class Operator(abc.ABC):
     order, netted; ``on_bound(b, port)``: no later input will have a time < b. Rows at t also
     promise that nothing earlier than t follows on that input.
 
-    Every batch passed downstream is checked against what the receiving port was promised
-    (``admit``): an item earlier than a bound given, or an instant seen before, raises
+    Every batch passed downstream is checked against what the receiving port was promised: an
+    item earlier than a bound given, or an instant seen before, raises
     :class:`InternalStreamError` naming the receiving operator before it changes anything.
     """
 
@@ -70,13 +70,19 @@ class Operator(abc.ABC):
     def emit_rows(self, rows):
         first, last = rows[0][0], rows[-1][0]
         for op, port in self.downstream:
-            op.admit(port, first, last, False)
+            seen = op.ports[port]
+            if first < seen[0] or first < seen[1] or last < first:
+                op.refuse(port, first, last, False)
+            seen[1] = last
             op.on_rows(rows, port)
 
     def emit_changes(self, batch):
         first, last = batch[0][0], batch[-1][0]
         for op, port in self.downstream:
-            op.admit(port, first, last, True)
+            seen = op.ports[port]
+            if first < seen[0] or first <= seen[1] or last < first:
+                op.refuse(port, first, last, True)
+            seen[1] = last
             op.on_changes(batch, port)
 
     def emit_bound(self, b):
@@ -86,19 +92,17 @@ class Operator(abc.ABC):
                 seen[0] = b
             op.on_bound(b, port)
 
-    def admit(self, port, first, last, changes) -> None:
-        """Check a batch spanning ``first``..``last`` against port ``port``'s promises: rows may
-        repeat the latest instant, changes (one entry per instant) may not."""
-        seen = self.ports[port]
-        bound, latest = seen
-        if first < bound or first < latest or last < first or (changes and first == latest):
-            what = "changes" if changes else "a row"
-            if last < first:
-                self.fail(f"{what} at {last} after {what} at {first} in one batch")
-            if first < bound:
-                self.fail(f"{what} at {first} on input {port}, which was bounded at {bound}")
-            self.fail(f"{what} at {first} on input {port} after input at {latest}")
-        seen[1] = last
+    def refuse(self, port, first, last, changes) -> None:
+        """A batch spanning ``first``..``last`` breaks port ``port``'s promises (an item before
+        the bound given or before the latest item, or, for changes, which come once per instant,
+        at the latest instant again): raise :class:`InternalStreamError`."""
+        bound, latest = self.ports[port]
+        what = "changes" if changes else "a row"
+        if last < first:
+            self.fail(f"{what} at {last} after {what} at {first} in one batch")
+        if first < bound:
+            self.fail(f"{what} at {first} on input {port}, which was bounded at {bound}")
+        self.fail(f"{what} at {first} on input {port} after input at {latest}")
 
     def fail(self, detail):
         """Raise :class:`InternalStreamError` naming this operator."""

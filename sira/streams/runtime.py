@@ -240,22 +240,27 @@ class LiveQuery:
         """Apply the replay rule and the lateness check, then push through the dataflow."""
         if self.error is not None:
             self._require_running()
-        name = stream.name
-        where = self.inputs[name]
-        seq_at, at = stream.arrival_index, stream.rowtime_index
-        bodies = _after(bodies, where.seq, seq_at)
+        where = self.inputs[stream.name]
         if bodies:
-            _check_continues(stream, bodies, where, seq_at, at, checked)
-            where.seq = bodies[-1][seq_at]
-            last = bodies[-1][at]
-            if where.bound is None or last > where.bound:
-                where.bound = last
+            seq_at, at = stream.arrival_index, stream.rowtime_index
+            if bodies[0][seq_at] <= where.seq:
+                bodies = _after(bodies, where.seq, seq_at)
+            if checked:
+                _check_continues(stream, bodies, where)
+            elif bodies and (bodies[0][seq_at] != where.seq + 1 or (
+                    where.bound is not None and bodies[0][at] < where.bound)):
+                _check_continues(stream, bodies[:1], where)
+            if bodies:
+                where.seq = bodies[-1][seq_at]
+                last = bodies[-1][at]
+                if where.bound is None or last > where.bound:
+                    where.bound = last
         if bound is not None and (where.bound is None or bound > where.bound):
             where.bound = bound
         else:
             bound = None
         if bodies or bound is not None:
-            for source in self.sources.get(name, ()):
+            for source in self.sources.get(stream.name, ()):
                 self._run(source.feed_train, bodies, bound)
 
     def finish(self) -> None:
@@ -326,17 +331,15 @@ def failure_text(error) -> str:
 
 def _after(bodies, seq, seq_at) -> list:
     """The rows numbered after ``seq`` (the others were consumed before: the replay rule)."""
-    if not bodies or bodies[0][seq_at] > seq:
-        return bodies
     return [body for body in bodies if body[seq_at] > seq]
 
 
-def _check_continues(stream, bodies, where, seq_at, at, checked) -> None:
-    """Rows must continue the numbering and not come before the bound already given; a train
-    from a hand (``checked``) is also checked row by row."""
-    rows = bodies if checked else bodies[:1]
+def _check_continues(stream, bodies, where) -> None:
+    """Rows must continue the query's numbering on ``stream`` and not come before the bound it
+    was given (StreamError or LateRowError otherwise)."""
+    seq_at, at = stream.arrival_index, stream.rowtime_index
     expected, floor = where.seq + 1, where.bound
-    for body in rows:
+    for body in bodies:
         if body[seq_at] != expected:
             raise StreamError(f"stream '{stream.name}': row {body[seq_at]} after row "
                               f"{expected - 1} leaves rows out", stream=stream.name,
