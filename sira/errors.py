@@ -131,7 +131,9 @@ class IntOverflow(ArithmeticFault):
 
     def default_message(self):
         where = f" for tuple {self.tuple}" if self.tuple else ""
-        return f"{_prefix(self.operator)}{self.value} does not fit {self.type}{where}"
+        from .types import int_text
+        value = int_text(self.value) if isinstance(self.value, int) else self.value
+        return f"{_prefix(self.operator)}{value} does not fit {self.type}{where}"
 
 
 class DivisionByZero(ArithmeticFault):

@@ -109,9 +109,12 @@ class IntegerType(Type):
             value = int(value)
         return self.fit(value, operator=operator)
 
+    def format(self, value) -> str:
+        return int_text(value)
+
     def literal(self, value):
         """INT as a bare number; LONG and BIGINT through their selectors so the type survives."""
-        return str(value) if self.name == "INT" else f"{self.name.lower()}({value})"
+        return str(value) if self.name == "INT" else f"{self.name.lower()}({int_text(value)})"
 
     def fit(self, value: int, *, operator=None, tuple=None):
         if self.bits is not None:
@@ -278,6 +281,32 @@ def type_named(name: str) -> Type:
     if key in INTERVAL_TYPES:
         return INTERVAL_TYPES[key]
     raise SiraTypeError(f"unknown type '{name}'", expected="a type name", got=name)
+
+
+def int_text(value: int) -> str:
+    """The decimal digits of any integer, however long (Python's ``str`` refuses integers of
+    more than 4,300 digits unless a process-wide limit is lifted; ``Decimal`` converts
+    exactly and has no such limit).
+
+        >>> len(int_text(10 ** 5000))
+        5001
+    """
+    if -10 ** 4000 < value < 10 ** 4000:
+        return str(value)
+    import decimal
+    return str(decimal.Decimal(value))
+
+
+def int_from_text(text: str) -> int:
+    """The integer a string of decimal digits (with an optional sign) denotes, however long.
+
+        >>> int_from_text("1" * 5000) % 10
+        1
+    """
+    if len(text) <= 4000:
+        return int(text)
+    import decimal
+    return int(decimal.Decimal(text))
 
 
 def wider_integer(a: IntegerType, b: IntegerType) -> IntegerType:

@@ -37,7 +37,7 @@ from ..expressions.evaluate import RVA_AGGREGATES
 from ..expressions.nodes import Aggregated, AttrRef, Call as CallExpr, FieldOf, Literal, RelationArg
 from ..intervals import INTERVAL_TYPES, successor
 from ..types import (BOOLEAN, DATE, FLOAT, STRING, TIMESTAMP, Average, IntegerType,
-                     RelationType, TupleType, type_named, type_of_python)
+                     RelationType, TupleType, int_from_text, type_named, type_of_python)
 from ..values import TABLE_DEE, TABLE_DUM, Heading, Relation, Tuple, check_row
 from . import cst
 from .parser import parse_expression
@@ -496,7 +496,7 @@ def _infer_heading(rows) -> Heading:
 
 def _number(text: str) -> Literal:
     if text.isdigit():
-        value = int(text)
+        value = int_from_text(text)
         return Literal(value, type_of_python(value))
     return Literal(FLOAT.check(float(text)), FLOAT)
 
