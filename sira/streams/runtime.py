@@ -692,7 +692,7 @@ class StreamEngine:
             if query.error is not None or stream.name not in query.sources:
                 continue  # a failed query has said so once; it takes no more input
             try:
-                query._consume(stream, bodies, bound)
+                query._take(stream, bodies, bound, False)  # as _consume, one call less
             except Exception:  # the query has stopped (query.error); the others go on
                 LOG.exception("continuous query %s failed and stopped", query.node)
 
