@@ -151,8 +151,17 @@ class FloatOverflow(ArithmeticFault):
 
     def default_message(self):
         where = f" for tuple {self.tuple}" if self.tuple else ""
-        args = f" of {', '.join(repr(v) for v in self.operands)}" if self.operands else ""
+        args = f" of {', '.join(_short(v) for v in self.operands)}" if self.operands else ""
         return f"{_prefix(self.operator)}the result{args} is too large for a FLOAT{where}"
+
+
+def _short(value, limit: int = 40) -> str:
+    """A value for a message, never longer than ``limit`` characters (a BIGINT of thousands of
+    digits is named by its size)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 class UnknownOperator(SiraError):

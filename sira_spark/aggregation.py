@@ -17,7 +17,8 @@ from sira.intervals import IntervalType
 from sira.types import AVERAGE, FLOAT, INTEGER_TYPES, RelationType
 
 from .compiler import translates
-from .functions import _average_plus, _iunion, column, interval_intersect, literal_column, sira_error
+from .functions import (_average_plus, _iunion, column, float_mult, float_plus, interval_intersect,
+                        literal_column, sira_error)
 from .packing import split_dataframes
 from .types import spark_type
 
@@ -45,14 +46,14 @@ def aggregate_column(agg, value, t, grouped=False):
     if op == "plus" and t in INTEGER_TYPES:
         out = F.sum(value).cast(spark_type(rt))
     elif op == "plus" and t == FLOAT:
-        out = _fold(_sorted_values(value, t), F.lit(0.0), lambda a, x: a + x, t)
+        out = _fold(_sorted_values(value, t), F.lit(0.0), float_plus, t)
     elif op == "plus" and t == AVERAGE:
         out = F.aggregate(F.array_sort(F.collect_list(value)), identity, _average_plus)
     elif op == "mult" and t in INTEGER_TYPES:
         out = F.aggregate(F.collect_list(value.cast("decimal(38,0)")),
                           F.lit(1).cast("decimal(38,0)"), lambda a, x: a * x).cast(spark_type(rt))
     elif op == "mult" and t == FLOAT:
-        out = _fold(_sorted_values(value, t), F.lit(1.0), lambda a, x: a * x, t)
+        out = _fold(_sorted_values(value, t), F.lit(1.0), float_mult, t)
     elif op == "max":
         out = F.max(value)
     elif op == "min":

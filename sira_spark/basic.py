@@ -21,7 +21,7 @@ def _relvar(node, children, c):
     except KeyError:
         from sira.errors import UnknownRelvar
         raise UnknownRelvar(relvar=node.name, available=tuple(sorted(c.relvars))) from None
-    df = c.engine.load(value)
+    df = c.engine.load(value, relvar=node.name)
     from sira.values import Relation
 
     from .session import Unique
@@ -29,11 +29,12 @@ def _relvar(node, children, c):
         value = value.value if isinstance(value.value, Relation) else value
     if not isinstance(value, Relation):
         df = df.toDF(*[n.lower() for n in df.columns])
-        got = heading_of_dataframe(df)
+        got = heading_of_dataframe(df, node.name)
         if got != node.heading:
             raise SiraTypeError(f"relvar '{node.name}' has columns {got}, but the expression was "
                                 f"built for {node.heading}", operator="RELVAR",
                                 expected=str(node.heading), got=str(got))
+        df = c.engine.admit(node.name, value, df, node.heading, c.options)  # no NULL, NaN
         if not c.engine.is_unique(value):
             df = df.distinct()  # a DataFrame may hold duplicates; a relation does not
     elif value.heading != node.heading:

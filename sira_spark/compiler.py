@@ -7,6 +7,14 @@ the pack state matches the Python engine's exactly, unless the translation retur
 (a result it packed itself). Nodes without a native translation are
 lowered to their derived definition (``LOWERED``); the rest raise NotSupportedOnSpark.
 
+A Spark failure becomes a sira error naming the lowest failing node (``translate_failure``):
+overflow, division by zero and sira's own checks keep their sira class, and for RESTRICT,
+EXTEND and TRANSFORM the failing tuple is found (``offending_tuple``) so the error carries the
+Python engine's fields (``tuple``, ``operator``...). While sira runs a job, Spark's logging of
+failed tasks (a Java stack trace per task) and pyspark's JSON record of the exception are kept
+off the console (``quiet_task_failures``): the sira error says it all; an untranslated failure
+keeps Spark's exception as its ``__cause__``.
+
     >>> from sira import parse
     >>> sorted(n.__name__ for n in LOWERED)
     ['Changes', 'DivideBy']
@@ -14,13 +22,15 @@ lowered to their derived definition (``LOWERED``); the rest raise NotSupportedOn
 
 from __future__ import annotations
 
+import contextlib
 import re
+import threading
 
 from sira.algebra.derived import lower_changes, lower_divideby
 from sira.algebra.joins import DivideBy
 from sira.algebra.windows import Changes
-from sira.errors import (DivisionByZero, ExecutionError, IntOverflow, NotSupportedOnSpark,
-                         SiraError)
+from sira.errors import (ArithmeticFault, DataSourceError, DivisionByZero, ExecutionError,
+                         IntOverflow, NotSupportedOnSpark, SiraError)
 from sira.expressions.nodes import Expr
 from sira import errors as sira_errors
 from sira.values import Heading
@@ -106,12 +116,30 @@ class Compiler:
         return self._run(node, lambda: to_relation(df, node.heading))
 
     def _run(self, node, action):
-        try:
-            return action()
-        except SiraError:
-            raise
-        except Exception as err:  # a Spark/Java failure: say which sira node was running
-            raise translate_failure(err, self.failing_node(node)) from None
+        with quiet_task_failures(self.spark):
+            try:
+                return action()
+            except SiraError:
+                raise
+            except Exception as err:  # a Spark/Java failure: say which sira node was running
+                failure = err
+            error = self.sira_error(failure, node)
+        if isinstance(error, ExecutionError):
+            raise error from failure  # not understood: Spark's own account is the cause
+        raise error
+
+    def sira_error(self, failure: Exception, node) -> SiraError:
+        """The sira error for a Spark failure while running ``node`` (error path only)."""
+        where = self.failing_node(node)
+        error = translate_failure(failure, where)
+        if isinstance(error, ArithmeticFault):
+            found = scalar_error(where, type(error)) if isinstance(where, Expr) else \
+                offending_tuple(where, self, type(error))
+            if found is not None:
+                fields = found.field_values()
+                message = f"{found.message} (in {_name(where)} on Spark)"
+                return type(found)(message, **fields)
+        return error
 
     def failing_node(self, node):
         """The lowest node whose plan fails (re-running sub-plans, on the error path only)."""
@@ -126,17 +154,186 @@ class Compiler:
         return node
 
 
+# --------------------------------------------------------------------------- quiet failures
+
+_TASK_LOGGERS = ("org.apache.spark.executor.Executor", "org.apache.spark.scheduler.TaskSetManager",
+                 "org.apache.spark.scheduler.TaskSchedulerImpl",
+                 "org.apache.spark.sql.execution.datasources.FileFormatWriter")
+_PY_LOGGERS = ("DataFrameQueryContextLogger", "SQLQueryContextLogger")
+_quiet_lock = threading.Lock()
+_quiet_state = {"depth": 0, "saved": None}
+
+
+@contextlib.contextmanager
+def quiet_task_failures(spark):
+    """Keep Spark's logs of failed tasks (log4j ERRORs with a Java stack trace) and pyspark's
+    JSON record of a captured exception off the console while sira runs a job; restored after
+    (nested and concurrent uses share one saved state).
+
+        >>> from sira_spark import default_engine
+        >>> with quiet_task_failures(default_engine().spark):
+        ...     pass
+    """
+    with _quiet_lock:
+        if _quiet_state["depth"] == 0:
+            _quiet_state["saved"] = _silence(spark)
+        _quiet_state["depth"] += 1
+    try:
+        yield
+    finally:
+        with _quiet_lock:
+            _quiet_state["depth"] -= 1
+            if _quiet_state["depth"] == 0:
+                _restore(_quiet_state.pop("saved"))
+                _quiet_state["saved"] = None
+
+
+def _silence(spark):
+    """Turn the task-failure loggers off; returns what ``_restore`` needs."""
+    from pyspark.logger import PySparkLogger
+    py = [PySparkLogger.getLogger(name) for name in _PY_LOGGERS]
+    saved_py = [(logger, logger.disabled) for logger in py]
+    for logger in py:
+        logger.disabled = True
+    saved_java = []
+    try:
+        jvm = spark.sparkContext._jvm
+        log4j = jvm.org.apache.logging.log4j
+        configurator = log4j.core.config.Configurator
+        for name in _TASK_LOGGERS:
+            saved_java.append((name, log4j.LogManager.getLogger(name).getLevel()))
+            configurator.setLevel(name, log4j.Level.OFF)
+    except Exception:  # no JVM here (a stopped or remote session): nothing to silence
+        jvm = None
+    return saved_py, saved_java, jvm
+
+
+def _restore(saved) -> None:
+    saved_py, saved_java, jvm = saved
+    for logger, disabled in saved_py:
+        logger.disabled = disabled
+    if jvm is None:
+        return
+    try:
+        configurator = jvm.org.apache.logging.log4j.core.config.Configurator
+        for name, level in saved_java:
+            configurator.setLevel(name, level)
+    except Exception:
+        pass
+
+
+# --------------------------------------------------------------------------- offending tuple
+
+def _row_expressions(node) -> list:
+    """The scalar expressions a row-wise node evaluates per tuple of its source."""
+    from sira.algebra.basic import Extend, Restrict, Transform
+    if isinstance(node, Restrict):
+        return [node.condition]
+    if isinstance(node, (Extend, Transform)):
+        return [e for _, e in node.specs if e is not None]
+    return []
+
+
+def offending_tuple(node, compiler, error_class):
+    """The Python engine's error (with ``tuple``) for the first tuple of ``node``'s source on
+    which its expressions raise ``error_class``, or None (error path only).
+
+    The tuple is found by Spark itself: a Python UDF runs the Python engine's row function on
+    each tuple and the first failing one is collected, so nothing but that tuple reaches the
+    driver. Only for RESTRICT, EXTEND and TRANSFORM whose expressions need no relation operand.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType
+
+    exprs = _row_expressions(node)
+    if not exprs or any(_has_relation_operand(e) for e in exprs):
+        return None
+    heading = node.source.heading
+    fails = _failure_test(exprs, heading, error_class)
+    try:
+        df = compiler.compile(node.source)
+        rows = df.where(F.udf(fails, BooleanType())(*[F.col(f"`{n}`") for n in heading.names])) \
+            .limit(1).collect()
+    except Exception:  # Python workers unavailable (no sira on a cluster's nodes...)
+        return None
+    if not rows:
+        return None
+    return _python_error(exprs, heading, tuple(rows[0]), error_class)
+
+
+def scalar_error(expr, error_class):
+    """The Python engine's error for a scalar expression Spark failed on, or None."""
+    if _has_relation_operand(expr):
+        return None
+    return _python_error([expr], Heading(), (), error_class, name_tuple=False)
+
+
+def _has_relation_operand(expr) -> bool:
+    from sira.expressions.nodes import Aggregated, Call, FieldOf, RelationArg
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, RelationArg):
+            return True
+        if isinstance(e, Call):
+            stack.extend(e.args)
+        elif isinstance(e, (FieldOf, Aggregated)):
+            stack.append(e.source)
+    return False
+
+
+def _failure_test(exprs, heading, error_class):
+    """A picklable function of a Spark row's values: does the Python engine raise
+    ``error_class`` on it?"""
+    def fails(*values):
+        return _python_error(exprs, heading, values, error_class) is not None
+    return fails
+
+
+def _python_error(exprs, heading, values, error_class, name_tuple=True):
+    from sira.engine import row_error
+    from sira.expressions.evaluate import compile_row
+
+    from .convert import from_row
+    row = from_row(heading, values)
+    try:
+        for e in exprs:
+            compile_row(e, heading, None)(row)
+    except error_class as err:
+        return row_error(err, heading, row) if name_tuple else err
+    except Exception:
+        return None
+    return None
+
+
+def _name(node) -> str:
+    return node.operator_name if hasattr(node, "operator_name") else repr(node)
+
+
 _SIRA_RAISED = re.compile(r"SIRA\|(\w+)\|([^\n]*?)(?: SQLSTATE|\n|$)")
 
 
 def translate_failure(err: Exception, node) -> SiraError:
-    """A sira error for a Spark failure: arithmetic errors keep their sira class."""
+    """A sira error for a Spark failure: arithmetic errors keep their sira class, a file that
+    cannot be read is a DataSourceError naming the relvar."""
+    from sira.algebra.basic import RelvarRef
+
+    from .session import spark_message
     text = str(err)
-    where = node.operator_name if hasattr(node, "operator_name") else repr(node)
+    where = _name(node)
     m = _SIRA_RAISED.search(text)
     if m:
         cls = getattr(sira_errors, m.group(1), SiraError)
-        return cls(f"{m.group(2)} (in {where} on Spark)")
+        message = m.group(2)
+        fields = {}
+        op = re.match(r"(\w+): ", message)
+        if op and "operator" in cls.fields:
+            fields["operator"] = op.group(1)
+        return cls(f"{message} (in {where} on Spark)", **fields)
+    if "FAILED_READ_FILE" in text or "FileNotFoundException" in text:
+        relvar = node.name if isinstance(node, RelvarRef) else None
+        return DataSourceError(relvar=relvar, source=f"the data of {where}",
+                               reason=spark_message(err))
     if "DIVIDE_BY_ZERO" in text:
         return DivisionByZero(f"{where}: division by zero (on Spark)", operator=where)
     if "ARITHMETIC_OVERFLOW" in text or "CAST_OVERFLOW" in text or "NUMERIC_VALUE_OUT_OF_RANGE" \

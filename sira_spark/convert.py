@@ -1,4 +1,4 @@
-"""Relations to DataFrames and back.
+"""Relations to DataFrames and back, and the admission of data that did not come from sira.
 
     >>> from sira import INT, Relation
     >>> r = Relation.from_rows({"a": INT}, [(1,), (2,)])
@@ -6,6 +6,42 @@
     >>> e = default_engine()
     >>> to_relation(to_dataframe(e.spark, r), r.heading) == r
     True
+
+A DataFrame, table or Parquet relvar gets its sira heading from its schema (``sira_type_of``):
+
+=======================================  ==============================================
+Spark column type                        sira type
+=======================================  ==============================================
+int, smallint, tinyint                   INT
+bigint                                   LONG
+decimal(p,0)                             BIGINT (held as decimal(38,0))
+double, float                            FLOAT
+string                                   STRING
+boolean                                  BOOLEAN
+date                                     DATE
+timestamp_ntz                            TIMESTAMP
+timestamp (an instant, "with local       TIMESTAMP: the instant's UTC date and time (the
+time zone")                              engine's session time zone is UTC)
+struct<begin:P, end:P>                   the interval type over P's sira type; a null
+                                         ``end`` means unbounded above, as inside sira
+struct<count:int, value:double>          AVERAGE
+any other struct                         a tuple-valued attribute (field names
+                                         case-insensitive, any order)
+array<struct<...>>                       a relation-valued attribute (duplicates
+                                         collapse, order does not matter)
+=======================================  ==============================================
+
+Refused, with a message saying how to convert: decimal(p,s) with s > 0 (cast to double for
+an inexact FLOAT, or scale to whole units and cast to decimal(38,0)), arrays of scalars
+(explode them into rows, or make each element a struct for a relation-valued attribute),
+maps, binary and interval types.
+
+Data admitted this way (``admit``) holds no NULL and no NaN (sira has none): a relvar holding
+one is refused with ``NullValue`` naming the relvar, the attribute, how many rows and whether it
+is NULL or NaN, unless the caller's policy is ``nulls="drop"`` (rows holding any NULL or NaN,
+at any depth, are left out). An interval whose end is not after its begin is refused with
+``IntervalError``. Columns are then cast to sira's own Spark types, structs rebuilt in the
+heading's order and relation-valued attributes put in their canonical order (sorted, distinct).
 """
 
 from __future__ import annotations
@@ -16,7 +52,7 @@ from sira.intervals import Interval, IntervalType
 from sira.types import AVERAGE, BIGINT, Average, RelationType, TupleType
 from sira.values import Relation, Tuple
 
-from .types import schema_of
+from .types import schema_of, spark_type
 
 
 def _to_spark_value(t, v):
@@ -78,41 +114,260 @@ def from_row(heading, row) -> tuple:
                  for t, v in zip(heading.types, row))
 
 
-def sira_type_of(dt):
-    """The sira type of a Spark column type (for relvars given as DataFrames)."""
+def sira_type_of(dt, column: str = "?", relvar: str | None = None):
+    """The sira type of a Spark column type (for relvars given as DataFrames); ``column`` and
+    ``relvar`` name the column in the error raised for a type sira has no equivalent for.
+
+    Raises:
+        SiraTypeError: the type has no sira equivalent (the message says how to convert it).
+    """
     from pyspark.sql import types as T
 
-    from sira.errors import NotSupportedOnSpark
     from sira.intervals import INTERVAL_TYPES
     from sira.types import BOOLEAN, DATE, FLOAT, INT, LONG, STRING, TIMESTAMP
     from sira.values import Heading
     simple = {T.IntegerType: INT, T.LongType: LONG, T.DoubleType: FLOAT, T.StringType: STRING,
               T.BooleanType: BOOLEAN, T.DateType: DATE, T.TimestampNTZType: TIMESTAMP,
-              T.ShortType: INT, T.ByteType: INT, T.FloatType: FLOAT}
+              T.TimestampType: TIMESTAMP, T.ShortType: INT, T.ByteType: INT, T.FloatType: FLOAT}
     for cls, t in simple.items():
         if isinstance(dt, cls):
             return t
     if isinstance(dt, T.DecimalType) and dt.scale == 0:
         return BIGINT
     if isinstance(dt, T.StructType):
-        names = [f.name for f in dt.fields]
+        names = [f.name.lower() for f in dt.fields]
         if names == ["begin", "end"]:
-            point = sira_type_of(dt.fields[0].dataType)
-            for it in INTERVAL_TYPES.values():
-                if it.point == point:
-                    return it
+            point = sira_type_of(dt.fields[0].dataType, f"{column}.begin", relvar)
+            if sira_type_of(dt.fields[1].dataType, f"{column}.end", relvar) == point:
+                for it in INTERVAL_TYPES.values():
+                    if it.point == point:
+                        return it
         if names == ["count", "value"]:
             return AVERAGE
-        return TupleType(Heading.of([(f.name, sira_type_of(f.dataType)) for f in dt.fields]))
+        return TupleType(Heading.of([(f.name, sira_type_of(f.dataType, f"{column}.{f.name}",
+                                                           relvar)) for f in dt.fields]))
     if isinstance(dt, T.ArrayType) and isinstance(dt.elementType, T.StructType):
-        return RelationType(Heading.of([(f.name, sira_type_of(f.dataType))
+        return RelationType(Heading.of([(f.name, sira_type_of(f.dataType, f"{column}.{f.name}",
+                                                              relvar))
                                         for f in dt.elementType.fields]))
-    raise NotSupportedOnSpark(node=f"a column of Spark type {dt.simpleString()}")
+    raise _unmapped(dt, column, relvar)
 
 
-def heading_of_dataframe(df):
+def _unmapped(dt, column: str, relvar: str | None):
+    """The error for a Spark type sira has no equivalent for, saying how to convert it (with
+    code for a top-level column)."""
+    from pyspark.sql import types as T
+
+    from sira.errors import SiraTypeError
+    top = "." not in column
+    c = f"'{column}'"
+    if isinstance(dt, T.DecimalType):
+        how = ("cast it to double for an (inexact) FLOAT"
+               + (f" (df.withColumn({c}, F.col({c}).cast('double')))" if top else "")
+               + ", or scale it to whole units and cast it to decimal(38,0) for an exact BIGINT")
+    elif isinstance(dt, T.ArrayType):
+        how = ("sira has no list type: explode it into rows"
+               + (f" (F.explode({c}))" if top else "")
+               + ", or make each element a struct for a relation-valued attribute"
+               + (f" (F.transform({c}, lambda x: F.struct(x.alias('value'))))" if top else "")
+               + "; duplicates then collapse and the order is lost")
+    elif isinstance(dt, T.MapType):
+        how = "explode it into key/value rows" + (f" (F.explode({c}))" if top else "")
+    else:
+        how = ("cast it to a type sira maps (int, bigint, decimal(38,0), double, string, "
+               "boolean, date, timestamp)")
+    where = f"relvar '{relvar}': " if relvar else ""
+    return SiraTypeError(f"{where}column {c} is {dt.simpleString()}, which sira has no type "
+                         f"for: {how}", operator="RELVAR", expected="a Spark type sira maps",
+                         got=dt.simpleString())
+
+
+def heading_of_dataframe(df, relvar: str | None = None):
+    """The sira heading of a DataFrame's schema (names case-insensitive)."""
     from sira.values import Heading
-    return Heading.of([(f.name, sira_type_of(f.dataType)) for f in df.schema.fields])
+    return Heading.of([(f.name, sira_type_of(f.dataType, f.name, relvar))
+                       for f in df.schema.fields])
+
+
+# --------------------------------------------------------------------------- admission
+
+NULL_POLICIES = ("error", "drop")
+
+
+def null_policy(value) -> str:
+    """The ``nulls`` option checked: ``"error"`` (refuse NULL and NaN) or ``"drop"``."""
+    from sira.errors import SiraValueError
+    if value not in NULL_POLICIES:
+        raise SiraValueError(f"nulls must be 'error' or 'drop' (got {value!r})",
+                             operator="nulls", value=value)
+    return value
+
+
+def admit(df, heading, relvar: str, policy: str = "error"):
+    """A DataFrame that did not come from sira, as sira may read it (see the module docstring).
+
+    At most one Spark job (one aggregation computing every column's NULL, NaN and empty
+    interval counts together), and none when the schema says no column can hold a NULL and
+    there is no FLOAT or interval column (or, with ``"drop"``, no interval column).
+
+    Raises:
+        NullValue: a NULL or NaN, when the policy is ``"error"``.
+        IntervalError: an interval whose end is not after its begin.
+    """
+    faults = fault_conditions(df, heading)
+    if policy == "drop":
+        dropped = [cond for _, kind, cond in faults if kind in ("NULL", "NaN")]
+        if dropped:
+            df = df.where(~_any(dropped))
+        faults = [f for f in faults if f[1] == "EMPTY"]
+    if faults:
+        _refuse_faults(df, faults, relvar)
+    return canonical_columns(df, heading)
+
+
+def _any(conditions):
+    out = conditions[0]
+    for c in conditions[1:]:
+        out = out | c
+    return out
+
+
+def _refuse_faults(df, faults, relvar):
+    """Count every fault in one pass; raise for the first found (NULL/NaN before EMPTY, each
+    in heading order)."""
+    from pyspark.sql import functions as F
+
+    from sira.errors import IntervalError, NullValue
+    row = df.agg(*[F.count_if(cond).alias(f"f{i}") for i, (_, _, cond) in enumerate(faults)]) \
+        .first()
+    found = [(name, kind, row[i]) for i, (name, kind, _) in enumerate(faults) if row[i]]
+    for name, kind, count in found:
+        if kind != "EMPTY":
+            raise NullValue(relvar=relvar, attribute=name, count=count, value=kind)
+    for name, kind, count in found:
+        rows = "1 row" if count == 1 else f"{count} rows"
+        raise IntervalError(f"relvar '{relvar}': attribute '{name}' holds an interval whose end "
+                            f"is not after its begin in {rows}", operator="RELVAR",
+                            value=f"{relvar}.{name}")
+
+
+def fault_conditions(df, heading) -> list:
+    """``(attribute, kind, condition)`` for every way a row's value of an attribute can be
+    faulty: kind ``"NULL"`` (a null anywhere inside, except an interval's end, which means
+    unbounded), ``"NaN"`` (a NaN in a FLOAT anywhere inside) or ``"EMPTY"`` (an interval whose
+    end is not after its begin). Columns whose schema says they cannot hold nulls get no NULL
+    condition (Spark trusts the schema too)."""
+    from pyspark.sql import functions as F
+    fields = {f.name.lower(): f for f in df.schema.fields}
+    out = []
+    for name, t in heading.attributes:
+        f = fields[name]
+        for kind, cond in _faults(F.col(f"`{f.name}`"), t, f.dataType, f.nullable).items():
+            out.append((name, kind, cond))
+    return out
+
+
+def _field_types(t, dt):
+    """``(spark field, sira type, may be null)`` for each field of a struct column."""
+    from sira.types import FLOAT, INT
+    for f in dt.fields:
+        key = f.name.lower()
+        if isinstance(t, IntervalType):
+            yield f, t.point, f.nullable and key != "end"  # a null end: unbounded above
+        elif t == AVERAGE:
+            yield f, (INT if key == "count" else FLOAT), f.nullable
+        else:
+            yield f, t.heading.type_of(key), f.nullable
+
+
+def _faults(c, t, dt, nullable: bool) -> dict:
+    """kind -> condition for one value ``c`` of sira type ``t`` and Spark type ``dt``."""
+    from pyspark.sql import functions as F
+
+    from sira.types import FLOAT
+    found: dict = {}
+
+    def add(kind, cond):
+        found[kind] = found[kind] | cond if kind in found else cond
+    if nullable:
+        add("NULL", c.isNull())
+    if t == FLOAT:
+        add("NaN", F.isnan(c))
+    elif isinstance(t, (IntervalType, TupleType)) or t == AVERAGE:
+        for f, ft, may_be_null in _field_types(t, dt):
+            for kind, cond in _faults(c[f.name], ft, f.dataType, may_be_null).items():
+                add(kind, cond)
+        if isinstance(t, IntervalType):
+            add("EMPTY", c["end"].isNotNull() & (c["end"] <= c["begin"]))
+    elif isinstance(t, RelationType):
+        element = TupleType(t.heading)
+        for kind in _faults(F.col("x"), element, dt.elementType, dt.containsNull):
+            add(kind, F.exists(c, _element_fault(kind, element, dt)))
+    return found
+
+
+def _element_fault(kind, element, dt):
+    """The one-argument predicate ``F.exists`` wants: does an RVA element have ``kind``?"""
+    return lambda e: _faults(e, element, dt.elementType, dt.containsNull)[kind]
+
+
+def canonical_columns(df, heading):
+    """The DataFrame with sira's own Spark types: casts where the schema differs (a
+    ``timestamp`` instant becomes its UTC ``timestamp_ntz``, a ``float`` a double...), structs
+    in the heading's order with its names, relation-valued attributes sorted and distinct.
+    Returns ``df`` itself when nothing needs changing."""
+    from pyspark.sql import functions as F
+    fields = {f.name.lower(): f for f in df.schema.fields}
+    columns, changed = [], False
+    for name, t in heading.attributes:
+        f = fields[name]
+        c = F.col(f"`{f.name}`")
+        if _needs_rebuilding(t, f.dataType) or f.name != name:
+            c, changed = _canonical(c, t, f.dataType).alias(name), True
+        columns.append(c)
+    return df.select(*columns) if changed else df
+
+
+def _needs_rebuilding(t, dt) -> bool:
+    from pyspark.sql import types as T
+    if isinstance(dt, T.ArrayType):
+        return True  # an RVA from outside: its order and distinctness are unknown
+    return dt.simpleString() != spark_type(t).simpleString()
+
+
+def _canonical(c, t, dt):
+    from pyspark.sql import functions as F
+    if isinstance(t, RelationType):
+        element = TupleType(t.heading)
+        return F.array_sort(F.array_distinct(F.transform(
+            c, lambda e: _canonical(e, element, dt.elementType))))
+    if isinstance(t, (IntervalType, TupleType)) or t == AVERAGE:
+        by_name = {f.name.lower(): (f, ft) for f, ft, _ in _field_types(t, dt)}
+        return F.struct(*[_canonical(c[by_name[n][0].name], by_name[n][1],
+                                     by_name[n][0].dataType).alias(n)
+                          for n in _struct_names(t)])
+    target = spark_type(t)
+    if dt.simpleString() == target.simpleString():
+        return c
+    if dt.simpleString() == "timestamp":
+        return utc_date_time(c)
+    return c.cast(target)
+
+
+def utc_date_time(instant):
+    """The UTC date and time (``timestamp_ntz``) of a ``timestamp`` column (an instant), exactly
+    and whatever the session's time zone: the epoch plus the instant's microseconds since it."""
+    from pyspark.sql import functions as F
+    epoch = F.expr("TIMESTAMP_NTZ'1970-01-01 00:00:00'")
+    return F.timestamp_add("MICROSECOND", F.unix_micros(instant), epoch)
+
+
+def _struct_names(t) -> list:
+    if isinstance(t, IntervalType):
+        return ["begin", "end"]
+    if t == AVERAGE:
+        return ["count", "value"]
+    return list(t.heading.names)
 
 
 def to_relation(df, heading) -> Relation:

@@ -1,9 +1,9 @@
 """Scalar expressions as Spark Columns: one translation per library operator name.
 
 Spark runs in ANSI mode, so integer overflow and division by zero raise, as in sira. Checks
-Spark has no built-in error for (an inverted interval, an iunion of disjoint intervals) raise
-``raise_error`` with a ``SIRA|ErrorClass|message`` text that the engine turns back into the
-sira exception.
+Spark has no built-in error for (an inverted interval, an iunion of disjoint intervals, a FLOAT
+result that overflows to infinity or is not a number) raise ``raise_error`` with a
+``SIRA|ErrorClass|message`` text that the engine turns back into the sira exception.
 
     >>> from sira import INT, attr
     >>> from sira.values import Heading
@@ -129,7 +129,7 @@ def aggregated_column(expr, rows: Column, heading) -> Column:
         ones = F.transform(F.array_sort(F.transform(values, lambda v: v.cast("double"))),
                            lambda v: F.struct(F.lit(1).alias("count"), v.alias("value")))
         zero = F.struct(F.lit(0).alias("count"), F.lit(0.0).alias("value"))
-        folded = F.aggregate(ones, zero, _average_plus)["value"]
+        folded = F.aggregate(ones, zero, lambda a, v: average_combination(a, v, "avg"))["value"]
         return F.when(F.size(rows) == 0, sira_error(
             "SiraValueError", f"avg({expr.name}) of an empty relation has no value")) \
             .otherwise(folded)
@@ -137,7 +137,7 @@ def aggregated_column(expr, rows: Column, heading) -> Column:
     st = spark_type(rt)
     if expr.op == "sum":
         if at == FLOAT:
-            return F.aggregate(F.array_sort(values), F.lit(0.0), lambda a, v: a + v)
+            return F.aggregate(F.array_sort(values), F.lit(0.0), float_plus)
         if rt == AVERAGE:
             return F.aggregate(F.array_sort(values), literal_column(rt, agg.identity),
                                _average_plus)
@@ -201,31 +201,72 @@ def _xor(args, types, rt):
 
 
 # ----------------------------------------------------------------------------- arithmetic
-def _arith(op):
+_INF = float("inf")
+
+
+def is_infinite(c: Column) -> Column:
+    return (c == F.lit(_INF)) | (c == F.lit(-_INF))
+
+
+def checked_float(result: Column, operands, name: str) -> Column:
+    """A FLOAT result checked as the Python engine checks it: NaN is a SiraValueError, an
+    infinity made from finite operands is a FloatOverflow (IEEE overflow); infinite operands
+    (``1e999``, MAX's identity) give infinities as IEEE says."""
+    finite_operands = F.lit(True)
+    for o in operands:
+        finite_operands = finite_operands & ~is_infinite(o)
+    return (F.when(F.isnan(result), sira_error("SiraValueError",
+                                               f"{name}: the result is not a number"))
+            .when(is_infinite(result) & finite_operands,
+                  sira_error("FloatOverflow", f"{name}: the result is too large for a FLOAT"))
+            .otherwise(result))
+
+
+def float_plus(a: Column, b: Column) -> Column:
+    """``a + b`` on FLOAT columns, checked (folds of FLOAT sums use it)."""
+    return checked_float(a + b, (a, b), "plus")
+
+
+def float_mult(a: Column, b: Column) -> Column:
+    """``a * b`` on FLOAT columns, checked (folds of FLOAT products use it)."""
+    return checked_float(a * b, (a, b), "mult")
+
+
+def _arith(op, name):
     def translate(args, types, rt):
         if rt == AVERAGE:
             return _average_plus(args[0], args[1])
         a, b = (x.cast(spark_type(rt)) for x in args)
-        return getattr(a, op)(b).cast(spark_type(rt))
+        out = getattr(a, op)(b).cast(spark_type(rt))
+        return checked_float(out, (a, b), name) if rt == FLOAT else out
     return translate
 
 
-translates("plus")(_arith("__add__"))
-translates("minus")(_arith("__sub__"))
-translates("mult")(_arith("__mul__"))
+translates("plus")(_arith("__add__", "plus"))
+translates("minus")(_arith("__sub__", "minus"))
+translates("mult")(_arith("__mul__", "mult"))
 
 
 def _average_plus(a: Column, b: Column) -> Column:
+    """AVERAGE's plus (a two-argument function, as ``F.aggregate`` folds want)."""
+    return average_combination(a, b, "plus")
+
+
+def average_combination(a: Column, b: Column, name: str) -> Column:
+    """AVERAGE's plus, the Python engine's formula, with its FLOAT checks on the mean."""
     total = a["count"] + b["count"]
     value = F.when(total == 0, F.lit(0.0)).otherwise(
         a["value"] * a["count"] / total + b["value"] * b["count"] / total)
+    value = checked_float(value, (a["value"], b["value"]), name)
     return F.struct(total.alias("count"), value.alias("value"))
 
 
 @translates("div")
 def _div(args, types, rt):
     if rt == FLOAT:
-        return args[0].cast("double") / args[1].cast("double")
+        a, b = args[0].cast("double"), args[1].cast("double")
+        return F.when(b == 0, sira_error("DivisionByZero", "div: division by zero")) \
+            .otherwise(checked_float(a / b, (a, b), "div"))
     return F.call_function("div", args[0], args[1]).cast(spark_type(rt))
 
 
@@ -322,7 +363,11 @@ def _selector(args, types, rt):
     c = args[0]
     if types[0] == STRING:
         c = F.trim(c)
-    return c.cast(spark_type(rt))
+    out = c.cast(spark_type(rt))
+    if rt == FLOAT and types[0] == STRING:  # 'NaN' reads as a double, but is no FLOAT value
+        return F.when(F.isnan(out), sira_error("SiraValueError", "float: NaN is not a FLOAT "
+                                               "value")).otherwise(out)
+    return out
 
 
 @translates("boolean")
@@ -510,8 +555,10 @@ def _duration(args, types, rt):
     t = types[0]
     a = args[0]
     guard = a["end"].isNull()
-    if isinstance(t.point, IntegerType) or t.point == FLOAT:
+    if isinstance(t.point, IntegerType):
         value = (a["end"] - a["begin"]).cast(spark_type(rt))
+    elif t.point == FLOAT:
+        value = checked_float(a["end"] - a["begin"], (a["end"], a["begin"]), "duration")
     elif t.point == DATE:
         value = F.datediff(a["end"], a["begin"]).cast("long")
     else:
@@ -544,4 +591,5 @@ def unsupported_operators() -> list:
 
 
 __all__ = ["column", "literal_column", "translates", "unsupported_operators", "Scope",
-           "sira_error", "interval", "overlaps", "end_before", "datetime"]
+           "sira_error", "interval", "overlaps", "end_before", "datetime", "checked_float",
+           "float_plus", "float_mult"]

@@ -15,14 +15,37 @@ Asserting uniqueness of data that has duplicates gives results with duplicates.
 
     >>> from sira_spark import unique
     >>> sira.evaluate("join(r, s)", {"r": unique(df_r), "s": df_s}, engine=engine)  # doctest: +SKIP
+
+sira has no nulls. A DataFrame, table or Parquet relvar holding a NULL (in any column, nested
+fields included; an interval's null ``end`` means "unbounded above", as inside sira) or a NaN
+(in a FLOAT) is refused with ``NullValue`` naming the relvar, the attribute and how many rows,
+before anything runs, unless the caller names a policy: ``nulls="drop"`` leaves out every row
+holding a NULL or NaN. Give it to the engine (``SparkEngine(nulls="drop")``) or to one call
+(``sira.evaluate(..., engine="spark", nulls="drop")``, which wins). The check is one Spark
+job per such relvar, computing every column's counts together; it is skipped for Relations
+(they cannot hold nulls) and for columns whose schema says they are not nullable.
+
+    >>> sira.evaluate("r", {"r": df_with_nulls}, engine="spark")  # doctest: +SKIP
+    Traceback (most recent call last):
+    ...
+    sira.errors.NullValue: relvar 'r': attribute 's' holds NULL in 1 row; sira has no nulls ...
+    >>> sira.evaluate("r", {"r": df_with_nulls}, engine="spark", nulls="drop")  # doctest: +SKIP
+
+A missing Parquet path or table, or a file Spark cannot read, is a ``DataSourceError`` naming
+the relvar. An engine whose SparkSession was stopped raises ``EngineUnavailable`` saying so
+(it never starts a session behind the caller's back); ``default_engine()``, which
+``engine="spark"`` uses, replaces a stopped shared session with a new one. Without pyspark or
+Java, ``engine="spark"`` raises ``EngineUnavailable`` saying what to install.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
 import sys
 
-from sira.errors import SiraError
+from sira.errors import DataSourceError, EngineUnavailable, SiraError
 from sira.values import Relation
 
 _DEFAULT = None
@@ -47,10 +70,43 @@ def unique(value) -> Unique:
     return Unique(value)
 
 
+def java_available() -> bool:
+    """Whether a ``java`` Spark can start is there: under ``JAVA_HOME`` when it is set (as
+    Spark's launcher looks), else on ``PATH``."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        return os.access(os.path.join(home, "bin", "java"), os.X_OK)
+    return shutil.which("java") is not None
+
+
+def require_spark() -> None:
+    """Raise ``EngineUnavailable`` saying what to install when pyspark or Java is missing.
+
+        >>> require_spark()  # doctest: +SKIP
+        Traceback (most recent call last):
+        ...
+        sira.errors.EngineUnavailable: the spark engine is not available: pyspark is not installed; install pyspark: pip install 'sira[spark]'
+    """
+    if importlib.util.find_spec("pyspark") is None:
+        raise EngineUnavailable(engine="spark", reason="pyspark is not installed",
+                                install="pyspark: pip install 'sira[spark]'")
+    if not java_available():
+        where = "under JAVA_HOME" if os.environ.get("JAVA_HOME") else "on PATH"
+        raise EngineUnavailable(engine="spark", reason=f"Spark needs Java and there is no "
+                                f"'java' {where}",
+                                install="a Java runtime, 17 or 21 (for example the "
+                                "openjdk-17-jre-headless package), and set JAVA_HOME or PATH")
+
+
 def local_session(master: str = "local[2]", shuffle_partitions: int = 4,
                   driver_memory: str | None = None, app_name: str = "sira"):
     """A SparkSession configured as sira expects (ANSI mode, UTC, quiet logs), created or
-    reused; ``driver_memory`` (``"8g"``) only applies when this starts the JVM."""
+    reused; ``driver_memory`` (``"8g"``) only applies when this starts the JVM.
+
+    Raises:
+        EngineUnavailable: pyspark or Java is missing, or Spark could not start.
+    """
+    require_spark()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -58,18 +114,50 @@ def local_session(master: str = "local[2]", shuffle_partitions: int = 4,
     builder = SparkSession.builder.master(master).appName(app_name)
     if driver_memory is not None:
         builder = builder.config("spark.driver.memory", driver_memory)
-    spark = (builder
-             .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
-             .config("spark.default.parallelism", str(shuffle_partitions))
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.ansi.enabled", "true")
-             .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.log.structuredLogging.enabled", "false")
-             .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=error")
-             .getOrCreate())
+    try:
+        spark = (builder
+                 .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+                 .config("spark.default.parallelism", str(shuffle_partitions))
+                 .config("spark.ui.enabled", "false")
+                 .config("spark.ui.showConsoleProgress", "false")
+                 .config("spark.sql.ansi.enabled", "true")
+                 .config("spark.sql.session.timeZone", "UTC")
+                 .config("spark.log.structuredLogging.enabled", "false")
+                 .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=error")
+                 .getOrCreate())
+    except Exception as err:  # the JVM did not start (a wrong Java, no memory...)
+        raise EngineUnavailable(engine="spark", reason=f"Spark could not start: "
+                                f"{spark_message(err)}") from err
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def spark_message(err: Exception) -> str:
+    """The useful line of a Spark or Py4J error: ``[CONDITION] message``, without SQLSTATE."""
+    import re
+    text = str(err)
+    m = re.search(r"\[[A-Z][A-Z0-9_.]*\][^\n]*", text)
+    line = m.group(0) if m else next((ln for ln in text.splitlines() if ln.strip()),
+                                     type(err).__name__)
+    return re.sub(r"\s*SQLSTATE: \w+\.?\s*$", "", line.strip())
+
+
+def spark_failures() -> tuple:
+    """The exception classes of a failure inside Spark (not a bug in sira's Python code)."""
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+    return (Py4JError, PySparkException)
+
+
+def session_stopped(spark) -> bool:
+    """Whether a SparkSession's context has been stopped."""
+    sc = spark.sparkContext
+    if sc._jsc is None:
+        return True
+    try:
+        return bool(sc._jsc.sc().isStopped())
+    except Exception:  # the JVM itself is gone
+        return True
 
 
 class SparkEngine:
@@ -81,46 +169,74 @@ class SparkEngine:
         shuffle_partitions: ``spark.sql.shuffle.partitions`` for a session created here.
         trust_unique: treat every DataFrame / table / Parquet relvar as duplicate-free (no
             ``distinct()`` when it is read); ``unique(df)`` says it for one relvar.
+        nulls: what to do with DataFrame / table / Parquet rows holding a NULL or NaN:
+            ``"error"`` (the default: refuse the relvar with ``NullValue``) or ``"drop"``
+            (leave those rows out). A ``nulls=`` option of one call overrides it.
+
+    Raises:
+        EngineUnavailable: no session was given and pyspark or Java is missing.
     """
 
     def __init__(self, spark=None, master: str = "local[2]", shuffle_partitions: int = 4,
-                 trust_unique: bool = False):
+                 trust_unique: bool = False, nulls: str = "error"):
+        from .convert import null_policy
+        self.nulls = null_policy(nulls)
         self.spark = spark if spark is not None else local_session(master, shuffle_partitions)
         self.trust_unique = trust_unique
-        # ANSI mode makes Spark raise on overflow and division by zero, as sira does
+        self.require_running()
+        # ANSI mode makes Spark raise on overflow and division by zero, as sira does; a UTC
+        # session makes a ``timestamp`` instant read as its UTC date and time
         self.spark.conf.set("spark.sql.ansi.enabled", "true")
         self.spark.conf.set("spark.sql.session.timeZone", "UTC")
 
     @classmethod
     def local(cls, master: str = "local[2]", shuffle_partitions: int = 4,
-              trust_unique: bool = False) -> "SparkEngine":
-        return cls(None, master, shuffle_partitions, trust_unique)
+              trust_unique: bool = False, nulls: str = "error") -> "SparkEngine":
+        return cls(None, master, shuffle_partitions, trust_unique, nulls)
+
+    @property
+    def stopped(self) -> bool:
+        """Whether this engine's SparkSession has been stopped (the engine cannot run then)."""
+        return session_stopped(self.spark)
+
+    def require_running(self) -> None:
+        """Raise ``EngineUnavailable`` when the engine's SparkSession has been stopped."""
+        if self.stopped:
+            raise EngineUnavailable(engine="spark", reason="its SparkSession has been stopped; "
+                                    "make a new SparkEngine (sira.evaluate(..., engine='spark') "
+                                    "starts a new shared session by itself)")
 
     def _tree(self, expr, relvars):
         import sira
         if isinstance(expr, str):
-            catalog = {k: self.heading_of(v) for k, v in (relvars or {}).items()}
+            catalog = {k: self.heading_of(v, relvar=k) for k, v in (relvars or {}).items()}
             return sira.parse(expr, catalog)
         return expr
 
-    def heading_of(self, value):
+    def heading_of(self, value, relvar: str | None = None):
         """The sira heading of a relvar given as a Relation, DataFrame, table or Parquet path."""
         from .convert import heading_of_dataframe
         if isinstance(value, Unique):
             value = value.value
         if isinstance(value, Relation):
             return value.heading
-        return heading_of_dataframe(self.load(value))
+        return heading_of_dataframe(self.load(value, relvar), relvar)
 
     def is_unique(self, value) -> bool:
         """Whether a relvar value is known to hold no duplicate rows (no ``distinct`` needed)."""
         return self.trust_unique or isinstance(value, (Unique, Relation))
 
-    def load(self, value):
-        """A DataFrame for a relvar value (a Relation is sent to Spark)."""
+    def load(self, value, relvar: str | None = None):
+        """A DataFrame for a relvar value (a Relation is sent to Spark).
+
+        Raises:
+            DataSourceError: a missing table or Parquet path, or a file Spark cannot read.
+            EngineUnavailable: the engine's SparkSession has been stopped.
+        """
         from pyspark.sql import DataFrame
 
         from .convert import to_dataframe
+        self.require_running()
         if isinstance(value, Unique):
             value = value.value
         if isinstance(value, Relation):
@@ -130,23 +246,66 @@ class SparkEngine:
         if isinstance(value, str):
             kind, _, rest = value.partition(":")
             if kind == "table":
-                return self.spark.table(rest)
+                return self._read(value, relvar, lambda: self.spark.table(rest))
             if kind == "parquet":
-                return self.spark.read.parquet(rest)
-        raise SiraError(f"a Spark relvar must be a Relation, a DataFrame, 'table:NAME' or "
+                return self._read(value, relvar, lambda: self.spark.read.parquet(rest))
+        where = f"relvar '{relvar}': " if relvar else ""
+        raise SiraError(f"{where}a Spark relvar must be a Relation, a DataFrame, 'table:NAME' or "
                         f"'parquet:PATH' (got {value!r})")
 
+    def _read(self, source: str, relvar, read):
+        from .compiler import quiet_task_failures
+        with quiet_task_failures(self.spark):
+            try:
+                return read()
+            except spark_failures() as err:
+                failure = err
+        raise DataSourceError(relvar=relvar, source=source, reason=spark_message(failure))
+
+    def admit(self, relvar: str, value, df, heading, options: dict | None = None):
+        """The DataFrame of a relvar that did not come from sira (a DataFrame, table or Parquet
+        file), checked and put in sira's layout (``convert.admit``): NULL and NaN refused or
+        dropped per the ``nulls`` policy (the call's option, else the engine's).
+
+        Raises:
+            NullValue: a NULL or NaN under the ``"error"`` policy.
+            DataSourceError: the data cannot be read while checking it.
+        """
+        from .compiler import quiet_task_failures
+        from .convert import admit, null_policy
+        policy = null_policy((options or {}).get("nulls", self.nulls))
+        with quiet_task_failures(self.spark):
+            try:
+                return admit(df, heading, relvar, policy)
+            except spark_failures() as err:
+                failure = err
+        value = value.value if isinstance(value, Unique) else value
+        source = value if isinstance(value, str) else "a DataFrame"
+        raise DataSourceError(relvar=relvar, source=source, reason=spark_message(failure))
+
+    def _options(self, options: dict) -> dict:
+        from .convert import null_policy
+        if "nulls" in options:
+            null_policy(options["nulls"])
+        return options
+
     def dataframe(self, expr, relvars=None, **options):
-        """The DataFrame plan of a relational expression, not collected."""
+        """The DataFrame plan of a relational expression, not collected (relvars from outside
+        sira are checked for NULL and NaN now, one Spark job each)."""
         from .compiler import Compiler
+        self.require_running()
         node = self._tree(expr, relvars)
-        return Compiler(self, relvars or {}, options).compile(node)
+        return Compiler(self, relvars or {}, self._options(options)).compile(node)
 
     def evaluate(self, expr, relvars=None, **options):
-        """Evaluate on Spark and collect the result as a Relation (or a scalar)."""
+        """Evaluate on Spark and collect the result as a Relation (or a scalar).
+
+        Options: ``nulls`` (``"error"`` or ``"drop"``, see the class), ``max_tuples``.
+        """
         from .compiler import Compiler
+        self.require_running()
         node = self._tree(expr, relvars)
-        return Compiler(self, relvars or {}, options).evaluate(node)
+        return Compiler(self, relvars or {}, self._options(options)).evaluate(node)
 
     def explain(self, expr, relvars=None, extended: bool = False) -> str:
         """Spark's physical plan for an expression."""
@@ -156,10 +315,15 @@ class SparkEngine:
 
 
 def default_engine() -> SparkEngine:
-    """One shared local engine (created on first use; ``SIRA_SPARK_MASTER`` and
-    ``SIRA_SPARK_PARTITIONS`` choose its master URL and shuffle partitions)."""
+    """One shared local engine (created on first use, and again when its session was stopped;
+    ``SIRA_SPARK_MASTER`` and ``SIRA_SPARK_PARTITIONS`` choose its master URL and shuffle
+    partitions).
+
+    Raises:
+        EngineUnavailable: pyspark or Java is missing.
+    """
     global _DEFAULT
-    if _DEFAULT is None:
+    if _DEFAULT is None or _DEFAULT.stopped:
         _DEFAULT = SparkEngine.local(os.environ.get("SIRA_SPARK_MASTER", "local[2]"),
                                      int(os.environ.get("SIRA_SPARK_PARTITIONS", "4")))
     return _DEFAULT

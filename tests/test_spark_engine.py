@@ -4,6 +4,7 @@ the node; degree-0 relations; relation-valued attributes as join attributes."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import pathlib
 import re
@@ -58,9 +59,11 @@ def files_dataframe(spark, duplicates=True):
 class JobCounter:
     """Counts the Spark jobs started inside a ``with`` block (to prove nothing was collected)."""
 
+    uses = itertools.count()
+
     def __init__(self, spark):
         self.sc = spark.sparkContext
-        self.group = "sira-test-jobs"
+        self.group = f"sira-test-jobs-{next(self.uses)}"
 
     def __enter__(self):
         self.sc.setJobGroup(self.group, "sira test")
@@ -198,12 +201,26 @@ def test_a_relvar_of_an_unknown_kind_is_a_sira_error(engine):
 
 def test_dataframe_returns_a_plan_without_collecting(engine, spark):
     from pyspark.sql import DataFrame
-    relvars = {"files": files_dataframe(spark)}
+    from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+    schema = StructType([StructField("PAGESIZE", IntegerType(), False),
+                         StructField("FileName", StringType(), False)])
+    relvars = {"files": spark.createDataFrame(files_dataframe(spark).rdd, schema)}
     with JobCounter(spark) as jobs:
         df = engine.dataframe(QUERY, relvars)
     assert isinstance(df, DataFrame)
-    assert jobs.jobs == []
+    assert jobs.jobs == []  # columns that cannot be null need no NULL check
     assert df.columns == ["pagesize"]
+    assert df.count() == 2
+
+
+def test_dataframe_of_nullable_columns_runs_only_the_null_check(engine, spark):
+    from pyspark.sql import functions as F
+    files = files_dataframe(spark)  # nullable columns: checked now, by one aggregation
+    with JobCounter(spark) as one_aggregation:
+        files.agg(F.count(F.lit(1))).first()
+    with JobCounter(spark) as jobs:
+        df = engine.dataframe(QUERY, {"files": files})
+    assert len(jobs.jobs) == len(one_aggregation.jobs)
     assert df.count() == 2
 
 

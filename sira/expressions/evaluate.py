@@ -144,14 +144,17 @@ def rows_aggregate(expr, rel_heading, at):
         return lambda rows: len(rows)
     i = rel_heading.index(expr.name)
     if expr.op == "avg":
+        from .library import average_plus, float_conversion
+        to_float = float_conversion("avg")
+
         def avg(rows):
-            values = sorted(float(r[i]) for r in rows)
+            values = sorted(to_float(r[i]) for r in rows)
             if not values:
                 raise SiraValueError(f"avg({expr.name}) of an empty relation has no value",
                                      operator="avg", value=None)
             acc = Average(0, 0.0)
             for v in values:
-                acc = acc.plus(Average(1, v))
+                acc = average_plus(acc, Average(1, v), "avg")
             return acc.value
         return avg
     from ..engine.aggregation import fold

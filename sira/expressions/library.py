@@ -26,7 +26,8 @@ from collections.abc import Callable
 
 import attrs
 
-from ..errors import DivisionByZero, IntervalError, SiraTypeError, SiraValueError, UnknownOperator
+from ..errors import (DivisionByZero, FloatOverflow, IntervalError, SiraTypeError, SiraValueError,
+                      UnknownOperator)
 from ..intervals import Interval, IntervalType, predecessor, successor
 from ..types import (AVERAGE, BIGINT, BOOLEAN, DATE, FLOAT, INT, INTEGER_TYPES, LONG,
                      NUMERIC_TYPES, STRING, TIMESTAMP, Average, IntegerType, RelationType, Type,
@@ -207,12 +208,50 @@ def _float_mod(a, b):
 
 
 def _finite(fn, name):
+    """A FLOAT operation whose result is checked: not a number is an error, and so is an
+    infinity made from finite operands (IEEE overflow), as integer overflow is. Infinite
+    operands (``1e999``, MAX's identity) give infinities as IEEE says.
+
+        >>> _finite(py_operator.mul, "mult")(1e300, 1e300)
+        Traceback (most recent call last):
+        ...
+        sira.errors.FloatOverflow: mult: the result of 1e+300, 1e+300 is too large for a FLOAT
+    """
     def checked(*args):
         v = fn(*args)
-        if math.isnan(v):
-            raise SiraValueError(f"{name}: the result is not a number", operator=name, value=v)
+        if v - v != 0.0:  # an infinity or NaN: the rare path
+            _check_float_result(v, args, name)
         return v + 0.0
     return checked
+
+
+def _check_float_result(value, operands, name):
+    """Raise for a NaN result, or an infinite one from finite operands (overflow)."""
+    if math.isnan(value):
+        raise SiraValueError(f"{name}: the result is not a number", operator=name, value=value)
+    if math.isinf(value) and all(math.isfinite(a) for a in operands):
+        raise FloatOverflow(operator=name, operands=tuple(operands))
+
+
+def float_conversion(name):
+    """Conversion of a number to FLOAT; an integer beyond FLOAT's range is FloatOverflow."""
+    def convert(v):
+        try:
+            return float(v)
+        except OverflowError:
+            raise FloatOverflow(operator=name, operands=(v,)) from None
+    return convert
+
+
+def average_plus(a: Average, b: Average, name: str = "plus") -> Average:
+    """AVERAGE's ``plus`` (``Average.plus``) with FLOAT's checks on the combined mean. Its
+    formula (which reproduces the seed's figures to the last bit) multiplies a mean by its
+    count, so means near the largest FLOAT can overflow: FloatOverflow, never infinity."""
+    out = a.plus(b)
+    v = out.value
+    if v - v != 0.0:
+        _check_float_result(v, (a.value, b.value), name)
+    return out
 
 
 def _arith(int_fn, float_fn, average_fn=None):
@@ -227,7 +266,7 @@ def _arith(int_fn, float_fn, average_fn=None):
 
 
 operator("plus", 2, 2, "addition; on AVERAGE, combination of averages")(
-    _arith(py_operator.add, py_operator.add, Average.plus))
+    _arith(py_operator.add, py_operator.add, average_plus))
 operator("minus", 2, 2, "subtraction")(_arith(py_operator.sub, py_operator.sub))
 operator("mult", 2, 2, "multiplication")(_arith(py_operator.mul, py_operator.mul))
 operator("div", 2, 2, "division (integers truncate toward zero)")(_arith(_int_div, _float_div))
@@ -309,7 +348,7 @@ def _the_string(name, types):
 @operator("tofloat", 1, 1, "conversion of a number to FLOAT")
 def _tofloat(name, types):
     _same(name, types, _is_numeric, "a numeric operand")
-    return FLOAT, float
+    return FLOAT, float_conversion(name)
 
 
 def _integer_selector(target: IntegerType):
@@ -339,7 +378,7 @@ operator("bigint", 1, 1, "BIGINT selector")(_integer_selector(BIGINT))
 def _float_sel(name, types):
     (t,) = types
     if t in NUMERIC_TYPES:
-        return FLOAT, float
+        return FLOAT, float_conversion(name)
     if t == STRING:
         def parse(s):
             try:
@@ -548,6 +587,7 @@ def _contains(name, types):
 @operator("duration,count_points", 1, 1, "the number of points of an interval (FLOAT: length)")
 def _duration(name, types):
     t = _interval_arg(name, types)
+    length = _finite(py_operator.sub, name)  # a FLOAT interval's end minus its begin
 
     def impl(i):
         if i.end is None:
@@ -559,7 +599,7 @@ def _duration(name, types):
             return (i.end - i.begin).days
         if t.point == TIMESTAMP:
             return (i.end - i.begin) // datetime.timedelta(microseconds=1)
-        return i.end - i.begin
+        return length(i.end, i.begin)
     return (FLOAT if t.point == FLOAT else LONG), impl
 
 
@@ -631,16 +671,16 @@ def aggregation(op: str, value_type: Type) -> Aggregation:
     t = value_type
     if op == "plus":
         if t == AVERAGE:
-            return Aggregation(op, t, Average(0, 0.0), Average.plus, False)
+            return Aggregation(op, t, Average(0, 0.0), average_plus, False)
         if t in INTEGER_TYPES:
             return Aggregation(op, t, 0, py_operator.add, True, _fold_checked(t, sum, op))
         if t == FLOAT:
-            return Aggregation(op, t, 0.0, py_operator.add, False)
+            return Aggregation(op, t, 0.0, _finite(py_operator.add, op), False)
     elif op == "mult":
         if t in INTEGER_TYPES:
             return Aggregation(op, t, 1, py_operator.mul, True, _fold_checked(t, math.prod, op))
         if t == FLOAT:
-            return Aggregation(op, t, 1.0, py_operator.mul, False)
+            return Aggregation(op, t, 1.0, _finite(py_operator.mul, op), False)
     elif op in ("max", "min"):
         if _ordered(t):
             pick = max if op == "max" else min
