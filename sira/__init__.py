@@ -88,6 +88,11 @@ def evaluate(expr: str | Node | Expr, relvars: Mapping[str, Any] | None = None,
             object with an ``evaluate(node, relvars)`` method.
         rewrite: run the rewrite pass (:mod:`sira.rewrite`) on the tree first (default True;
             it never changes a result).
+        max_tuples: the most tuples one JOIN, TCLOSE, GTCLOSE, UNPACK, pointwise split,
+            GROUP/UNGROUP, window table or RSTREAM may make (default 50,000,000); past it they
+            raise :class:`~sira.errors.TooManyTuples` before building the rest (on Spark:
+            TCLOSE/GTCLOSE after each round and UNPACK before it runs; a Spark join is not
+            counted). See :mod:`sira.engine.guards`.
     Returns:
         a :class:`Relation` for a relational expression, a Python value for a scalar one.
     """

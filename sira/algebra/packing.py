@@ -101,7 +101,7 @@ class Unpack(Node):
     """UNPACK (seed 004): ``unpack(R, (ii, dd, ll))``: one tuple per combination of points.
 
     Refuses intervals over FLOAT (no successor), unbounded intervals, and results larger than
-    the caller's limit (``max_tuples``, 10 million by default).
+    the caller's limit (``max_tuples``, 50 million by default).
     """
 
     source: Node
