@@ -13,7 +13,9 @@ its memory bounded by about the limit instead of growing until the machine gives
 * the pointwise splits (split-point normalisation of INTERSECT, MINUS, XMINUS, the joins and
   SUMMARIZEBY on interval attributes, PACK on several attributes): the pieces, row by row;
 * UNGROUP: the tuples unnested so far (several RVAs at once multiply); GROUP: the tuples it
-  nests in its relation-valued attributes.
+  nests in its relation-valued attributes;
+* the window tables that put an element in several windows (HOP, CUMULATE) and RSTREAM: the
+  tuples made so far (one tuple's windows or instants are refused before they are made).
 
 The limit is ``max_tuples`` (default :data:`DEFAULT_MAX_TUPLES`, 50 million), passed per call::
 
@@ -22,15 +24,20 @@ The limit is ``max_tuples`` (default :data:`DEFAULT_MAX_TUPLES`, 50 million), pa
     >>> s = sira.Relation.from_rows({"b": sira.INT}, [(1,), (2,), (3,)])
     >>> len(sira.evaluate("join(R, S)", {"R": r, "S": s}))
     9
-    >>> sira.evaluate("join(R, S)", {"R": r, "S": s}, max_tuples=8)
-    Traceback (most recent call last):
-    ...
-    sira.errors.TooManyTuples: JOIN: the result would hold more than 8 tuples (raise max_tuples to allow it)
+    >>> try:
+    ...     sira.evaluate("join(R, S)", {"R": r, "S": s}, max_tuples=8)
+    ... except sira.errors.TooManyTuples as err:
+    ...     print(err)
+    JOIN: the result would hold more than 8 tuples (raise max_tuples to allow it)
 
-The limit counts distinct tuples of an operator's result (or of the split it computes on the
-way), never points of intervals nor tuples of its inputs. On Spark, TCLOSE and GTCLOSE check it
-after every round (a round is computed whole before it is counted) and UNPACK before it runs; a
-Spark JOIN, split or UNGROUP is not counted before it runs.
+The count is of distinct tuples, so the limit is exact: an operator whose result holds exactly
+``max_tuples`` tuples passes, one more is refused (a split is refused when the split relation,
+not the final result, passes it). Operators that cannot make more tuples than they read
+(RESTRICT, PROJECT, UNION, SEMIJOIN, SUMMARIZEBY...) are not counted.
+
+On Spark, TCLOSE and GTCLOSE count the closure after every round (a round is computed whole
+before it is counted) and UNPACK counts before it runs; a Spark JOIN, split, UNGROUP or window
+table is part of one plan and is not counted before it runs.
 """
 
 from __future__ import annotations
