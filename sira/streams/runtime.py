@@ -62,13 +62,14 @@ from ..algebra.basic import Extend, Project, RelvarRef, Rename, Restrict
 from ..algebra.joins import Join, SemiJoin, SemiMinus
 from ..algebra.packing import interval_names
 from ..algebra.setops import Intersect, Minus, Union, XMinus
-from ..algebra.windows import Changes, DStream, IStream, Window
+from ..algebra.windows import Changes, DStream, IStream, Window, WindowTable
 from ..errors import SiraError, UnknownRelvar, closest_names
 from ..values import Relation, check_row, normalize_name
 from .named import LOG, LateRowError, NamedStream, StreamError
 from .operators import (INFINITY, Merge, NotSupportedLive, RowMap, Sink, Source, StreamJoin,
                         ToStream)
 from .temporal import TemporalJoin, TemporalSetOp, TemporalSummarize, WindowOp, WindowSummarize
+from . import windowtables
 
 
 # ---------------------------------------------------------------------------------- queries
@@ -402,6 +403,8 @@ def compile_query(node, streams: dict, relations: dict | None = None,
             op = WindowOp(n, n.source.heading, n.source.heading)
             src.connect(op)
             return op, TEMPORAL
+        if isinstance(n, WindowTable) or windowtables.summarizes_window_table(n):
+            return windowtables.build_window_table(n, build, streams, _rowtime_of), STREAM
         if isinstance(n, SummarizeBy):
             window = n.source if isinstance(n.source, Window) else None
             src, kind = build(window.source if window is not None else n.source)
@@ -524,6 +527,8 @@ def _rowtime_of(node, streams) -> str | None:
         return stream.rowtime if stream is not None else None
     if isinstance(node, (IStream, DStream, Changes)):
         return node.at
+    if isinstance(node, (WindowTable, SummarizeBy)):
+        return windowtables.rowtime_of(node, streams, _rowtime_of)
     if isinstance(node, (Restrict, Extend, SemiJoin, SemiMinus)):
         return _rowtime_of(node.children[0], streams)
     if isinstance(node, Project):
