@@ -125,13 +125,30 @@ def three_valued_function(part, scope, relation_of):
 
 def _strict(part, scope, relation_of):
     """A part that is MISSING when a variable it needs does not exist or a hole is MISSING."""
+    if part.holes:
+        return _strict_with_holes(part, scope, relation_of)
+    fn = compile_row(part.expr, scope, relation_of)
+    needs = tuple(scope.index(n) for n in sorted(part.needs))
+    if not needs:
+        return fn
+    if len(needs) == 1:
+        (i,) = needs
+        return lambda row: MISSING if row[i] is None else fn(row)
+
+    def value(row):
+        for i in needs:
+            if row[i] is None:
+                return MISSING
+        return fn(row)
+    return value
+
+
+def _strict_with_holes(part, scope, relation_of):
+    """A strict part some of whose BOOLEAN arguments are three-valued parts (holes)."""
     heading = part.heading(scope)
     fn = compile_row(part.expr, heading, relation_of)
-    needs = [scope.index(n) for n in sorted(part.needs)]
+    needs = tuple(scope.index(n) for n in sorted(part.needs))
     holes = [three_valued_function(p, scope, relation_of) for _, p in part.holes]
-    if not needs and not holes:
-        return fn
-
     # the heading keeps its names in its own order: where each of its values comes from in
     # the scope's row followed by the holes' values
     sources = {n: i for i, n in enumerate(scope.names)}
@@ -139,10 +156,11 @@ def _strict(part, scope, relation_of):
     take = [sources[n] for n in heading.names]
 
     def value(row):
-        if any(row[i] is None for i in needs):
-            return MISSING
+        for i in needs:
+            if row[i] is None:
+                return MISSING
         filled = tuple(h(row) for h in holes)
-        if any(v is MISSING for v in filled):
+        if MISSING in filled:
             return MISSING
         values = row + filled
         return fn(tuple(values[i] for i in take))
