@@ -471,17 +471,44 @@ def test_interval_relations_round_trip_including_unbounded():
 
 # --------------------------------------------------------------------------- engine registry
 
-def test_python_engine_works_after_spark_ran_first():
-    """In a fresh process, a Spark evaluation first, then the Python engine on a JOIN (sira_spark
-    imports sira.engine.closure, which once left the other Python families unregistered)."""
-    code = textwrap.dedent("""
-        import sira
-        r = sira.Relation.from_rows({"a": sira.INT}, [(1,)])
-        sira.evaluate("restrict(r, gt(a, 0))", {"r": r}, engine="spark")
-        print(sira.evaluate("join(r, r)", {"r": r}) == r)
-    """)
+FRESH_PROCESS = textwrap.dedent("""
+    import sira
+    r = sira.Relation.from_rows({"a": sira.INT}, [(1,)])
+    sira.evaluate("restrict(r, gt(a, 0))", {"r": r}, engine="spark")
+    print(sira.evaluate("join(r, r)", {"r": r}) == r)
+    n = sira.Relation.from_rows({"a": sira.INT}, [(2147483647,), (1,)])
+    for text in ("extend(n, (b(plus(a, 1))))", "extend(n, (b(div(a, minus(a, 1)))))",
+                 "extend(n, (b(mult(tofloat(a), 1e300))))"):
+        try:
+            sira.evaluate(text, {"n": n}, engine="spark")
+        except sira.errors.ArithmeticFault as err:
+            print(type(err).__name__)
+""")
+
+
+@pytest.fixture(scope="module")
+def fresh_process():
+    """What a fresh Python process running Spark first prints (stdout lines, stderr)."""
     root = pathlib.Path(__file__).resolve().parent.parent
     env = dict(os.environ, PYTHONPATH=str(root))
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=root, env=env, timeout=300)
-    assert done.returncode == 0 and done.stdout.strip() == "True", done.stderr[-2000:]
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c", FRESH_PROCESS],
+                          capture_output=True, text=True, cwd=root, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.split(), done.stderr
+
+
+def test_python_engine_works_after_spark_ran_first(fresh_process):
+    """In a fresh process, a Spark evaluation first, then the Python engine on a JOIN (sira_spark
+    imports sira.engine.closure, which once left the other Python families unregistered)."""
+    out, err = fresh_process
+    assert out[0] == "True", err[-2000:]
+
+
+def test_spark_errors_print_nothing_but_the_sira_error(fresh_process):
+    """Overflow, division by zero and FLOAT overflow on Spark: the sira error and nothing else,
+    no Java stack trace of the failed task, no JSON log record of the exception."""
+    out, err = fresh_process
+    assert out[1:] == ["IntOverflow", "DivisionByZero", "FloatOverflow"], err[-2000:]
+    assert "\tat org.apache" not in err
+    assert "Exception in task" not in err
+    assert "QueryContextLogger" not in err

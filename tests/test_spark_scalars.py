@@ -1,6 +1,7 @@
 """Scalar operators on Spark give the Python engine's values and errors: the string and interval
 operators whose Spark spelling differs most (substring positions, Python's idea of blanks,
-iminus's two failure cases), plus a check that every library operator has a translation."""
+iminus's two failure cases), FLOAT overflow (an error on both engines, never a silent
+infinity), plus a check that every library operator has a translation."""
 
 from __future__ import annotations
 
@@ -9,11 +10,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sira
-from sira.errors import IntervalError, SiraValueError
+from sira import FLOAT, INT, Relation
+from sira.errors import FloatOverflow, IntervalError, SiraValueError
 
 from conftest import ENGINES
 
-pytestmark = pytest.mark.skipif("spark" not in ENGINES, reason="needs Java and pyspark")
+needs_spark = pytest.mark.skipif("spark" not in ENGINES, reason="needs Java and pyspark")
+
+
+@pytest.fixture(params=[e for e in ENGINES if e in ("python", "spark")])
+def engine(request):
+    """The Python engine, and Spark where it is available (this file's two engines)."""
+    return request.param
 
 
 def both(text):
@@ -28,11 +36,13 @@ def quoted(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
+@needs_spark
 def test_every_library_operator_has_a_spark_translation():
     from sira_spark.functions import unsupported_operators
     assert unsupported_operators() == []
 
 
+@needs_spark
 def test_the_blanks_spark_trims_are_pythons():
     from sira_spark.functions import PY_SPACES
     assert list(PY_SPACES) == [i for i in range(0x110000) if chr(i).isspace()]
@@ -41,6 +51,7 @@ def test_the_blanks_spark_trims_are_pythons():
 BLANKS = " \t\n\x0b\x0c\r\x1c\x1f\x85\xa0\u2003\u3000"
 
 
+@needs_spark
 @settings(max_examples=15, deadline=None)
 @given(st.text(alphabet=BLANKS + "ab'é𝄞", max_size=8), st.data())
 def test_trim_and_substring_agree_with_python(s, data):
@@ -52,6 +63,7 @@ def test_trim_and_substring_agree_with_python(s, data):
     assert r.to_rows() == [{"t": s.strip(), "u": s[begin:end], "v": s[begin:]}]
 
 
+@needs_spark
 @pytest.mark.parametrize("engine", ["python", "spark"])
 @pytest.mark.parametrize("call", ["substring('abc', 2, 1)", "substring('abc', 0, 4)",
                                   "substring('abc', -1)"])
@@ -68,6 +80,7 @@ def interval_text(b, e):
     return f"intinterval(begin({b}))" if e is None else f"intinterval(begin({b})end({e}))"
 
 
+@needs_spark
 @pytest.mark.parametrize("a,b", IMINUS)
 def test_iminus_agrees_with_python(a, b):
     text = f"relation(body(tuple(x(iminus({interval_text(*a)}, {interval_text(*b)})))))"
@@ -80,8 +93,75 @@ def test_iminus_agrees_with_python(a, b):
     assert sira.evaluate(text, engine="spark") == expected
 
 
+@needs_spark
 @pytest.mark.parametrize("engine", ["python", "spark"])
 def test_iminus_of_an_inner_interval_is_an_error_on_both_engines(engine):
     with pytest.raises(IntervalError, match="two intervals"):
         sira.evaluate("relation(body(tuple(x(iminus(intinterval(begin(1)end(10)), "
                       "intinterval(begin(4)end(5)))))))", engine=engine)
+
+
+# --------------------------------------------------------------------------- FLOAT overflow
+
+@pytest.mark.parametrize("text,operands", [
+    ("mult(1e300, 1e300)", (1e300, 1e300)),
+    ("plus(1.7e308, 1.7e308)", (1.7e308, 1.7e308)),
+    ("minus(-1.7e308, 1.7e308)", (-1.7e308, 1.7e308)),
+    ("div(1e300, 1e-300)", (1e300, 1e-300)),
+    ("duration(floatinterval(begin(-1e308)end(1e308)))", (1e308, -1e308)),
+])
+def test_float_overflow_is_an_error_on_both_engines(engine, text, operands):
+    with pytest.raises(FloatOverflow) as err:
+        sira.evaluate(text, engine=engine)
+    assert err.value.operator == text.split("(")[0]
+    assert err.value.operands == operands
+
+
+def test_a_bigint_beyond_float_is_float_overflow_not_a_python_error():
+    huge = "1" + "0" * 400  # Spark holds no BIGINT this large (decimal(38,0))
+    for op in ("tofloat", "float"):
+        with pytest.raises(FloatOverflow):
+            sira.evaluate(f"extend(r, (f({op}(plus(b, bigint({huge}))))))",
+                          {"r": Relation.from_rows({"b": sira.BIGINT}, [(1,)])})
+
+
+def test_infinite_operands_give_infinity_as_ieee_says(engine):
+    assert sira.evaluate("plus(1e999, 1.0)", engine=engine) == float("inf")
+    assert sira.evaluate("mult(-1e999, 2.0)", engine=engine) == float("-inf")
+
+
+def test_a_result_that_is_not_a_number_is_an_error_on_both_engines(engine):
+    with pytest.raises(SiraValueError, match="not a number"):
+        sira.evaluate("minus(1e999, 1e999)", engine=engine)
+
+
+def test_float_division_by_zero_is_an_error_on_both_engines(engine):
+    with pytest.raises(sira.DivisionByZero):
+        sira.evaluate("div(1.0, 0.0)", engine=engine)
+
+
+BIG = Relation.from_rows({"k": INT, "x": FLOAT}, [(1, 1e308), (1, 1.5e308), (2, 1.0)])
+
+
+@pytest.mark.parametrize("text", [
+    "summarizeby(r, (k), (s(plus(x))))",
+    "summarizeby(r, (k), (p(mult(x))))",
+    "aggregate(r, (s(plus(x))))",
+    "extend(group(r, (w(x))), (s(sum(w, x))))",
+    "summarizeby(extend(r, (v(average(count(3)value(x))))), (k), (a(plus(v))))",
+])
+def test_float_aggregations_that_overflow_are_errors_on_both_engines(engine, text):
+    with pytest.raises(FloatOverflow):
+        sira.evaluate(text, {"r": BIG}, engine=engine)
+
+
+def test_an_average_near_the_largest_float_overflows_rather_than_giving_infinity(engine):
+    r = Relation.from_rows({"k": INT, "x": FLOAT}, [(1, 1e308), (2, 1.5e308), (3, 1.6e308)])
+    with pytest.raises(FloatOverflow):
+        sira.evaluate("extend(group(r, (w(k, x))), (m(avg(w, x))))", {"r": r}, engine=engine)
+
+
+def test_float_aggregations_that_fit_agree_on_both_engines(engine):
+    r = Relation.from_rows({"k": INT, "x": FLOAT}, [(1, 1e308), (2, -1e308), (3, 1e308)])
+    assert sira.evaluate("aggregate(r, (s(plus(x))))", {"r": r}, engine=engine).to_rows() == \
+        [{"s": 1e308}]
