@@ -2,8 +2,9 @@
 
 * PACK on one attribute is gaps-and-islands with window functions, sorted once: per group of
   the other attributes, ordered by (begin, end), a tuple starts a new island when its begin
-  lies after every end before it (an open end before it never lets one start); a running sum of
-  the starts numbers the islands, which are aggregated to (min begin, max end or open).
+  lies after every end before it (an open end counts as the point type's greatest value, after
+  which no begin lies: one running max); a running sum of the starts numbers the islands, which
+  are aggregated to (min begin, max end or open).
 * A set operator pointwise on one interval attribute is a sweep line (``sweep``): begin/end
   events per input, running coverage counts per point, gaps-and-islands; its result comes out
   packed.
@@ -20,11 +21,11 @@ from __future__ import annotations
 
 from sira.algebra.packing import Pack, Unpack
 from sira.errors import IntervalError, TooManyTuples
-from sira.types import DATE, IntegerType
+from sira.types import DATE, FLOAT, IntegerType
 
 from .compiler import translates
 from .functions import cast, interval
-from .sql import and_all, field, ident
+from .sql import and_all, field, ident, string
 from .types import duckdb_type, equal
 
 DEFAULT_UNPACK_LIMIT = 10_000_000
@@ -64,16 +65,27 @@ def pack_one(c, source: str, heading, name: str) -> str:
                   f" WHERE {nonempty(name)}")
     window = f"({_partition(others)}ORDER BY {b}, {e} NULLS LAST"
     before = f"{window} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)"
-    prev_end = f"max({e}) OVER {before}"
-    starts = (f"SELECT *, CASE WHEN bool_or({e} IS NULL) OVER {before} THEN 0 "
-              f"WHEN {prev_end} IS NULL OR {b} > {prev_end} THEN 1 ELSE 0 END AS {st} "
-              f"FROM ({flat}) AS f")
+    # an open end counts as the point type's greatest value: no begin lies after it
+    top = greatest_point(heading.type_of(name).point)
+    prev_end = f"max(coalesce({e}, {top})) OVER {before}"
+    starts = (f"SELECT *, CASE WHEN {prev_end} IS NULL OR {b} > {prev_end} THEN 1 ELSE 0 END "
+              f"AS {st} FROM ({flat}) AS f")
     islands = (f"SELECT *, sum({st}) OVER {window} ROWS UNBOUNDED PRECEDING) AS {isl} "
                f"FROM ({starts}) AS s")
     end = f"CASE WHEN bool_or({e} IS NULL) THEN NULL ELSE max({e}) END"
     packed = interval(f"min({b})", end)
     return select(keep + [f"{packed} AS {iv}"], f"({islands}) AS i",
                   f" GROUP BY {', '.join(keep + [isl])}")
+
+
+def greatest_point(point) -> str:
+    """The greatest value of a point type, as SQL (an end at it covers every begin after)."""
+    if isinstance(point, IntegerType):
+        top = point.max if point.bits is not None else 2 ** 127 - 1
+        return f"CAST({string(str(top))} AS {duckdb_type(point)})"
+    if point == FLOAT:
+        return "CAST('inf' AS DOUBLE)"
+    return f"CAST('infinity' AS {duckdb_type(point)})"
 
 
 def pack_sql(c, source: str, heading, names) -> str:
