@@ -108,12 +108,15 @@ class Compiler:
             from .functions import column
             t = infer_type(node, Heading())
             df = self.spark.range(1).select(column(node, Heading(), self).alias("v"))
-            from sira.values import Relation
             value = self._run(node, lambda: to_relation(df, Heading.of({"v": t})))
             (row,) = value.body
             return row[0]
-        df = self.compile(node)
-        return self._run(node, lambda: to_relation(df, node.heading))
+        return self._run(node, lambda: to_relation(self.compile(node), node.heading))
+
+    def dataframe(self, node):
+        """``compile`` with Spark failures while planning (a closure's iterations, a relation
+        operand's count...) turned into sira errors, as ``evaluate`` does."""
+        return self._run(node, lambda: self.compile(node))
 
     def _run(self, node, action):
         with quiet_task_failures(self.spark):

@@ -295,7 +295,7 @@ class SparkEngine:
         from .compiler import Compiler
         self.require_running()
         node = self._tree(expr, relvars)
-        return Compiler(self, relvars or {}, self._options(options)).compile(node)
+        return Compiler(self, relvars or {}, self._options(options)).dataframe(node)
 
     def evaluate(self, expr, relvars=None, **options):
         """Evaluate on Spark and collect the result as a Relation (or a scalar).

@@ -7,6 +7,10 @@ an interval -> struct<begin:P,end:P> (a null end means "unbounded above"; sira v
 nulls), a tuple-valued attribute -> struct, a relation-valued attribute -> array of structs kept
 sorted and distinct (its canonical form, so equality, joins and grouping work).
 
+This is the layout sira writes. Reading a DataFrame, table or Parquet file that did not come
+from sira, more Spark types are accepted (timestamp, float, smallint, decimal(p,0)...) and cast
+to these, NULLs and NaN are refused or dropped: see ``sira_spark.convert``.
+
     >>> from sira import INT, INTINTERVAL
     >>> spark_type(INTINTERVAL).simpleString()
     'struct<begin:int,end:int>'
