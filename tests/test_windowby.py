@@ -226,7 +226,8 @@ def test_not_of_missing_is_missing(engine):
 def test_is_missing_opens_a_window_at_each_first_tuple(engine):
     # seed 003, Fig. 14b: a run of val < 25 starts at a first tuple or after a val > 24
     q = (f"windowby({TMIN}, partition(station) order(day) sliding, start(as(s) prev(ps) "
-         f"when(s.val < 25 and (is_missing(ps) or ps.val > 24))), end(next(en) when(en.val >= 25)))")
+         f"when(s.val < 25 and (is_missing(ps) or ps.val > 24))), "
+         f"end(next(en) when(en.val >= 25)))")
     assert windows(q, engine) == [(1, 1, 1, True), (1, 4, 4, True), (1, 6, 6, False),
                                   (2, 1, 1, True), (2, 3, 3, False)]
 
