@@ -335,29 +335,33 @@ def python_case(case, con, engine, n, args):
 def larger_than_memory(args) -> None:
     """PACK and a JOIN of --ltm-n tuples with DuckDB's memory limited to --ltm-memory, the
     database and the spill files on disk (a temporary directory)."""
-    import duckdb
-
     import sira
     from sira import LONG, LONGINTERVAL, Heading
     from sira_duckdb import DuckDBEngine
     n = args.ltm_n
     with tempfile.TemporaryDirectory(prefix="sira-duckdb-") as tmp:
-        con = duckdb.connect(os.path.join(tmp, "bench.duckdb"))
-        engine = DuckDBEngine(connection=con, memory_limit=args.ltm_memory,
+        engine = DuckDBEngine(database=os.path.join(tmp, "bench.duckdb"),
+                              memory_limit=args.ltm_memory,
                               temp_directory=os.path.join(tmp, "spill"))
+        con = engine.connection
         print(f"larger than memory: n={n:,}, memory_limit={args.ltm_memory}, database and spill "
               f"files in {tmp}", flush=True)
         t0 = time.perf_counter()
         con.execute(pack_table("r", n))
-        con.execute(f"CREATE OR REPLACE TABLE s AS SELECT k, during AS other FROM r")
-        print(f"  inputs: 2 tables of {n:,} tuples written in {time.perf_counter() - t0:.1f}s",
-              flush=True)
+        con.execute(f"CREATE OR REPLACE TABLE a AS SELECT CAST(id AS BIGINT) AS id, "
+                    f"CAST(hash(id * 3) % 1000000000 AS BIGINT) AS x FROM range({n}) t(id)")
+        con.execute(f"CREATE OR REPLACE TABLE b AS SELECT CAST({n} - 1 - id AS BIGINT) AS id, "
+                    f"CAST(hash(id * 5) % 1000000000 AS BIGINT) AS y FROM range({n}) t(id)")
+        con.execute("CHECKPOINT")
+        (size,), = con.execute("SELECT database_size FROM pragma_database_size()").fetchall()
+        print(f"  inputs: 3 tables of {n:,} tuples written in {time.perf_counter() - t0:.1f}s "
+              f"({size} on disk, compressed)", flush=True)
         h = Heading.of({"k": LONG, "during": LONGINTERVAL})
-        sh = Heading.of({"k": LONG, "other": LONGINTERVAL})
-        jobs = [("PACK (during)", sira.relvar("r", h).pack("during")),
-                ("JOIN on k", sira.relvar("r", h).join(sira.relvar("s", sh)))]
-        for label, tree in jobs:
-            relvars = _relvars(["r", "s"] if "JOIN" in label else ["r"])
+        jobs = [("PACK (during)", sira.relvar("r", h).pack("during"), ["r"]),
+                ("JOIN on a unique key", sira.relvar("a", {"id": LONG, "x": LONG}).join(
+                    sira.relvar("b", {"id": LONG, "y": LONG})), ["a", "b"])]
+        for label, tree, names in jobs:
+            relvars = _relvars(names)
             try:
                 t0 = time.perf_counter()
                 con.execute(f"CREATE OR REPLACE TABLE out AS {engine.sql(tree, relvars)}")

@@ -40,7 +40,8 @@ class DuckDBEngine:
 
     Args:
         connection: a DuckDB connection to use (its tables become ``"table:NAME"`` relvars);
-            when None a new one is opened on ``database``.
+            when None a new one is opened on ``database``, with ``preserve_insertion_order``
+            off (a relation has no order; DuckDB then needs less memory for large results).
         database: the database file for a connection opened here (``":memory:"``).
         memory_limit: DuckDB's ``memory_limit`` (``"500MB"``); beyond it DuckDB spills.
         threads: DuckDB's worker threads.
@@ -59,7 +60,10 @@ class DuckDBEngine:
         if nulls not in NULL_POLICIES:
             raise SiraValueError(f"nulls must be one of {', '.join(NULL_POLICIES)} (got "
                                  f"{nulls!r})", operator="DUCKDB", value=nulls)
-        self.connection = connection if connection is not None else duckdb.connect(database)
+        own = connection is None
+        self.connection = duckdb.connect(database) if own else connection
+        if own:  # relations are sets: no result needs DuckDB to keep an order (less memory)
+            self.connection.execute("SET preserve_insertion_order = false")
         self.trust_unique = trust_unique
         self.nulls = nulls
         self._kept: list = []
