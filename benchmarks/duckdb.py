@@ -74,10 +74,12 @@ SPEEDUP_TARGET = 10.0
 
 # --- inputs (SQL creating the tables; not timed) ---------------------------------------------
 
-def pack_table(name: str, n: int) -> str:
+def pack_table(name: str, n: int, scattered: bool = False) -> str:
     """{k, during}: 10 intervals per key at 10*i, lengths 5/7 (a gap follows: a new island) or
-    10/13 (meets / overlaps the next one: merged), chosen by a hash of the id."""
-    return (f"CREATE OR REPLACE TABLE {name} AS SELECT CAST(id // 10 AS BIGINT) AS k, "
+    10/13 (meets / overlaps the next one: merged), chosen by a hash of the id. ``scattered``:
+    the keys are hashes (the table then barely compresses)."""
+    key = "hash(id // 10) % 4611686018427387904" if scattered else "id // 10"
+    return (f"CREATE OR REPLACE TABLE {name} AS SELECT CAST({key} AS BIGINT) AS k, "
             f"struct_pack(\"begin\" := CAST((id % 10) * 10 AS BIGINT), \"end\" := "
             f"CAST((id % 10) * 10 + [5, 7, 10, 13][CAST(hash(id) % 4 AS BIGINT) + 1] AS BIGINT))"
             f" AS during FROM range({n}) t(id)")
@@ -347,7 +349,7 @@ def larger_than_memory(args) -> None:
         print(f"larger than memory: n={n:,}, memory_limit={args.ltm_memory}, database and spill "
               f"files in {tmp}", flush=True)
         t0 = time.perf_counter()
-        con.execute(pack_table("r", n))
+        con.execute(pack_table("r", n, scattered=True))
         con.execute(f"CREATE OR REPLACE TABLE a AS SELECT CAST(id AS BIGINT) AS id, "
                     f"CAST(hash(id * 3) % 1000000000 AS BIGINT) AS x FROM range({n}) t(id)")
         con.execute(f"CREATE OR REPLACE TABLE b AS SELECT CAST({n} - 1 - id AS BIGINT) AS id, "
