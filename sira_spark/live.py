@@ -93,7 +93,7 @@ UNSUPPORTED = {
     "SUMMARIZEBY": ("summarizeby(s, (k), (n(plus(1))))", "a summary of a stream is final only "
                     "at the end of input: summarize per window, or pointwise over a CQL window"),
     "PACK": ("pack(window(s, ts, range(5)), (during))", "needs the whole relation"),
-    "TCLOSE": ("tclose(project(s, (k, v)))", "needs the whole relation"),
+    "TCLOSE": ("tclose(project(s, (k, v)), (k, v))", "needs the whole relation"),
     "JOIN": ("join(s, r)", "a stream joins constant relations only: window the streams first"),
     "MINUS": ("minus(s, r)", "of streams needs the whole relation: window the streams first"),
     "WINDOW": ("window(s, v, range(5))", "a live window is on the rowtime its stream travels "
@@ -370,8 +370,10 @@ def _plan(engine, node, read, shapes, sources, relations, key):
         merged = merged.unionByName(df, allowMissingColumns=True)
     handler = _Handler(node, [(n, shapes[n].heading, shapes[n].rowtime) for n in read],
                        relations, key)
-    grouped = merged.groupBy(*[F.col(f"`{k}`") for k in key]) if key else \
-        merged.groupBy(F.lit(0).alias("__sira_all"))
+    if key:
+        grouped = merged.groupBy(*[F.col(f"`{k}`") for k in key])
+    else:  # one global order: a single group
+        grouped = merged.withColumn("__sira_all", F.lit(0)).groupBy("__sira_all")
     out = grouped.applyInPandasWithState(handler, _output_schema(node.heading),
                                          "state string", "append",
                                          GroupStateTimeout.EventTimeTimeout)
