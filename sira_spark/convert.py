@@ -39,8 +39,9 @@ maps, binary and interval types.
 Data admitted this way (``admit``) holds no NULL and no NaN (sira has none): a relvar holding
 one is refused with ``NullValue`` naming the relvar, the attribute, how many rows and whether it
 is NULL or NaN, unless the caller's policy is ``nulls="drop"`` (rows holding any NULL or NaN,
-at any depth, are left out). An interval whose end is not after its begin is refused with
-``IntervalError``. Columns are then cast to sira's own Spark types, structs rebuilt in the
+at any depth, are left out). An interval whose end is before its begin is refused with
+``IntervalError`` (one whose end equals its begin is the empty interval, which only IINTERSECT
+makes, as the Python readers of ``sira.io`` accept it). Columns are then cast to sira's own Spark types, structs rebuilt in the
 heading's order and relation-valued attributes put in their canonical order (sorted, distinct).
 """
 
@@ -212,14 +213,14 @@ def admit(df, heading, relvar: str, policy: str = "error"):
 
     Raises:
         NullValue: a NULL or NaN, when the policy is ``"error"``.
-        IntervalError: an interval whose end is not after its begin.
+        IntervalError: an interval whose end is before its begin.
     """
     faults = fault_conditions(df, heading)
     if policy == "drop":
         dropped = [cond for _, kind, cond in faults if kind in ("NULL", "NaN")]
         if dropped:
             df = df.where(~_any(dropped))
-        faults = [f for f in faults if f[1] == "EMPTY"]
+        faults = [f for f in faults if f[1] == "INVERTED"]
     if faults:
         _refuse_faults(df, faults, relvar)
     return canonical_columns(df, heading)
@@ -233,7 +234,7 @@ def _any(conditions):
 
 
 def _refuse_faults(df, faults, relvar):
-    """Count every fault in one pass; raise for the first found (NULL/NaN before EMPTY, each
+    """Count every fault in one pass; raise for the first found (NULL/NaN before INVERTED, each
     in heading order)."""
     from pyspark.sql import functions as F
 
@@ -241,21 +242,23 @@ def _refuse_faults(df, faults, relvar):
     row = df.agg(*[F.count_if(cond).alias(f"f{i}") for i, (_, _, cond) in enumerate(faults)]) \
         .first()
     found = [(name, kind, row[i]) for i, (name, kind, _) in enumerate(faults) if row[i]]
-    for name, kind, count in found:
-        if kind != "EMPTY":
-            raise NullValue(relvar=relvar, attribute=name, count=count, value=kind)
-    for name, kind, count in found:
+    nulls = [f for f in found if f[1] != "INVERTED"]
+    if nulls:
+        name, kind, count = nulls[0]
+        raise NullValue(relvar=relvar, attribute=name, count=count, value=kind)
+    if found:
+        name, _, count = found[0]
         rows = "1 row" if count == 1 else f"{count} rows"
         raise IntervalError(f"relvar '{relvar}': attribute '{name}' holds an interval whose end "
-                            f"is not after its begin in {rows}", operator="RELVAR",
+                            f"is before its begin in {rows}", operator="RELVAR",
                             value=f"{relvar}.{name}")
 
 
 def fault_conditions(df, heading) -> list:
     """``(attribute, kind, condition)`` for every way a row's value of an attribute can be
     faulty: kind ``"NULL"`` (a null anywhere inside, except an interval's end, which means
-    unbounded), ``"NaN"`` (a NaN in a FLOAT anywhere inside) or ``"EMPTY"`` (an interval whose
-    end is not after its begin). Columns whose schema says they cannot hold nulls get no NULL
+    unbounded), ``"NaN"`` (a NaN in a FLOAT anywhere inside) or ``"INVERTED"`` (an interval
+    whose end is before its begin). Columns whose schema says they cannot hold nulls get no NULL
     condition (Spark trusts the schema too)."""
     from pyspark.sql import functions as F
     fields = {f.name.lower(): f for f in df.schema.fields}
@@ -298,7 +301,7 @@ def _faults(c, t, dt, nullable: bool) -> dict:
             for kind, cond in _faults(c[f.name], ft, f.dataType, may_be_null).items():
                 add(kind, cond)
         if isinstance(t, IntervalType):
-            add("EMPTY", c["end"].isNotNull() & (c["end"] <= c["begin"]))
+            add("INVERTED", c["end"].isNotNull() & (c["end"] < c["begin"]))
     elif isinstance(t, RelationType):
         element = TupleType(t.heading)
         for kind in _faults(F.col("x"), element, dt.elementType, dt.containsNull):
