@@ -13,7 +13,6 @@ from sira.algebra.closure import GTClose, TClose, closure_scope
 from sira.engine.closure import EXTRA_ROUNDS  # the same stopping rule as Python
 from sira.errors import TooManyTuples, UnboundedClosure
 
-from .basic import guarded
 from .compiler import fresh_name, translates
 from .functions import Scope, expression
 from .sql import and_all, column_list, ident
@@ -99,5 +98,3 @@ def _gtclose(node, children, c):
             raise UnboundedClosure(operator="GTCLOSE", node=text)
         delta = fresh
 
-
-__all__ = ["guarded"]

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import datetime
 import math
-import re
 
 from sira.errors import SiraTypeError
 from sira.expressions.evaluate import aggregated_type, infer_type
@@ -29,9 +28,8 @@ from sira.intervals import INTERVAL_TYPES, IntervalType
 from sira.types import (AVERAGE, BIGINT, BOOLEAN, DATE, FLOAT, INT, LONG, STRING, TIMESTAMP,
                         IntegerType, RelationType, TupleType)
 
-from .sql import (DEE_NAME, columns, field, ident, sira_error, sira_error_expr, string,
-                  struct_pack)
-from .types import duckdb_type, equal, has_relation_inside, may_hold_nulls
+from .sql import field, ident, sira_error, sira_error_expr, string, struct_pack
+from .types import duckdb_type, equal, has_relation_inside
 
 TRANSLATIONS: dict = {}
 
@@ -751,12 +749,6 @@ def sorted_fold(values: str, start: str, merge, c, key=None) -> str:
     return f"list_reduce({ordered}, lambda {acc}, {x}: {merge(acc, x)}, {start})"
 
 
-def interval_sort_key(iv: str) -> str:
-    """The Python sort key of an interval: (begin, unbounded?, end or begin)."""
-    return (f"struct_pack(b := {begin_of(iv)}, o := {end_of(iv)} IS NULL, "
-            f"e := coalesce({end_of(iv)}, {begin_of(iv)}))")
-
-
 def aggregated(expr, rows: str, heading, c) -> str:
     """``count(w)``, ``sum/min/max/avg(w, a)`` over a relation value (a list of structs).
 
@@ -776,8 +768,8 @@ def aggregated(expr, rows: str, heading, c) -> str:
                    f"struct_pack(\"count\" := 1, \"value\" := {v}))"
             acc, x = c.lambda_name(), c.lambda_name()
             zero = literal(AVERAGE, _zero_average())
-            folded = f"list_reduce({ones}, lambda {acc}, {x}: {average_plus(acc, x, None)}, " \
-                     f"{zero})"
+            merge = average_plus(acc, x, None, "avg")
+            folded = f"list_reduce({ones}, lambda {acc}, {x}: {merge}, {zero})"
             message = f"avg({expr.name}) of an empty relation has no value"
             return (f"(CASE WHEN len({vals}) = 0 THEN {sira_error('SiraValueError', 'avg', message)}"
                     f" ELSE ({folded}).\"value\" END)")
@@ -785,7 +777,8 @@ def aggregated(expr, rows: str, heading, c) -> str:
     agg = aggregation({"sum": "plus"}.get(expr.op, expr.op), at)
     if expr.op == "sum":
         if at == FLOAT:
-            return sorted_fold(values, literal(FLOAT, 0.0), lambda a, x: f"{a} + {x}", c)
+            return sorted_fold(values, literal(FLOAT, 0.0), lambda a, x: checked_float(
+                None, "plus", [a, x], lambda p, q: f"{p} + {q}"), c)
         if rt == AVERAGE:
             return sorted_fold(values, literal(AVERAGE, agg.identity),
                                lambda a, x: average_plus(a, x, None), c,
@@ -825,5 +818,4 @@ def canonical(sql: str, t, c) -> str:
 
 __all__ = ["expression", "literal", "translates", "unsupported_operators", "Scope", "once",
            "can_fail", "interval", "overlaps", "end_before", "interval_intersect",
-           "interval_union", "average_plus", "sorted_fold", "interval_sort_key", "canonical",
-           "may_hold_nulls", "columns", "re", "DEE_NAME"]
+           "interval_union", "average_plus", "checked_float", "sorted_fold", "canonical"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sira.algebra.nesting import Group, Ungroup
 
 from .compiler import translates
-from .sql import DEE, column_list, ident, struct_pack
+from .sql import column_list, ident, struct_pack
 
 
 @translates(Group)

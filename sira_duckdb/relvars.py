@@ -20,7 +20,7 @@ import duckdb
 from sira.errors import (DataSourceError, DuplicateAttribute, NullValue, SiraTypeError,
                          SiraValueError)
 from sira.intervals import IntervalType
-from sira.types import FLOAT, TIMESTAMP
+from sira.types import FLOAT
 from sira.values import Heading, Relation
 
 from .functions import canonical
@@ -236,4 +236,4 @@ def _pandas_float(value, column) -> bool:
         return False
 
 
-__all__ = ["Scan", "Unique", "scan", "unique", "TIMESTAMP"]
+__all__ = ["Scan", "Unique", "scan", "unique"]

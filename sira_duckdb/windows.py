@@ -39,7 +39,7 @@ from .compiler import translates
 from .functions import cast, interval
 from .packing import pack_sql
 from .sql import and_all, field, ident
-from .types import duckdb_type, equal
+from .types import duckdb_type
 
 #: rows(N) slide(M) with M up to this uses leads; larger slides join with the batch table
 MAX_SLIDE_LEADS = 16
@@ -305,4 +305,4 @@ def summarize_window(node, c):
     return None
 
 
-__all__ = ["equal", "to_time", "from_time", "ceil_to", "floor_to", "order_columns"]
+__all__ = ["to_time", "from_time", "ceil_to", "floor_to", "order_columns"]

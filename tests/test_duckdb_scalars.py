@@ -251,3 +251,12 @@ def test_max_over_an_empty_relation_is_the_identity():
     r = agree(tree)
     assert r.to_rows() == [{"hi": INT.min, "lo": INT.max, "s": "", "d": datetime.date.min,
                             "n": 0}]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(FLOATS, max_size=5), st.sampled_from(["count", "sum", "avg", "max", "min"]))
+def test_aggregates_of_a_relation_valued_attribute_are_pythons(values, op):
+    from sira.expressions.nodes import Aggregated, AttrRef
+    r = Relation.from_rows({"k": INT, "v": FLOAT}, list(enumerate(values)))
+    grouped = sira.literal(Relation.from_rows({"w": RelationType(r.heading)}, [(r,)]))
+    agree(grouped.extend(x=Aggregated(op, AttrRef("w"), None if op == "count" else "v")))
