@@ -7,5 +7,6 @@
 """
 
 from .session import SparkEngine, default_engine, unique
+from . import live  # noqa: E402,F401  (SparkEngine.stream: live queries on Structured Streaming)
 
 __all__ = ["SparkEngine", "default_engine", "unique"]

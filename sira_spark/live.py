@@ -220,6 +220,22 @@ def stream(engine, expr, sources: dict, sink=None, checkpoint: str | None = None
     return SparkLiveQuery(writer.start(), plan.node, plan.key)
 
 
+def _engine_stream(self, expr, sources: dict, sink=None, checkpoint: str | None = None,
+                   trigger: dict | None = None, sink_options: dict | None = None,
+                   relvars: dict | None = None, query_name: str | None = None):
+    """Start a live query on Structured Streaming: ``engine.stream(text, {"s": LiveSource(df,
+    "ts")}, sink="parquet", sink_options={"path": out}, checkpoint=ck)`` (see
+    :func:`sira_spark.live.stream` for the arguments; returns a :class:`SparkLiveQuery`)."""
+    return stream(self, expr, sources, sink=sink, checkpoint=checkpoint, trigger=trigger,
+                  sink_options=sink_options, relvars=relvars, query_name=query_name)
+
+
+def _install() -> None:
+    """``SparkEngine.stream``: the engine's entry point for live queries."""
+    from .session import SparkEngine
+    SparkEngine.stream = _engine_stream
+
+
 @attrs.frozen
 class LivePlan:
     """A compiled live query: its tree, the key its state is partitioned by, and the streaming
@@ -560,6 +576,8 @@ def pending_instant(query):
                 times.append(t)
     return min(times, default=None)
 
+
+_install()
 
 __all__ = ["LivePlan", "LiveSource", "MAPPING", "SparkLiveQuery", "UNSUPPORTED", "compile_live",
            "partition_key", "stream"]

@@ -123,14 +123,14 @@ class Reference:
 
 
 def start(engine, text, files, checkpoint, sink, names=("s", "r"), sink_options=None):
-    from sira_spark.live import LiveSource, stream
+    from sira_spark.live import LiveSource
     sources = {n: LiveSource(engine.spark.readStream.schema(SCHEMA)
                              .option("maxFilesPerTrigger", 1).json(str(files.root / n)),
                              rowtime="ts", punctuation="is_bound")
                for n in names if os.listdir(files.root / n)}
-    return stream(engine, text, sources, sink=sink, checkpoint=str(checkpoint),
-                  trigger={"availableNow": True}, relvars={"t": CONSTANT},
-                  sink_options=sink_options)
+    return engine.stream(text, sources, sink=sink, checkpoint=str(checkpoint),
+                         trigger={"availableNow": True}, relvars={"t": CONSTANT},
+                         sink_options=sink_options)
 
 
 def collector():
