@@ -445,6 +445,8 @@ class _Handler:
             catalog = {n: h for n, h, _ in self.streams}
             catalog.update({n: r.heading for n, r in self.relations.items()})
             q = compile_query(sira.parse(self.text, catalog), shapes, self.relations)
+            from sira.streams.checkpoint import operators_of
+            q.operator_list = operators_of(q)  # a fixed order: states are saved by position
             found = _COMPILED[self.digest] = (q, encode_state(q))
         return found
 
@@ -523,17 +525,23 @@ def _values(series, column, stream_name) -> list:
 
 # ------------------------------------------------------------------------------ state
 
+def _operators(query) -> list:
+    from sira.streams.checkpoint import operators_of
+    found = getattr(query, "operator_list", None)
+    return found if found is not None else operators_of(query)
+
+
 def encode_state(query) -> list:
     """The state of every operator of a compiled live query, as checkpoint JSON data."""
     from sira.streams import checkpoint as ck
     return [{"ports": ck._encode_ports(op), "state": ck._STATES[type(op)][0](op)}
-            for op in ck.operators_of(query)]
+            for op in _operators(query)]
 
 
 def decode_state(query, saved: list) -> None:
     """Restore every operator's state from :func:`encode_state`'s data."""
     from sira.streams import checkpoint as ck
-    for op, data in zip(ck.operators_of(query), saved):
+    for op, data in zip(_operators(query), saved):
         ck._decode_ports(op, data["ports"])
         ck._STATES[type(op)][1](op, data["state"])
 
@@ -554,11 +562,10 @@ def _at_rest(ops, fresh) -> bool:
 def pending_instant(query):
     """The earliest instant the bound must pass for some operator of ``query`` to let
     something out, or None when nothing waits."""
-    from sira.streams import checkpoint as ck
     from sira.streams.operators import Merge
     from sira.streams.temporal import WindowOp, WindowSummarize, _Aligned
     times = []
-    for op in ck.operators_of(query):
+    for op in _operators(query):
         if isinstance(op, (WindowOp, WindowSummarize)):
             if op.buffer:
                 times.append(op.buffer[0][0])
