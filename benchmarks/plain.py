@@ -3,8 +3,10 @@
 The plain programs are written the way a Python programmer would write them: tuples of ints,
 dicts, sets and ``list.sort``, with none of sira's costs (no ``Interval`` objects, no heading,
 no frozenset of results unless the program itself needs a set). Each case builds its data once
-(not timed) from the same integer rows: the plain program reads those rows, sira reads a
-``Relation`` built from them with the trusted constructor. Only ``sira.evaluate(tree, relvars)``
+(not timed) from the same integer rows, in random order as a relation's tuples are (a
+relation is a set: sira cannot profit from rows arriving grouped by key, and neither may the
+plain program): the plain program reads those rows, sira reads a ``Relation`` built from them
+with the trusted constructor. Only ``sira.evaluate(tree, relvars)``
 (the rewrite pass included) and the plain program are timed. Both results are mapped to sets of
 int tuples (not timed) and checked equal by count and by checksum; the ratio is sira / plain.
 
@@ -122,33 +124,41 @@ def interval_walk(rng: random.Random, start: int, count: int) -> list:
 
 
 def pack_rows(n: int, rng: random.Random) -> list:
-    """n rows (k, begin, end): about n/10 keys with walks of 1 to 19 intervals."""
+    """n rows (k, begin, end) in random order: about n/10 keys with walks of 1 to 19
+    intervals."""
     rows, k = [], 0
     while len(rows) < n:
         size = min(rng.randint(1, 19), n - len(rows))
         start = rng.randrange(1_000_000)
         rows.extend((k, b, e) for b, e in interval_walk(rng, start, size))
         k += 1
+    rng.shuffle(rows)
     return rows
 
 
 def join_rows(n: int, rng: random.Random):
-    """R rows (k, s, e) and S rows (k, c)."""
+    """R rows (k, s, e) and S rows (k, c), in random order."""
     keys = max(1, n // 50)
     r_rows = [(i % keys, rng.randrange(1000), i) for i in range(n)]
     s_rows = [(k, rng.randrange(230)) for k in range(keys)]
-    s_rows += [(k, c + 230) for k, c in s_rows[::10]]  # one key in ten has a second c
+    s_rows += [(k, (c + 1 + rng.randrange(229)) % 230)  # one key in ten has a second c
+               for k, c in s_rows[::10]]
+    rng.shuffle(r_rows)
+    rng.shuffle(s_rows)
     return r_rows, s_rows
 
 
 def summarize_rows(n: int, rng: random.Random) -> list:
-    """n rows (k, i, v): about n/10 keys, i numbering the rows, v small."""
+    """n rows (k, i, v) in random order: about n/10 keys, i numbering the rows, v small."""
     keys = max(1, n // 10)
-    return [(rng.randrange(keys), i, rng.randrange(1000)) for i in range(n)]
+    rows = [(rng.randrange(keys), i, rng.randrange(1000)) for i in range(n)]
+    rng.shuffle(rows)
+    return rows
 
 
 def graph_edges(n: int, rng: random.Random) -> list:
-    """About n edges (a, b): paths of 2 to 5 nodes, one in ten closed into a cycle."""
+    """About n edges (a, b) in random order: paths of 2 to 5 nodes, one in ten closed into a
+    cycle."""
     edges, node = [], 0
     while len(edges) < n:
         size = rng.randint(2, 5)
@@ -157,6 +167,7 @@ def graph_edges(n: int, rng: random.Random) -> list:
         if rng.random() < 0.1:
             edges.append((path[-1], path[0]))
         node += size
+    rng.shuffle(edges)
     return edges
 
 

@@ -4,6 +4,14 @@ One evaluation function per node class, registered with :func:`evaluates` in the
 (``basic``, ``setops``, ``joins``, ``closure``, ``nesting``, ``aggregation``). A node that appears
 twice in a tree is evaluated once.
 
+An evaluation function returns the node's :class:`Relation`, a :class:`Packed` relation, or
+:class:`Rows`: rows not yet made a set. Operators that stream (RESTRICT, EXTEND, RENAME,
+PROJECT, the probe side of JOIN, SEMIJOIN and SEMIMINUS) take their input as rows
+(``Context.rows``) and hand rows on, so a chain of them builds no frozenset per node: a body
+becomes a frozenset only where set semantics demand it (the result, the inputs of the other
+operators, a node several parents share). A PROJECT hands on its input's rows untouched and
+tells a JOIN below it which attributes it needs, so the join makes only the projected tuples.
+
     >>> from sira import parse
     >>> print(evaluate_node(parse("project(relation(body(tuple(a(1)) tuple(a(2)))), ())")))
     TABLE_DEE (no attributes, one tuple: the empty tuple)
@@ -12,6 +20,7 @@ twice in a tree is evaluated once.
 from __future__ import annotations
 
 import gc
+from collections import Counter
 
 from ..errors import ArithmeticFault, SiraError, UnknownRelvar
 from ..values import Relation, tuple_literal
@@ -29,6 +38,71 @@ class Packed:
         self.relation = relation
 
 
+class Rows:
+    """A node's result as rows not yet made a set.
+
+    ``rows`` is a collection (list, set or frozenset: it may be read more than once) of body
+    tuples of ``heading``; ``distinct`` says no two are equal. The heading may be wider than
+    the node's (a PROJECT hands on its input's rows; the extra attributes are projected away
+    when the rows become a relation), or narrower when the caller asked only for some
+    attributes (``Context.rows(node, wanted)``). Projected on the node's heading, the rows hold
+    exactly the node's result, maybe several times.
+
+        >>> from sira.types import INT
+        >>> r = Relation.from_rows({"a": INT, "b": INT}, [(1, 2), (1, 3)])
+        >>> sorted(Rows.of(r).body(r.heading.project(["a"])))
+        [(1,)]
+    """
+
+    __slots__ = ("heading", "rows", "distinct")
+
+    def __init__(self, heading, rows, distinct: bool):
+        self.heading = heading
+        self.rows = rows
+        self.distinct = distinct
+
+    @classmethod
+    def of(cls, relation: Relation) -> "Rows":
+        return cls(relation.heading, relation.body, True)
+
+    def exact(self, heading) -> bool:
+        """Whether the rows are the body of a relation of ``heading``, each tuple once."""
+        return self.distinct and self.heading == heading
+
+    def getter(self, names):
+        """A function from one of the rows to the tuple of its values of ``names``."""
+        from .basic import row_getter
+        index = self.heading.index
+        return row_getter([index(n) for n in names])
+
+    def body(self, heading) -> frozenset:
+        """The rows projected on ``heading`` (whose names they all hold), as a set."""
+        if self.heading == heading:
+            rows = self.rows
+            return rows if type(rows) is frozenset else frozenset(rows)
+        from .basic import project_body
+        index = self.heading.index
+        return project_body(self.rows, [index(n) for n in heading.names])
+
+    def projected(self, heading):
+        """The rows projected on ``heading`` (duplicates kept): an iterable, read once."""
+        if self.heading == heading:
+            return self.rows
+        return map(self.getter(heading.names), self.rows)
+
+    def narrowed(self, heading) -> "Rows":
+        """These rows with exactly the attributes of ``heading`` (duplicates kept)."""
+        if self.heading == heading:
+            return self
+        return Rows(heading, list(self.projected(heading)), False)
+
+    def distinct_on(self, heading) -> "Rows":
+        """These rows as the body of a relation of ``heading``: each tuple once."""
+        if self.exact(heading):
+            return self
+        return Rows(heading, self.body(heading), True)
+
+
 def evaluates(node_class):
     """Register the Python evaluation of one node class."""
     def register(fn):
@@ -38,12 +112,19 @@ def evaluates(node_class):
 
 
 class Context:
-    """One evaluation: the relvars' values and the results computed so far."""
+    """One evaluation: the relvars' values and the results computed so far.
 
-    def __init__(self, relvars: dict | None = None, options: dict | None = None):
+    Given the ``root`` of the tree, it counts how many parents each node has: a node with one
+    parent may hand its rows to that parent (``rows``) instead of building its result as a set;
+    a node with several is evaluated once and kept.
+    """
+
+    def __init__(self, relvars: dict | None = None, options: dict | None = None, root=None):
         self.relvars = {k.lower(): v for k, v in (relvars or {}).items()}
         self.options = options or {}
         self._memo: dict = {}
+        self._parents = parent_counts(root) if root is not None else Counter()
+        self._wanted: dict = {}
 
     def relvar(self, name: str) -> Relation:
         try:
@@ -52,24 +133,102 @@ class Context:
             raise UnknownRelvar(relvar=name, available=tuple(sorted(self.relvars))) from None
 
     def eval(self, node) -> Relation:
+        """The node's result as a relation (evaluated once, then kept)."""
         try:
             return self._memo[node]
         except KeyError:
             pass
+        result = self._run(node)
+        if isinstance(result, Packed):
+            result = result.relation
+        else:
+            if isinstance(result, Rows):
+                result = Relation(node.heading, result.body(node.heading))
+            if node.packs:
+                pack_list = node.pack_list
+                if pack_list:
+                    from .guards import Guard
+                    from .packing import pack_relation
+                    result = pack_relation(result, pack_list, Guard.of(node, self.options))
+        self._memo[node] = result
+        return result
+
+    def rows(self, node, wanted=None) -> Rows:
+        """The node's result as rows, for a parent that needs no set (see :class:`Rows`).
+
+        ``wanted`` names the only attributes the parent will read (None: all of them); the
+        rows may then hold just those.
+        """
+        found = self._memo.get(node)
+        if found is not None:
+            return Rows.of(found)
+        if not self._may_stream(node):
+            return Rows.of(self.eval(node))
+        if wanted is not None:
+            self._wanted[node] = tuple(wanted)
+        result = self._run(node)
+        if isinstance(result, Packed):
+            return Rows.of(result.relation)
+        if isinstance(result, Relation):
+            return Rows.of(result)
+        return result
+
+    def distinct_rows(self, node) -> Rows:
+        """The node's result as rows each present once (for a parent that counts them)."""
+        return self.rows(node).distinct_on(node.heading)
+
+    def wanted(self, node) -> tuple | None:
+        """The attributes the parent of ``node`` will read from its rows (None: all)."""
+        return self._wanted.get(node)
+
+    def _may_stream(self, node) -> bool:
+        """One parent, and a result that need not be packed."""
+        return self._parents[node] == 1 and (not node.packs or not node.pack_list)
+
+    def _run(self, node):
         fn = _EVALUATORS.get(type(node))
         if fn is None:
             raise SiraError(f"the Python engine cannot evaluate {type(node).__name__}")
-        result = fn(node, self)
-        if isinstance(result, Packed):
-            result = result.relation
-        elif node.packs:
-            pack_list = node.pack_list
-            if pack_list:
-                from .guards import Guard
-                from .packing import pack_relation
-                result = pack_relation(result, pack_list, Guard.of(node, self.options))
-        self._memo[node] = result
-        return result
+        return fn(node, self)
+
+
+def parent_counts(root) -> Counter:
+    """How many times each node of the tree is an operand: as a child, or as a relation inside
+    an expression (equal nodes count together, as ``Context`` keeps one result for them). The
+    root counts one more, for the caller that wants its result as a relation."""
+    counts = Counter({root: 1})
+    seen = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        for child in (*node.children, *_operands_in_expressions(node)):
+            counts[child] += 1
+            stack.append(child)
+    return counts
+
+
+def _operands_in_expressions(node):
+    """The relational operands inside a node's expressions (``RelationArg``)."""
+    from ..algebra.node import Node
+    from ..expressions.nodes import Expr, RelationArg
+    found = []
+    stack = _field_values(node)
+    while stack:
+        value = stack.pop()
+        if isinstance(value, RelationArg):
+            found.append(value.node)
+        elif isinstance(value, Expr):
+            stack.extend(_field_values(value))
+        elif isinstance(value, (tuple, list)) and not isinstance(value, Node):
+            stack.extend(value)
+    return found
+
+
+def _field_values(obj) -> list:
+    return [getattr(obj, a.name) for a in getattr(type(obj), "__attrs_attrs__", ())]
 
 
 def evaluate_node(node, relvars: dict | None = None, **options) -> Relation:
@@ -82,7 +241,7 @@ def evaluate_node(node, relvars: dict | None = None, **options) -> Relation:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return Context(relvars, options).eval(node)
+        return Context(relvars, options, node).eval(node)
     finally:
         if was_enabled:
             gc.enable()
@@ -95,15 +254,24 @@ def row_error(err: ArithmeticFault, heading, row) -> ArithmeticFault:
     return type(err)(**fields)
 
 
-def map_rows(rows, fn, heading):
-    """``[fn(row) for row in rows]``, with arithmetic errors naming the failing tuple."""
+def map_rows(rows, fn, heading, shown=None) -> list:
+    """``list(map(fn, rows))``, with arithmetic errors naming the failing tuple.
+
+    ``rows`` is a collection of tuples of ``heading``; when ``shown`` (a heading whose names
+    ``heading`` holds) is given, the failing tuple is named by its values of ``shown`` only (the
+    tuple of the operator's input, when its rows carry more attributes).
+    """
     try:
-        return [fn(row) for row in rows]
+        return list(map(fn, rows))
     except ArithmeticFault as err:
         for row in rows:
             try:
                 fn(row)
             except ArithmeticFault as found:
+                if shown is not None and shown != heading:
+                    index = heading.index
+                    row = tuple(row[index(n)] for n in shown.names)
+                    heading = shown
                 raise row_error(found, heading, row) from None
         raise err
 

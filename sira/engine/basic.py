@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import compress
 from operator import itemgetter
 
 from ..algebra.basic import Extend, Project, RelationLiteral, RelvarRef, Rename, Restrict, Transform
@@ -9,7 +10,7 @@ from ..errors import SiraTypeError
 from ..expressions.evaluate import compile_row
 from ..expressions.nodes import AttrRef
 from ..values import Relation
-from . import evaluates, map_rows
+from . import Rows, evaluates, map_rows
 
 
 def row_getter(positions):
@@ -62,66 +63,68 @@ def _literal(node, ctx):
 
 @evaluates(Restrict)
 def _restrict(node, ctx):
-    src = ctx.eval(node.source)
+    src = ctx.rows(node.source)
     cond = compiler(ctx)(node.condition, src.heading)
-    rows = list(src.body)
-    keep = map_rows(rows, cond, src.heading)
-    return Relation(node.heading, frozenset(r for r, k in zip(rows, keep) if k))
+    keep = map_rows(src.rows, cond, src.heading, node.source.heading)
+    return Rows(src.heading, list(compress(src.rows, keep)), src.distinct)
 
 
 @evaluates(Project)
 def _project(node, ctx):
-    src = ctx.eval(node.source)
-    positions = [src.heading.index(n) for n in node.heading.names]
-    return Relation(node.heading, project_body(src.body, positions))
+    # the input's rows, untouched: they become this node's tuples when a set is needed
+    return ctx.rows(node.source, ctx.wanted(node) or node.heading.names)
 
 
 def _assemble(out_heading, parts):
     """A function building an output row from ``row + computed values``.
 
-    ``parts`` lists, for the concatenation, the names in order; the result follows the output
-    heading's order.
+    ``parts`` lists, for the concatenation, the names in order (None for a value to leave
+    out); the result follows the output heading's order.
     """
     where = {n: i for i, n in enumerate(parts)}
     return row_getter([where[n] for n in out_heading.names])
 
 
+def _kept_names(src, heading) -> tuple:
+    """The names of ``src``'s rows, with those ``heading`` (the operator's input) lacks
+    blanked out, so a computed attribute of the same name cannot be taken for them."""
+    return tuple(n if n in heading else None for n in src.heading.names)
+
+
 @evaluates(Extend)
 def _extend(node, ctx):
-    src = ctx.eval(node.source)
+    src = ctx.rows(node.source)
     h = src.heading
     fns = [compiler(ctx)(e, h) for _, e in node.specs]
-    assemble = _assemble(node.heading, h.names + tuple(n for n, _ in node.specs))
-    rows = list(src.body)
+    assemble = _assemble(node.heading,
+                         _kept_names(src, node.source.heading) + tuple(n for n, _ in node.specs))
+    rows = src.rows
     if len(fns) == 1:
-        (f,) = fns
-        values = map_rows(rows, f, h)
+        values = map_rows(rows, fns[0], h, node.source.heading)
         out = [assemble(r + (v,)) for r, v in zip(rows, values)]
     else:
-        values = map_rows(rows, lambda r: tuple(f(r) for f in fns), h)
+        values = map_rows(rows, lambda r: tuple(f(r) for f in fns), h, node.source.heading)
         out = [assemble(r + v) for r, v in zip(rows, values)]
-    return Relation(node.heading, frozenset(out))
+    return Rows(node.heading, out, src.exact(node.source.heading))
 
 
 @evaluates(Rename)
 def _rename(node, ctx):
-    src = ctx.eval(node.source)
-    mapping = dict(node.pairs)
-    renamed = [mapping.get(n, n) for n in src.heading.names]
-    positions = [renamed.index(n) for n in node.heading.names]
-    if positions == list(range(len(positions))):
-        return Relation(node.heading, src.body)
-    return Relation(node.heading, frozenset(map(row_getter(positions), src.body)))
+    src = ctx.rows(node.source)
+    back = {new: old for old, new in node.pairs}
+    positions = [src.heading.index(back.get(n, n)) for n in node.heading.names]
+    distinct = src.exact(node.source.heading)
+    if positions == list(range(src.heading.degree)):
+        return Rows(node.heading, src.rows, distinct)
+    return Rows(node.heading, list(map(row_getter(positions), src.rows)), distinct)
 
 
 @evaluates(Transform)
 def _transform(node, ctx):
-    src = ctx.eval(node.source)
+    src = ctx.rows(node.source)
     h = src.heading
     specs = [(n, AttrRef(n) if e is None else e) for n, e in node.specs]
     fns = [compiler(ctx)(e, h) for _, e in specs]
-    order = [n for n, _ in specs]
-    assemble = _assemble(node.heading, order)
-    rows = list(src.body)
-    values = map_rows(rows, lambda r: tuple(f(r) for f in fns), h)
-    return Relation(node.heading, frozenset(assemble(v) for v in values))
+    assemble = _assemble(node.heading, [n for n, _ in specs])
+    values = map_rows(src.rows, lambda r: tuple(f(r) for f in fns), h, node.source.heading)
+    return Rows(node.heading, list(map(assemble, values)), False)

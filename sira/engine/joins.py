@@ -6,21 +6,27 @@ A join counts its result before building it and refuses one larger than ``max_tu
 
 from __future__ import annotations
 
-from itertools import repeat
+from itertools import compress, repeat
+from operator import not_
 
 from ..algebra.derived import lower_divideby
 from ..algebra.joins import DivideBy, Join, LeftJoin, SemiJoin, SemiMinus
 from ..errors import TooManyTuples
 from ..values import Heading, Relation
-from . import evaluates, map_rows
+from . import Rows, evaluates, map_rows
 from .basic import compiler, key_getter, row_getter
 from .guards import Guard
 from .packing import split_relations
 
 
+def shared_pointwise(node, lh: Heading, rh: Heading) -> list:
+    """The node's pointwise attributes that both headings hold."""
+    return [n for n in node.pointwise if n in lh and n in rh]
+
+
 def pointwise_pair(node, left: Relation, right: Relation, guard: Guard):
     """The two inputs, split together on the pointwise attributes they share."""
-    shared = [n for n in node.pointwise if n in left.heading and n in right.heading]
+    shared = shared_pointwise(node, left.heading, right.heading)
     if not shared:
         return left, right
     key = [n for n in left.heading.names if n in right.heading and n not in shared]
@@ -37,54 +43,144 @@ def key_functions(lh: Heading, rh: Heading):
 
 def semijoin_body(lh, lbody, rh, rbody, keep: bool) -> frozenset:
     """The left tuples that match (keep=True) or do not match (keep=False) some right tuple."""
-    lkey, rkey, _ = key_functions(lh, rh)
-    keys = set(map(rkey, rbody))
-    if keep:
-        return frozenset(l for l in lbody if lkey(l) in keys)
-    return frozenset(l for l in lbody if lkey(l) not in keys)
+    left = semijoin_rows(Rows(lh, lbody, True), lh, Rows(rh, rbody, True), rh, keep)
+    return frozenset(left.rows)
+
+
+def semijoin_rows(left: Rows, lh: Heading, right: Rows, rh: Heading, keep: bool) -> Rows:
+    """The left rows that match (keep=True) or do not match (keep=False) some right row, on
+    the attributes the left and right operands' headings ``lh`` and ``rh`` share."""
+    common = [n for n in lh.names if n in rh]
+    keys = set(map(_key_of(right, common), right.rows))
+    flags = map(keys.__contains__, map(_key_of(left, common), left.rows))
+    if not keep:
+        flags = map(not_, flags)
+    return Rows(left.heading, list(compress(left.rows, flags)), left.distinct)
+
+
+def _key_of(rows: Rows, names):
+    """The join key of one of ``rows`` (a scalar for one attribute, see key_getter)."""
+    index = rows.heading.index
+    return key_getter([index(n) for n in names])
 
 
 def join_bodies(lh: Heading, lbody, rh: Heading, rbody, out: Heading,
                 guard: Guard) -> frozenset:
-    """Natural hash join of two bodies; the index is built on the smaller side.
+    """Natural hash join of two bodies (see :func:`join_rows`)."""
+    return join_rows(Rows(lh, lbody, True), lh, Rows(rh, rbody, True), rh, out, guard).body(out)
+
+
+def join_rows(left: Rows, lh: Heading, right: Rows, rh: Heading, out: Heading, guard: Guard,
+              wanted=None) -> Rows:
+    """Natural hash join of the results of two operands of headings ``lh`` and ``rh``, given
+    as rows; the index is built on the smaller side, the other side probes it.
 
     The result's size is known before it is built (a product, or the sum over join keys of
-    left count x right count), so a join larger than ``guard``'s limit is refused up front.
+    left count x right count), so a join larger than ``guard``'s limit is refused up front
+    (counting each input tuple once, even where the rows repeat some). With ``wanted`` (names
+    of ``out``) the result holds only those attributes: a set of the projected tuples, the
+    join itself never built.
     """
-    lkey, rkey, common = key_functions(lh, rh)
+    common = [n for n in lh.names if n in rh]
     if len(common) == rh.degree:  # the right side adds no attribute: a semijoin
-        return semijoin_body(lh, lbody, rh, rbody, True)
+        return semijoin_rows(left, lh, right, rh, True)
     if len(common) == lh.degree:
-        return semijoin_body(rh, rbody, lh, lbody, True)
-    where = {}
-    for i, n in enumerate(lh.names + rh.names):
-        where.setdefault(n, i)
-    assemble = row_getter([where[n] for n in out.names])
+        return semijoin_rows(right, rh, left, lh, True)
+    target = out if wanted is None else out.project(wanted)
     if not common:
-        guard.check(len(lbody) * len(rbody))
-        return frozenset(assemble(l + r) for l in lbody for r in rbody)
-    if len(lbody) <= len(rbody):
-        index = build_index(lbody, lkey)
-        check_join_size(index, len(lbody), rbody, rkey, guard)
-        return frozenset(probe(rbody, rkey, index, lambda r, l: assemble(l + r)))
-    index = build_index(rbody, rkey)
-    check_join_size(index, len(rbody), lbody, lkey, guard)
-    return frozenset(probe(lbody, lkey, index, lambda l, r: assemble(l + r)))
+        return _product(_Side(left, lh), _Side(right, rh), target, out, guard)
+    build, probe = _Side(left, lh), _Side(right, rh)
+    if len(build.rows.rows) > len(probe.rows.rows):
+        build, probe = probe, build
+    index = build.index(common)
+    if not _surely_within(index, build, probe, guard.limit):
+        build, probe = build.distinct(), probe.distinct()
+        index = build.index(common)
+        guard.check(_join_size(index, probe.rows.rows, _key_of(probe.rows, common)))
+    combine = pair_assembler([probe.source_of(n, build) for n in target.names],
+                             probe.rows.heading.degree)
+    matches = _probe(probe.rows.rows, _key_of(probe.rows, common), index, combine)
+    if target != out:
+        return Rows(target, set(matches), True)
+    return Rows(out, list(matches), probe.exact() and build.exact())
 
 
-def check_join_size(index: dict, indexed: int, body, key, guard: Guard) -> None:
-    """Refuse a join whose result would pass ``guard``'s limit, before building it.
+class _Side:
+    """One operand of a join: its rows and its node's heading."""
 
-    Probing ``body`` (n rows) against ``index`` (``indexed`` rows) gives at most n x indexed
-    tuples, and at most n x (the most rows one key holds); only when both bounds pass the limit
-    is the exact size counted: the sum over the probing rows of the indexed rows sharing their
-    key (every such pair gives a distinct tuple).
+    __slots__ = ("rows", "heading")
+
+    def __init__(self, rows: Rows, heading: Heading):
+        self.rows = rows
+        self.heading = heading
+
+    def exact(self) -> bool:
+        return self.rows.exact(self.heading)
+
+    def distinct(self) -> "_Side":
+        """This side with each of its node's tuples once."""
+        return _Side(self.rows.distinct_on(self.heading), self.heading)
+
+    def index(self, names) -> dict:
+        return build_index(self.rows.rows, _key_of(self.rows, names))
+
+    def source_of(self, name: str, other: "_Side") -> tuple:
+        """Where an output attribute comes from: (0, position) in this side's rows, or (1,
+        position) in the other side's."""
+        if name in self.heading:
+            return 0, self.rows.heading.index(name)
+        return 1, other.rows.heading.index(name)
+
+
+def _product(left: _Side, right: _Side, target: Heading, out: Heading, guard: Guard) -> Rows:
+    """The cartesian product (no common attribute), refused beyond the guard's limit."""
+    if len(left.rows.rows) * len(right.rows.rows) > guard.limit:
+        left, right = left.distinct(), right.distinct()
+        guard.check(len(left.rows.rows) * len(right.rows.rows))
+    combine = pair_assembler([left.source_of(n, right) for n in target.names],
+                             left.rows.heading.degree)
+    tuples = (combine(a, b) for a in left.rows.rows for b in right.rows.rows)
+    if target != out:
+        return Rows(target, set(tuples), True)
+    return Rows(out, list(tuples), left.exact() and right.exact())
+
+
+def pair_assembler(sources, width: int):
+    """A function (row, other row) -> output row; ``sources`` gives for each output value
+    (0, i): the row's i-th value, or (1, j): the other row's j-th; ``width`` is the rows'
+    width.
+
+        >>> pair_assembler([(1, 0), (0, 2)], 3)((1, 2, 3), ("c",))
+        ('c', 3)
     """
-    n = len(body)
-    if n * indexed <= guard.limit or n * _longest(index, indexed) <= guard.limit:
-        return
+    sides = {side for side, _ in sources}
+    if sides == {0}:
+        mine = row_getter([i for _, i in sources])
+        return lambda row, other: mine(row)
+    if sides == {1}:
+        theirs = row_getter([j for _, j in sources])
+        return lambda row, other: theirs(other)
+    if len(sources) == 2:
+        (first, i), (_, j) = sources
+        if first == 0:
+            return lambda row, other: (row[i], other[j])
+        return lambda row, other: (other[i], row[j])
+    both = row_getter([i if side == 0 else width + i for side, i in sources])
+    return lambda row, other: both(row + other)
+
+
+def _surely_within(index: dict, build: _Side, probe: _Side, limit: int) -> bool:
+    """Whether the join is within ``limit`` by a bound alone: probing n rows against an index
+    of m rows gives at most n x m tuples, and at most n x (the most rows one key holds)."""
+    n, indexed = len(probe.rows.rows), len(build.rows.rows)
+    return n * indexed <= limit or n * _longest(index, indexed) <= limit
+
+
+def _join_size(index: dict, body, key) -> int:
+    """The exact size of the join of distinct rows: the sum over the probing rows of the
+    indexed rows sharing their key (every such pair gives a distinct tuple)."""
     sizes = {k: len(v) if type(v) is list else 1 for k, v in index.items()}
-    guard.check(sum(map(sizes.get, map(key, body), repeat(0))))
+    return sum(map(sizes.get, map(key, body), repeat(0)))
 
 
 def _longest(index: dict, indexed: int) -> int:
@@ -112,7 +208,7 @@ def build_index(body, key) -> dict:
     return index
 
 
-def probe(body, key, index, combine):
+def _probe(body, key, index, combine):
     """combine(row, match) for every row of ``body`` and every indexed row with its key."""
     get = index.get
     for row in body:
@@ -129,29 +225,42 @@ def probe(body, key, index, combine):
 @evaluates(Join)
 def _join(node, ctx):
     guard = Guard.of(node, ctx.options)
-    acc = ctx.eval(node.sources[0])
-    h, body = acc.heading, acc.body
-    for source in node.sources[1:]:
-        acc, other = pointwise_pair(node, Relation(h, body), ctx.eval(source), guard)
-        body = acc.body
-        out = h.union(other.heading)
-        body = join_bodies(h, body, other.heading, other.body, out, guard)
+    first, *rest = node.sources
+    acc, h = ctx.rows(first), first.heading
+    for i, source in enumerate(rest, 1):
+        other = ctx.rows(source)
+        if shared_pointwise(node, h, source.heading):
+            left, right = pointwise_pair(node, Relation(h, acc.body(h)),
+                                         Relation(source.heading, other.body(source.heading)),
+                                         guard)
+            acc, other = Rows.of(left), Rows.of(right)
+        out = h.union(source.heading)
+        wanted = ctx.wanted(node) if i == len(rest) else None
+        acc = join_rows(acc, h, other, source.heading, out, guard, wanted)
         h = out
-    return Relation(node.heading, body)
+    return acc
+
+
+def _semi(node, ctx, keep: bool):
+    """SEMIJOIN (keep=True) or SEMIMINUS: the left rows stream through a set of right keys."""
+    lh, rh = node.left.heading, node.right.heading
+    if shared_pointwise(node, lh, rh):
+        l, r = pointwise_pair(node, ctx.eval(node.left), ctx.eval(node.right),
+                              Guard.of(node, ctx.options))
+        return Relation(node.heading, semijoin_body(l.heading, l.body, r.heading, r.body, keep))
+    left = ctx.rows(node.left)
+    right = ctx.rows(node.right, [n for n in lh.names if n in rh])
+    return semijoin_rows(left, lh, right, rh, keep)
 
 
 @evaluates(SemiJoin)
 def _semijoin(node, ctx):
-    l, r = pointwise_pair(node, ctx.eval(node.left), ctx.eval(node.right),
-                          Guard.of(node, ctx.options))
-    return Relation(node.heading, semijoin_body(l.heading, l.body, r.heading, r.body, True))
+    return _semi(node, ctx, True)
 
 
 @evaluates(SemiMinus)
 def _semiminus(node, ctx):
-    l, r = pointwise_pair(node, ctx.eval(node.left), ctx.eval(node.right),
-                          Guard.of(node, ctx.options))
-    return Relation(node.heading, semijoin_body(l.heading, l.body, r.heading, r.body, False))
+    return _semi(node, ctx, False)
 
 
 @evaluates(LeftJoin)

@@ -24,14 +24,15 @@ import datetime
 from bisect import bisect_left, bisect_right
 from itertools import product
 from math import prod
+from operator import itemgetter
 
 from ..algebra.packing import Pack, Unpack
 from ..errors import IntervalError
-from ..intervals import Interval, IntervalType
+from ..intervals import Interval, IntervalType, make_interval
 from ..types import DATE, TIMESTAMP, IntegerType
 from ..values import Relation
 from . import evaluates
-from .basic import row_getter
+from .basic import key_getter, row_getter
 from .guards import DEFAULT_MAX_TUPLES, SPLITTING, Guard, max_tuples
 
 #: The limit UNPACK had before ``max_tuples`` covered every operator; kept as an alias.
@@ -44,48 +45,77 @@ def _others(width, positions):
 
 
 def pack_one(rows, pos: int) -> list:
-    """Pack on the interval at ``pos``: merge intervals that overlap or meet, per group."""
-    rows = list(rows)
+    """Pack on the interval at ``pos``: merge intervals that overlap or meet, per group of rows
+    agreeing on every other attribute.
+
+    Rows alone in their group come back as they are; the others are swept in order of begin
+    on plain (begin, end) pairs, and only merged results make new intervals. Empty intervals
+    (IINTERSECT's) cover no point, so a tuple holding one vanishes.
+    """
+    rows = rows if isinstance(rows, (list, tuple, set, frozenset)) else list(rows)
     if not rows:
         return []
-    width = len(rows[0])
-    rest = _others(width, [pos])
-    key = row_getter(rest)
-    groups: dict = {}
-    for row in rows:
-        iv = row[pos]
-        if iv.end is not None and not iv.begin < iv.end:
-            continue  # an empty interval covers no point: its tuple unpacks to nothing
-        k = key(row)
-        lst = groups.get(k)
-        if lst is None:
-            groups[k] = [iv]
-        else:
-            lst.append(iv)
+    width = len(next(iter(rows)))
+    place = _placer(width, pos)
     out = []
-    # place the interval back at pos: row = k[:pos] + (iv,) + k[pos:]
-    for k, ivs in groups.items():
-        head, tail = k[:pos], k[pos:]
-        if len(ivs) == 1:
-            out.append(head + (ivs[0],) + tail)
+    append = out.append
+    for k, found in _group_by_rest(rows, pos, width).items():
+        if type(found) is not list:  # the group's one row
+            if not found[pos].empty:
+                append(found)
             continue
-        ivs.sort(key=_begin)
-        cur_b, cur_e = ivs[0].begin, ivs[0].end
-        for iv in ivs[1:]:
-            if cur_e is None:
-                break
-            if iv.begin <= cur_e:
-                if iv.end is None or iv.end > cur_e:
-                    cur_e = iv.end
-            else:
-                out.append(head + (Interval(cur_b, cur_e),) + tail)
-                cur_b, cur_e = iv.begin, iv.end
-        out.append(head + (Interval(cur_b, cur_e),) + tail)
+        for iv in _swept(found):
+            append(place(k, iv))
     return out
 
 
-def _begin(iv):
-    return iv.begin
+def _group_by_rest(rows, pos: int, width: int) -> dict:
+    """The rows grouped on every attribute but ``pos``: key -> the one row with that key, or
+    the list of the intervals at ``pos`` of its rows (a list only where a key repeats)."""
+    key = key_getter(_others(width, [pos]))
+    groups: dict = {}
+    get = groups.get
+    for row in rows:
+        k = key(row)
+        found = get(k)
+        if found is None:
+            groups[k] = row
+        elif type(found) is list:
+            found.append(row[pos])
+        else:
+            groups[k] = [found[pos], row[pos]]
+    return groups
+
+
+def _swept(intervals: list):
+    """The intervals of one group merged where they overlap or meet, in order of begin."""
+    intervals.sort(key=_BEGIN)
+    cur_b, cur_e = intervals[0]
+    for b, e in intervals:
+        if cur_e is None:
+            break  # unbounded: it holds everything after it
+        if b <= cur_e:
+            if e is None or e > cur_e:
+                cur_e = e
+        else:
+            if cur_b < cur_e:  # a run of empty intervals alone covers nothing
+                yield make_interval((cur_b, cur_e))
+            cur_b, cur_e = b, e
+    if cur_e is None or cur_b < cur_e:
+        yield make_interval((cur_b, cur_e))
+
+
+def _placer(width: int, pos: int):
+    """A function (group key, interval) -> body row with the interval back at ``pos``; the key
+    is the one other value when there is one, else the tuple of the others (see key_getter)."""
+    if width == 1:
+        return lambda k, iv: (iv,)
+    if width == 2:
+        return (lambda k, iv: (iv, k)) if pos == 0 else (lambda k, iv: (k, iv))
+    return lambda k, iv: k[:pos] + (iv,) + k[pos:]
+
+
+_BEGIN = itemgetter(0)
 
 
 def _cuts(iv: Interval, bounds: list) -> list:
@@ -95,7 +125,7 @@ def _cuts(iv: Interval, bounds: list) -> list:
     if i >= j:
         return [iv]
     points = [iv.begin, *bounds[i:j], iv.end]
-    return [Interval(points[k], points[k + 1]) for k in range(len(points) - 1)]
+    return list(map(make_interval, zip(points, points[1:])))
 
 
 def split_bodies(bodies, positions_list, key_functions, guard: Guard | None = None) -> list:
