@@ -70,8 +70,11 @@ def pack_one(c, source: str, heading, name: str) -> str:
     prev_end = f"max(coalesce({e}, {top})) OVER {before}"
     starts = (f"SELECT *, CASE WHEN {prev_end} IS NULL OR {b} > {prev_end} THEN 1 ELSE 0 END "
               f"AS {st} FROM ({flat}) AS f")
-    islands = (f"SELECT *, sum({st}) OVER {window} ROWS UNBOUNDED PRECEDING) AS {isl} "
-               f"FROM ({starts}) AS s")
+    # equal (begin, end) rows (PACK after a split may see duplicates) tie in both windows: the
+    # one that starts an island must come first in the second, or a twin before it would be
+    # counted in the island before
+    islands = (f"SELECT *, sum({st}) OVER ({_partition(others)}ORDER BY {b}, {e} NULLS LAST, "
+               f"{st} DESC ROWS UNBOUNDED PRECEDING) AS {isl} FROM ({starts}) AS s")
     end = f"CASE WHEN bool_or({e} IS NULL) THEN NULL ELSE max({e}) END"
     packed = interval(f"min({b})", end)
     return select(keep + [f"{packed} AS {iv}"], f"({islands}) AS i",
@@ -155,14 +158,16 @@ def sweep(c, sources, heading, name: str, keep) -> str:
     interval is a begin event (+1 on its input's counter) and an end event (-1; none for an
     open end); summed per (key, point), one window per key ordered by point gives the running
     coverage and the next point, so [point, next) is in the result when ``keep`` holds (next
-    NULL: unbounded above); consecutive kept segments are packed by gaps-and-islands. Coverage
-    ignores duplicate tuples, so the inputs need no DISTINCT.
+    NULL: unbounded above); consecutive kept segments are one island, numbered by how many
+    dropped segments come before them (a running count in a second window, the only other
+    sort), and each island is one tuple. Coverage ignores duplicate tuples, so the inputs need
+    no DISTINCT.
     """
     key = [n for n in heading.names if n != name]
     keys = [ident(k) for k in key]
     m = len(sources)
     iv = ident(name)
-    p, q, inside, s, isl = (c.helper(x) for x in ("p", "q", "in", "s", "isl"))
+    p, q, inside, isl = (c.helper(x) for x in ("p", "q", "in", "isl"))
     d = [c.helper(f"d{j}") for j in range(m)]
     events = []
     for j, src in enumerate(sources):
@@ -180,9 +185,10 @@ def sweep(c, sources, heading, name: str, keep) -> str:
     cover = keep([f"sum({x}) OVER {run}" for x in d])
     covered = (f"SELECT {', '.join(keys + [p])}, lead({p}) OVER {w}) AS {q}, ({cover}) AS {inside}"
                f" FROM ({points}) AS pt")
-    flagged = (f"SELECT *, CASE WHEN {inside} AND NOT coalesce(lag({inside}) OVER {w}), FALSE) "
-               f"THEN 1 ELSE 0 END AS {s} FROM ({covered}) AS cv")
-    islands = f"SELECT *, sum({s}) OVER {run} AS {isl} FROM ({flagged}) AS fl"
+    # kept segments with no dropped one between them are one island: number them by the count
+    # of dropped segments so far (one more window, no lag)
+    islands = (f"SELECT *, sum(CASE WHEN {inside} THEN 0 ELSE 1 END) OVER {run} AS {isl} "
+               f"FROM ({covered}) AS cv")
     end = f"CASE WHEN bool_or({q} IS NULL) THEN NULL ELSE max({q}) END"
     packed = interval(f"min({p})", end)
     return select(keys + [f"{packed} AS {iv}"], f"({islands}) AS il",
