@@ -38,11 +38,12 @@ maps, binary and interval types.
 
 Data admitted this way (``admit``) holds no NULL and no NaN (sira has none): a relvar holding
 one is refused with ``NullValue`` naming the relvar, the attribute, how many rows and whether it
-is NULL or NaN, unless the caller's policy is ``nulls="drop"`` (rows holding any NULL or NaN,
-at any depth, are left out). An interval whose end is before its begin is refused with
-``IntervalError`` (one whose end equals its begin is the empty interval, which only IINTERSECT
-makes, as the Python readers of ``sira.io`` accept it). Columns are then cast to sira's own Spark types, structs rebuilt in the
-heading's order and relation-valued attributes put in their canonical order (sorted, distinct).
+is NULL or NaN, before the query runs, unless the caller's policy is ``nulls="drop"`` (rows
+holding any NULL or NaN, at any depth, are left out). A query reading an interval whose end is
+before its begin fails with ``IntervalError`` naming the relvar and the attribute (one whose end
+equals its begin is the empty interval, which only IINTERSECT makes; ``sira.io`` reads it so
+too). Columns are then cast to sira's own Spark types, structs rebuilt in the heading's order
+and relation-valued attributes put in their canonical order (sorted, distinct).
 """
 
 from __future__ import annotations
@@ -207,22 +208,23 @@ def null_policy(value) -> str:
 def admit(df, heading, relvar: str, policy: str = "error"):
     """A DataFrame that did not come from sira, as sira may read it (see the module docstring).
 
-    At most one Spark job (one aggregation computing every column's NULL, NaN and empty
-    interval counts together), and none when the schema says no column can hold a NULL and
-    there is no FLOAT or interval column (or, with ``"drop"``, no interval column).
+    With ``"error"``, one Spark job (an aggregation computing every column's NULL and NaN counts
+    together), and none when the schema says no column can hold a NULL and there is no FLOAT
+    column; with ``"drop"``, a filter and no job. An interval whose end is before its begin
+    costs no job either: the plan fails with IntervalError when Spark reads that row.
+
+    ``"trust"`` (the caller's promise that there is none) looks for no NULL and no NaN.
 
     Raises:
         NullValue: a NULL or NaN, when the policy is ``"error"``.
-        IntervalError: an interval whose end is before its begin.
     """
     faults = fault_conditions(df, heading)
-    if policy == "drop":
-        dropped = [cond for _, kind, cond in faults if kind in ("NULL", "NaN")]
-        if dropped:
-            df = df.where(~_any(dropped))
-        faults = [f for f in faults if f[1] == "INVERTED"]
-    if faults:
-        _refuse_faults(df, faults, relvar)
+    nulls = [f for f in faults if f[1] != "INVERTED"]
+    if nulls and policy == "drop":
+        df = df.where(~_any([cond for _, _, cond in nulls]))
+    elif nulls and policy == "error":
+        _refuse_nulls(df, nulls, relvar)
+    df = _fail_on_inverted_intervals(df, [f for f in faults if f[1] == "INVERTED"], relvar)
     return canonical_columns(df, heading)
 
 
@@ -233,25 +235,32 @@ def _any(conditions):
     return out
 
 
-def _refuse_faults(df, faults, relvar):
-    """Count every fault in one pass; raise for the first found (NULL/NaN before INVERTED, each
-    in heading order)."""
+def _refuse_nulls(df, faults, relvar):
+    """Count every NULL and NaN fault in one pass; raise for the first found (heading order)."""
     from pyspark.sql import functions as F
 
-    from sira.errors import IntervalError, NullValue
+    from sira.errors import NullValue
     row = df.agg(*[F.count_if(cond).alias(f"f{i}") for i, (_, _, cond) in enumerate(faults)]) \
         .first()
-    found = [(name, kind, row[i]) for i, (name, kind, _) in enumerate(faults) if row[i]]
-    nulls = [f for f in found if f[1] != "INVERTED"]
-    if nulls:
-        name, kind, count = nulls[0]
-        raise NullValue(relvar=relvar, attribute=name, count=count, value=kind)
-    if found:
-        name, _, count = found[0]
-        rows = "1 row" if count == 1 else f"{count} rows"
-        raise IntervalError(f"relvar '{relvar}': attribute '{name}' holds an interval whose end "
-                            f"is before its begin in {rows}", operator="RELVAR",
-                            value=f"{relvar}.{name}")
+    for i, (name, kind, _) in enumerate(faults):
+        if row[i]:
+            raise NullValue(relvar=relvar, attribute=name, count=row[i], value=kind)
+
+
+def _fail_on_inverted_intervals(df, faults, relvar):
+    """The rows, with the plan failing with IntervalError at an interval whose end is before
+    its begin (checked as Spark reads each row: no job of its own)."""
+    from pyspark.sql import functions as F
+
+    from .functions import sira_error
+    if not faults:
+        return df
+    check = F
+    for name, _, cond in faults:
+        check = check.when(cond, sira_error(
+            "IntervalError", f"relvar '{relvar}': attribute '{name}' holds an interval whose "
+            f"end is before its begin"))
+    return df.where(check.otherwise(F.lit(True)))
 
 
 def fault_conditions(df, heading) -> list:

@@ -23,7 +23,10 @@ before anything runs, unless the caller names a policy: ``nulls="drop"`` leaves 
 holding a NULL or NaN. Give it to the engine (``SparkEngine(nulls="drop")``) or to one call
 (``sira.evaluate(..., engine="spark", nulls="drop")``, which wins). The check is one Spark
 job per such relvar, computing every column's counts together; it is skipped for Relations
-(they cannot hold nulls) and for columns whose schema says they are not nullable.
+(they cannot hold nulls) and for columns whose schema says they are not nullable. Data known to
+hold none (a Parquet file read back in, where Spark marks every column nullable) can skip it:
+``SparkEngine(..., trust_no_nulls=True)`` says so for every relvar, as ``trust_unique`` does
+for duplicates; data breaking that promise then gives wrong answers.
 
     >>> sira.evaluate("r", {"r": df_with_nulls}, engine="spark")  # doctest: +SKIP
     Traceback (most recent call last):
@@ -172,15 +175,18 @@ class SparkEngine:
         nulls: what to do with DataFrame / table / Parquet rows holding a NULL or NaN:
             ``"error"`` (the default: refuse the relvar with ``NullValue``) or ``"drop"``
             (leave those rows out). A ``nulls=`` option of one call overrides it.
+        trust_no_nulls: treat every DataFrame / table / Parquet relvar as free of NULL and NaN
+            (no checking job); a ``nulls=`` option of one call still applies.
 
     Raises:
         EngineUnavailable: no session was given and pyspark or Java is missing.
     """
 
     def __init__(self, spark=None, master: str = "local[2]", shuffle_partitions: int = 4,
-                 trust_unique: bool = False, nulls: str = "error"):
+                 trust_unique: bool = False, nulls: str = "error", trust_no_nulls: bool = False):
         from .convert import null_policy
         self.nulls = null_policy(nulls)
+        self.trust_no_nulls = trust_no_nulls
         self.spark = spark if spark is not None else local_session(master, shuffle_partitions)
         self.trust_unique = trust_unique
         self.require_running()
@@ -191,8 +197,9 @@ class SparkEngine:
 
     @classmethod
     def local(cls, master: str = "local[2]", shuffle_partitions: int = 4,
-              trust_unique: bool = False, nulls: str = "error") -> "SparkEngine":
-        return cls(None, master, shuffle_partitions, trust_unique, nulls)
+              trust_unique: bool = False, nulls: str = "error",
+              trust_no_nulls: bool = False) -> "SparkEngine":
+        return cls(None, master, shuffle_partitions, trust_unique, nulls, trust_no_nulls)
 
     @property
     def stopped(self) -> bool:
@@ -265,7 +272,8 @@ class SparkEngine:
     def admit(self, relvar: str, value, df, heading, options: dict | None = None):
         """The DataFrame of a relvar that did not come from sira (a DataFrame, table or Parquet
         file), checked and put in sira's layout (``convert.admit``): NULL and NaN refused or
-        dropped per the ``nulls`` policy (the call's option, else the engine's).
+        dropped per the ``nulls`` policy (the call's option, else the engine's; not looked for
+        at all when the engine trusts the data and the call names no policy).
 
         Raises:
             NullValue: a NULL or NaN under the ``"error"`` policy.
@@ -273,7 +281,11 @@ class SparkEngine:
         """
         from .compiler import quiet_task_failures
         from .convert import admit, null_policy
-        policy = null_policy((options or {}).get("nulls", self.nulls))
+        options = options or {}
+        if "nulls" in options:
+            policy = null_policy(options["nulls"])
+        else:
+            policy = "trust" if self.trust_no_nulls else self.nulls
         with quiet_task_failures(self.spark):
             try:
                 return admit(df, heading, relvar, policy)

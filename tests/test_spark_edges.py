@@ -152,6 +152,19 @@ def test_the_engine_policy_applies_unless_the_call_names_another(spark):
 
 
 @needs_spark
+def test_an_engine_trusting_its_data_runs_no_null_check(spark):
+    from sira_spark import SparkEngine
+    from test_spark_engine import JobCounter
+    trusting = SparkEngine(spark, trust_no_nulls=True)
+    clean = spark.createDataFrame([(1, "Sales"), (3, "IT")], "id int, dept string")
+    with JobCounter(spark) as jobs:
+        trusting.dataframe("emp", {"emp": clean})
+    assert jobs.jobs == []
+    with pytest.raises(NullValue):  # a policy named by the call still applies
+        trusting.evaluate("emp", {"emp": people(spark)}, nulls="error")
+
+
+@needs_spark
 def test_an_unknown_null_policy_is_refused_before_anything_runs(spark):
     from sira_spark import SparkEngine
     with pytest.raises(SiraValueError) as err:
