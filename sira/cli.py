@@ -224,7 +224,7 @@ def emit(value, fmt: str | None, output: str | None, value_type: Type | None = N
 
 # ------------------------------------------------------------------------------- explain
 def explain_steps(expr, relvars: dict, engine="python", display: dict | None = None,
-                  fmt: str = "table") -> str:
+                  fmt: str = "table", **options) -> str:
     """Every sub-expression of ``expr`` bottom-up, each with its arguments and its result.
 
     The steps of :func:`sira.explain` (one block per operator, ARG / SPEC / RESULT, as the seed
@@ -236,11 +236,12 @@ def explain_steps(expr, relvars: dict, engine="python", display: dict | None = N
         engine: passed to :func:`sira.evaluate`.
         display: name -> the name to print (defaults to the upper-cased name).
         fmt: ``table``, ``json`` or ``text``, for a scalar result.
+        options: passed to :func:`sira.evaluate` for every step (``max_tuples=``).
     Returns:
         the text of the blocks.
     """
     from .explain import evaluate_steps, steps_text
-    steps = evaluate_steps(expr, relvars, engine=engine, display=display)
+    steps = evaluate_steps(expr, relvars, engine=engine, display=display, **options)
     with unlimited_int_digits():
         return steps_text(steps, limit=None,
                           render_scalar=lambda value, value_type: render(value, fmt, value_type))
@@ -300,7 +301,8 @@ def cmd_eval(args) -> int:
     expr = sira.parse(text, relvars)
     if args.explain:
         shown = args.format if args.format in ("json", "text", "csv") else "table"
-        print(explain_steps(expr, relvars, engine=args.engine, display=display, fmt=shown))
+        print(explain_steps(expr, relvars, engine=args.engine, display=display, fmt=shown,
+                            **_limits(args.max_tuples)))
         if args.format in (None, "table") and args.output is None:
             return 0
         print()
@@ -393,7 +395,7 @@ class Repl:
                     raise UsageError(":explain needs an expression")
                 expr = sira.parse(rest, self.relvars)
                 self.say(explain_steps(expr, self.relvars, self.engine, self.display,
-                                       self.format))
+                                       self.format, **_limits(self.max_tuples)))
             elif command == "load":
                 name, file = _relvar_spec(rest)
                 self.bind(name, load_relvar(file, name))

@@ -8,6 +8,14 @@ its result heading (plan tests compare this text)::
     PROJECT () -> {}
       RESTRICT true -> {}
         RELATION TABLE_DEE -> {}
+    <BLANKLINE>
+    the engines run it rewritten (prune_project):
+    RESTRICT true -> {}
+      RELATION TABLE_DEE -> {}
+
+When the rewrite pass (:mod:`sira.rewrite`) changes the tree, as here (a projection on every
+attribute of a relation without interval attributes changes nothing), the plan the engines run
+follows, headed by the rules that changed it.
 
 With relations, ``explain(text_or_tree, relvars)`` evaluates every sub-expression bottom-up and
 shows each as the seed presents its examples: the operator's arguments (ARG), its own
@@ -125,7 +133,7 @@ def _relation_args(expr) -> list:
 
 
 def evaluate_steps(expr, relvars: Mapping, engine="python",
-                   display: Mapping | None = None) -> tuple:
+                   display: Mapping | None = None, **options) -> tuple:
     """Every sub-expression of ``expr`` evaluated bottom-up, as a tuple of :class:`Step`.
 
     A relvar or relation literal is shown as an argument, not as a step of its own (unless it
@@ -137,6 +145,7 @@ def evaluate_steps(expr, relvars: Mapping, engine="python",
         relvars: name -> Relation.
         engine: passed to :func:`sira.evaluate`.
         display: name -> the name to print (defaults to the upper-cased name).
+        options: passed to :func:`sira.evaluate` (``max_tuples=``...).
     """
     import sira
     from .algebra.basic import RelationLiteral, RelvarRef
@@ -167,7 +176,7 @@ def evaluate_steps(expr, relvars: Mapping, engine="python",
             return
         for child in node.children:
             visit(child)
-        result = sira.evaluate(node, relvars, engine=engine)
+        result = sira.evaluate(node, relvars, engine=engine, **options)
         if not (node.children or top):  # a leaf is an argument, unless it is the query
             results[node] = (0, result)
             return
@@ -185,7 +194,7 @@ def evaluate_steps(expr, relvars: Mapping, engine="python",
         visit(node)
     from .expressions.evaluate import infer_type
     from .values import Heading
-    value = sira.evaluate(expr, relvars, engine=engine)
+    value = sira.evaluate(expr, relvars, engine=engine, **options)
     value_type = None if isinstance(value, Relation) else infer_type(expr, Heading())
     steps.append(Step(len(steps) + 1, SCALAR, repr(expr), None, arguments(operands), value,
                       value_type, inner(operands)))
@@ -314,8 +323,29 @@ def _evaluates(relvars) -> bool:
     return True
 
 
+def rewrite_text(node) -> str:
+    """What the rewrite pass (:mod:`sira.rewrite`) makes of a tree, as the plan of the tree the
+    engines run, headed by the rules that changed it; ``""`` when no rule applies.
+
+        >>> import sira
+        >>> from sira.values import Heading
+        >>> h = {"r": Heading.of({"a": "int", "b": "int"})}
+        >>> print(rewrite_text(sira.parse("restrict(restrict(r, gt(a, 1)), gt(b, 2))", h)))
+        the engines run it rewritten (merge_restricts):
+        RESTRICT and(gt(a,1),gt(b,2)) -> {a: INT, b: INT}
+          RELVAR r -> {a: INT, b: INT}
+    """
+    from .rewrite import rewrite_steps
+    steps = rewrite_steps(node)
+    if not steps:
+        return ""
+    rules = ", ".join(dict.fromkeys(name for name, _ in steps))
+    return f"the engines run it rewritten ({rules}):\n{plan_text(steps[-1][1])}"
+
+
 def explain(expr, relvars: Mapping | None = None, *, engine="python",
-            display: Mapping | None = None, limit: int | None = DEFAULT_LIMIT) -> Explanation:
+            display: Mapping | None = None, limit: int | None = DEFAULT_LIMIT,
+            **options) -> Explanation:
     """The plan of an expression, or, given relations, every step of it with its result.
 
     Args:
@@ -326,9 +356,11 @@ def explain(expr, relvars: Mapping | None = None, *, engine="python",
         engine: the engine that evaluates the steps (as in :func:`sira.evaluate`).
         display: name -> the name to print for a relvar (default: the upper-cased name).
         limit: how many tuples each table shows (None: all).
+        options: passed to :func:`sira.evaluate` for every step (``max_tuples=``...).
     Returns:
         an :class:`Explanation`: a ``str`` (print it) that a notebook renders as the operator
-        tree with each node's tables.
+        tree with each node's tables. When the rewrite pass changes the tree, the plan the
+        engines run follows, headed by the rules that changed it.
     Raises:
         ParseError, UnknownRelvar, SiraTypeError...: the text does not parse or type-check.
         SiraValueError: ``limit`` is neither a non-negative integer nor None.
@@ -339,9 +371,11 @@ def explain(expr, relvars: Mapping | None = None, *, engine="python",
     limit = check_limit(limit)
     if isinstance(expr, str):
         expr = sira.parse(expr, relvars)
+    rewritten = rewrite_text(expr) if isinstance(expr, Node) else ""
+    after = f"\n\n{rewritten}" if rewritten else ""
     if relvars is None or not _evaluates(relvars):
         if not isinstance(expr, Node):
             return Explanation(repr(expr))
-        return Explanation(plan_text(expr))
-    steps = evaluate_steps(expr, relvars, engine=engine, display=display)
-    return Explanation(steps_text(steps, limit), steps, limit)
+        return Explanation(plan_text(expr) + after)
+    steps = evaluate_steps(expr, relvars, engine=engine, display=display, **options)
+    return Explanation(steps_text(steps, limit) + after, steps, limit)
