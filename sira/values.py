@@ -21,15 +21,21 @@ plain Python tuple holding the values in the order of the heading's (sorted) att
 
 from __future__ import annotations
 
+import datetime
 import functools
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import compress, repeat
+from operator import add, attrgetter, is_not, itemgetter, lt
 from typing import Any, Union
 
 import attrs
 
 from .errors import (DuplicateAttribute, HeadingMismatch, SiraError, SiraTypeError,
                      UnknownAttribute)
-from .types import RelationType, TupleType, Type, type_named
+from .intervals import Interval, IntervalType
+from .types import (BooleanType, DateType, FloatType, IntegerType, RelationType, StringType,
+                    TimestampType, TupleType, Type, type_named)
 
 HeadingLike = Union["Heading", Mapping[str, Union[Type, str]],
                     Iterable[tuple[str, Union[Type, str]]]]
@@ -326,6 +332,103 @@ def reorder_row(row, positions: tuple, heading: Heading):
     return tuple(values[i] for i in positions)
 
 
+# ---------------------------------------------------------------- the fast path of from_rows
+# Rows that are already values of the right Python types are checked a column at a time, by
+# loops that run in C (the set of the values' types, the least and greatest INT...). Anything
+# else, or any column that does not pass, sends every row through check_row, which raises the
+# error naming the first bad row and attribute.
+
+def typed_body(heading: Heading, rows: list, positions: tuple | None) -> frozenset | None:
+    """The body of ``rows`` when they are all dicts with exactly the heading's (lowercase)
+    names, or all tuples or lists of the heading's degree (in the caller's order: see
+    :func:`positional_reorder`), holding values that need no conversion; else None.
+
+        >>> from sira.types import INT, STRING
+        >>> h = Heading.of({"a": INT, "b": STRING})
+        >>> sorted(typed_body(h, [{"a": 1, "b": "x"}, {"b": "y", "a": 2}], None))
+        [(1, 'x'), (2, 'y')]
+        >>> typed_body(h, [{"a": 1, "b": 2}], None) is None   # check_row will say why
+        True
+    """
+    tuples = _as_tuples(heading, rows, positions)
+    if tuples is None:
+        return None
+    columns = [list(map(itemgetter(i), tuples)) for i in range(heading.degree)]
+    checked = [_checked_column(t, column) for t, column in zip(heading.types, columns)]
+    if any(column is None for column in checked):
+        return None
+    if any(new is not old for new, old in zip(checked, columns)):
+        return frozenset(zip(*checked))
+    return frozenset(tuples)
+
+
+def _as_tuples(heading: Heading, rows: list, positions: tuple | None) -> list | None:
+    """The rows as tuples in the heading's order, when they are all dicts with exactly its
+    names or all tuples or lists of its degree; else None."""
+    degree = heading.degree
+    kinds = set(map(type, rows))
+    if degree == 0 or not kinds or not kinds <= {dict, tuple, list} or \
+            set(map(len, rows)) != {degree}:
+        return None
+    if kinds == {dict}:
+        try:  # a dict of ``degree`` keys holding every name holds no other key
+            if degree == 1:
+                return list(zip(map(itemgetter(heading.names[0]), rows)))
+            return list(map(itemgetter(*heading.names), rows))
+        except KeyError:
+            return None
+    if dict in kinds:
+        return None
+    if positions is not None:
+        return list(zip(map(itemgetter(positions[0]), rows))) if degree == 1 else \
+            list(map(itemgetter(*positions), rows))
+    return rows if kinds == {tuple} else list(map(tuple, rows))
+
+
+def _checked_column(t: Type, column: list) -> list | None:
+    """``column`` (or its normalised copy) when every value is already a value of ``t``, by
+    checks that run in C; None when some value is not, or when the column's type has no such
+    check."""
+    kinds = set(map(type, column))
+    if isinstance(t, IntegerType):
+        if kinds != {int}:
+            return None
+        if t.bits is not None and (min(column) < t.min or max(column) > t.max):
+            return None
+        return column
+    if isinstance(t, (StringType, BooleanType, DateType)):
+        return column if kinds == {_PYTHON_TYPES[type(t)]} else None
+    if isinstance(t, TimestampType):  # naive timestamps only (aware ones are converted)
+        if kinds != {datetime.datetime} or any(map(attrgetter("tzinfo"), column)):
+            return None
+        return column
+    if isinstance(t, FloatType):
+        if kinds != {float} or any(map(math.isnan, column)):
+            return None
+        return list(map(add, column, repeat(0.0)))  # -0.0 becomes 0.0, as check does
+    if isinstance(t, IntervalType) and kinds == {Interval} and not isinstance(t.point,
+                                                                              FloatType):
+        return column if _intervals_fit(t.point, column) else None
+    return None
+
+
+def _intervals_fit(point: Type, column: list) -> bool:
+    """Whether intervals (none empty) have points of type ``point`` needing no conversion and
+    every bounded one ends after it begins."""
+    begins = list(map(itemgetter(0), column))
+    ends = list(map(itemgetter(1), column))
+    bounded = list(map(is_not, ends, repeat(None)))
+    ends = list(compress(ends, bounded))
+    if _checked_column(point, begins) is not begins:
+        return False
+    if ends and _checked_column(point, ends) is not ends:
+        return False
+    return all(map(lt, compress(begins, bounded), ends))
+
+
+_PYTHON_TYPES = {StringType: str, BooleanType: bool, DateType: datetime.date}
+
+
 class Relation:
     """A relation value: a heading and a set of tuples. Immutable and hashable.
 
@@ -384,6 +487,10 @@ class Relation:
         order = written_order(heading)
         heading = Heading.of(heading)
         positions = positional_reorder(heading, order)
+        rows = rows if type(rows) is list else list(rows)
+        body = typed_body(heading, rows, positions)
+        if body is not None:
+            return cls(heading, body)
         if positions is None:
             return cls(heading, frozenset(check_row(heading, row) for row in rows))
         return cls(heading, frozenset(check_row(heading, reorder_row(row, positions, heading))
