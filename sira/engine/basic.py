@@ -78,17 +78,12 @@ def _project(node, ctx):
 def _assemble(out_heading, parts):
     """A function building an output row from ``row + computed values``.
 
-    ``parts`` lists, for the concatenation, the names in order (None for a value to leave
-    out); the result follows the output heading's order.
+    ``parts`` lists, for the concatenation, the names in order; a name listed twice is taken
+    from its last place (a computed attribute, not an attribute of the input's rows that a
+    PROJECT below left in them); the result follows the output heading's order.
     """
     where = {n: i for i, n in enumerate(parts)}
     return row_getter([where[n] for n in out_heading.names])
-
-
-def _kept_names(src, heading) -> tuple:
-    """The names of ``src``'s rows, with those ``heading`` (the operator's input) lacks
-    blanked out, so a computed attribute of the same name cannot be taken for them."""
-    return tuple(n if n in heading else None for n in src.heading.names)
 
 
 @evaluates(Extend)
@@ -96,8 +91,7 @@ def _extend(node, ctx):
     src = ctx.rows(node.source)
     h = src.heading
     fns = [compiler(ctx)(e, h) for _, e in node.specs]
-    assemble = _assemble(node.heading,
-                         _kept_names(src, node.source.heading) + tuple(n for n, _ in node.specs))
+    assemble = _assemble(node.heading, h.names + tuple(n for n, _ in node.specs))
     rows = src.rows
     if len(fns) == 1:
         values = map_rows(rows, fns[0], h, node.source.heading)
