@@ -355,6 +355,40 @@ def python_case(case, con, engine, n, args):
     return info, duck_s, hand_s, python_s, len(duck), equal
 
 
+class SpillWatcher:
+    """Samples the size of DuckDB's spill directory while a query runs (``peak``, bytes)."""
+
+    def __init__(self, path: str, every: float = 0.1):
+        self.path, self.every, self.peak = path, every, 0
+        self._stop = None
+
+    def _size(self) -> int:
+        total = 0
+        for root, _dirs, files in os.walk(self.path):
+            for f in files:
+                try:
+                    total += os.path.getsize(os.path.join(root, f))
+                except OSError:
+                    pass
+        return total
+
+    def _run(self):
+        while not self._stop.wait(self.every):
+            self.peak = max(self.peak, self._size())
+
+    def __enter__(self):
+        import threading
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        return False
+
+
 def larger_than_memory(args) -> None:
     """PACK and a JOIN of --ltm-n tuples with DuckDB's memory limited to --ltm-memory, the
     database and the spill files on disk (a temporary directory)."""
@@ -383,15 +417,18 @@ def larger_than_memory(args) -> None:
         jobs = [("PACK (during)", sira.relvar("r", h).pack("during"), ["r"]),
                 ("JOIN on a unique key", sira.relvar("a", {"id": LONG, "x": LONG}).join(
                     sira.relvar("b", {"id": LONG, "y": LONG})), ["a", "b"])]
+        spill = os.path.join(tmp, "spill")
         for label, tree, names in jobs:
             relvars = _relvars(names)
             try:
+                watcher = SpillWatcher(spill)
                 t0 = time.perf_counter()
-                con.execute(f"CREATE OR REPLACE TABLE out AS {engine.sql(tree, relvars)}")
+                with watcher:
+                    con.execute(f"CREATE OR REPLACE TABLE out AS {engine.sql(tree, relvars)}")
                 elapsed = time.perf_counter() - t0
                 (rows,), = con.execute("SELECT count(*) FROM out").fetchall()
-                print(f"  {label}: {rows:,} tuples in {elapsed:.1f}s (spilled to disk as needed)",
-                      flush=True)
+                print(f"  {label}: {rows:,} tuples in {elapsed:.1f}s; at most "
+                      f"{watcher.peak / 2 ** 20:,.0f} MiB spilled to {spill}", flush=True)
             except Exception as err:  # noqa: BLE001 (a report)
                 print(f"  {label}: FAILED: {err}", flush=True)
             engine.close()
