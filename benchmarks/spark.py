@@ -349,7 +349,8 @@ def main(argv=None) -> int:
     spark = make_session(args.master, args.partitions, args.driver_memory, "sira-spark-benchmark")
     from sira_spark import SparkEngine
     import sira
-    engine = SparkEngine(spark=spark, trust_unique=not args.distinct_relvars)
+    engine = SparkEngine(spark=spark, trust_unique=not args.distinct_relvars,
+                         trust_no_nulls=True)  # the generated inputs hold no NULL or NaN
     mode = ("default mode: distinct() on every DataFrame relvar" if args.distinct_relvars
             else "trust_unique=True: no distinct() on the duplicate-free DataFrame relvars")
     print(f"sira {sira.__version__} Spark benchmark: n={n:,}, best of {repeat}, sira_spark "

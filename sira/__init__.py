@@ -22,9 +22,11 @@ from typing import Any
 from . import errors
 from .algebra.basic import RelationLiteral, RelvarRef
 from .algebra.node import Node
-from .errors import (DivisionByZero, DuplicateAttribute, HeadingMismatch, IntOverflow,
-                     ParseError, SiraError, SiraTypeError, SiraValueError, UnboundedClosure,
-                     UnknownAttribute, UnknownOperator, UnknownRelvar)
+from .errors import (CheckpointError, DataFormatError, DataSourceError, DivisionByZero,
+                     DuplicateAttribute, EngineUnavailable, FloatOverflow, HeadingMismatch,
+                     IntOverflow, MissingExtra, NullValue, ParseError, SiraError, SiraTypeError,
+                     SiraValueError, TooManyTuples, UnboundedClosure, UnknownAttribute,
+                     UnknownOperator, UnknownRelvar)
 from .explain import explain
 from .expressions.nodes import Expr, attr, call, lit
 from .intervals import (DATEINTERVAL, FLOATINTERVAL, INTINTERVAL, LONGINTERVAL,
@@ -120,13 +122,16 @@ def evaluate(expr: str | Node | Expr, relvars: Mapping[str, Any] | None = None,
             try:
                 from sira_spark import default_engine
             except ImportError as err:
-                raise SiraError(f"the Spark engine is not available here ({err})") from None
+                raise EngineUnavailable(engine="Spark", reason=str(err),
+                                        install="pip install 'sira[spark]' (and Java 17+)") \
+                    from None
             return default_engine().evaluate(expr, relvars, **options)
         if engine == "duckdb":
             try:
                 from sira_duckdb import default_engine as duckdb_engine
             except ImportError as err:
-                raise SiraError(f"the DuckDB engine is not available here ({err})") from None
+                raise EngineUnavailable(engine="DuckDB", reason=str(err),
+                                        install="pip install 'sira[duckdb]'") from None
             return duckdb_engine().evaluate(expr, relvars, **options)
         raise SiraError(f"unknown engine '{engine}' (python, spark or duckdb)")
     return engine.evaluate(expr, relvars, **options)
@@ -141,5 +146,6 @@ __all__ = [
     "UnboundedClosure", "UnknownAttribute", "UnknownOperator", "UnknownRelvar", "attr", "call",
     "errors", "evaluate", "explain", "lit", "literal", "parse", "relvar",
     "ReadReport", "from_arrow", "from_pandas", "read_arrow", "read_csv", "read_json",
-    "read_parquet",
+    "read_parquet", "CheckpointError", "DataFormatError", "DataSourceError",
+    "EngineUnavailable", "FloatOverflow", "MissingExtra", "NullValue", "TooManyTuples",
 ]
