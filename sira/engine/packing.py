@@ -31,7 +31,7 @@ from ..errors import IntervalError
 from ..intervals import Interval, IntervalType, make_interval
 from ..types import DATE, TIMESTAMP, IntegerType
 from ..values import Relation
-from . import evaluates
+from . import Packed, evaluates
 from .basic import key_getter, row_getter
 from .guards import DEFAULT_MAX_TUPLES, SPLITTING, Guard, max_tuples
 
@@ -293,7 +293,12 @@ def _point_total(body, positions, types) -> int:
 
 @evaluates(Pack)
 def _pack(node, ctx):
-    return ctx.eval(node.source)  # Context.eval packs every result on its node's pack_list
+    rows = ctx.rows(node.source).narrowed(node.heading)  # the input's rows, maybe repeated
+    if not node.on:
+        return rows
+    h = node.heading
+    guard = Guard.of(node, ctx.options)
+    return Packed(Relation(h, pack_rows(rows.rows, [h.index(n) for n in node.on], guard)))
 
 
 @evaluates(Unpack)

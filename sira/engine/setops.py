@@ -14,35 +14,45 @@ from .packing import split_relations
 def pointwise_bodies(node, relations, options: dict) -> list:
     """The inputs' bodies, split together on the node's pointwise attributes when it has any
     (within the ``max_tuples`` of ``options``)."""
-    names = [n for n in node.pointwise if n in node.heading]
+    names = _pointwise(node)
     if not names:
         return [r.body for r in relations]
     key = [n for n in node.heading.names if n not in names]
     return split_relations(relations, names, key, Guard.of(node, options))
 
 
+def _pointwise(node) -> list:
+    return [n for n in node.pointwise if n in node.heading]
+
+
+def _operand_bodies(node, ctx, sources) -> list:
+    """The operands' tuples: iterables of rows of the node's heading (maybe repeating some)
+    when no attribute is pointwise, else their bodies split together."""
+    if _pointwise(node):
+        return pointwise_bodies(node, [ctx.eval(s) for s in sources], ctx.options)
+    return [ctx.rows(s).projected(node.heading) for s in sources]
+
+
 @evaluates(Union)
 def _union(node, ctx):
-    bodies = [ctx.eval(s).body for s in node.sources]
-    return Relation(node.heading, frozenset().union(*bodies))
+    return Relation(node.heading,
+                    frozenset().union(*(ctx.rows(s).projected(node.heading)
+                                        for s in node.sources)))
 
 
 @evaluates(Intersect)
 def _intersect(node, ctx):
-    bodies = pointwise_bodies(node, [ctx.eval(s) for s in node.sources], ctx.options)
-    bodies = sorted(bodies, key=len)
-    return Relation(node.heading, frozenset(bodies[0].intersection(*bodies[1:])))
+    first, *others = _operand_bodies(node, ctx, node.sources)
+    return Relation(node.heading, frozenset(first).intersection(*others))
 
 
 @evaluates(Minus)
 def _minus(node, ctx):
-    left, right = pointwise_bodies(node, [ctx.eval(node.left), ctx.eval(node.right)],
-                                   ctx.options)
-    return Relation(node.heading, frozenset(left - right))
+    left, right = _operand_bodies(node, ctx, (node.left, node.right))
+    return Relation(node.heading, frozenset(left).difference(right))
 
 
 @evaluates(XMinus)
 def _xminus(node, ctx):
-    relations = [ctx.eval(s) for s in node.sources]
-    bodies = [frozenset(b) for b in pointwise_bodies(node, relations, ctx.options)]
+    bodies = [frozenset(b) for b in _operand_bodies(node, ctx, node.sources)]
     return Relation(node.heading, reduce(frozenset.symmetric_difference, bodies))
