@@ -377,14 +377,14 @@ def test_duckdb_agrees_on_many_core_trees_with_degree_zero(tree_and_relvars):
 
 
 @duckdb_only
-@duckdb_settings(150)
+@duckdb_settings(100)
 @given(interval_trees())
 def test_duckdb_agrees_on_many_interval_trees(tree):
     assert_engines_agree(tree, engine="duckdb")
 
 
 @duckdb_only
-@duckdb_settings(60)
+@duckdb_settings(25)
 @given(graphs(), st.data())
 def test_duckdb_tclose_and_gtclose_agree_on_random_graphs(g, data):
     src = L(g)
