@@ -54,8 +54,9 @@ def _partition(names) -> str:
     return f"PARTITION BY {', '.join(ident(n) for n in names)} " if names else ""
 
 
-def pack_one(c, source: str, heading, name: str) -> str:
-    """PACK on one interval attribute (the SQL of a SELECT over ``source``)."""
+def pack_one(c, source: str, heading, name: str, twins: bool = False) -> str:
+    """PACK on one interval attribute (the SQL of a SELECT over ``source``). ``twins``: the
+    source may hold equal tuples (it does after a split)."""
     others = [n for n in heading.names if n != name]
     b, e = c.helper("b"), c.helper("e")
     pm, po, st, isl = c.helper("pm"), c.helper("po"), c.helper("st"), c.helper("isl")
@@ -70,11 +71,11 @@ def pack_one(c, source: str, heading, name: str) -> str:
     prev_end = f"max(coalesce({e}, {top})) OVER {before}"
     starts = (f"SELECT *, CASE WHEN {prev_end} IS NULL OR {b} > {prev_end} THEN 1 ELSE 0 END "
               f"AS {st} FROM ({flat}) AS f")
-    # equal (begin, end) rows (PACK after a split may see duplicates) tie in both windows: the
-    # one that starts an island must come first in the second, or a twin before it would be
-    # counted in the island before
-    islands = (f"SELECT *, sum({st}) OVER ({_partition(others)}ORDER BY {b}, {e} NULLS LAST, "
-               f"{st} DESC ROWS UNBOUNDED PRECEDING) AS {isl} FROM ({starts}) AS s")
+    # equal tuples (after a split) tie in both windows: the one that starts an island must come
+    # first in the second, or a twin before it would be counted in the island before
+    tie = f", {st} DESC" if twins else ""
+    islands = (f"SELECT *, sum({st}) OVER ({_partition(others)}ORDER BY {b}, {e} NULLS LAST"
+               f"{tie} ROWS UNBOUNDED PRECEDING) AS {isl} FROM ({starts}) AS s")
     end = f"CASE WHEN bool_or({e} IS NULL) THEN NULL ELSE max({e}) END"
     packed = interval(f"min({b})", end)
     return select(keep + [f"{packed} AS {iv}"], f"({islands}) AS i",
@@ -94,12 +95,13 @@ def greatest_point(point) -> str:
 def pack_sql(c, source: str, heading, names) -> str:
     """PACK on ``names`` in order (split first when there are several)."""
     names = list(names)
-    if len(names) > 1:
+    twins = len(names) > 1
+    if twins:
         key = [n for n in heading.names if n not in names]
         (split_sql,) = split(c, [source], [heading], names, key, distinct=False)
         source = c.define(split_sql, "split")
     for n in names:
-        source = c.define(pack_one(c, source, heading, n), "pack")
+        source = c.define(pack_one(c, source, heading, n, twins), "pack")
     return f"SELECT * FROM {source}"
 
 

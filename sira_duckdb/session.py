@@ -20,6 +20,7 @@ disk, so relations larger than memory can be packed and joined.
 
 from __future__ import annotations
 
+import functools
 import os
 
 import duckdb
@@ -33,6 +34,16 @@ from .relvars import NULL_POLICIES, Unique, scan
 from .sql import string
 
 _DEFAULT = None
+
+
+def _deep(method):
+    """Let a method walk deeply nested trees (as the Python engine does)."""
+    @functools.wraps(method)
+    def wrapper(*args, **kwargs):
+        from sira.syntax.builder import deep_recursion
+        with deep_recursion():
+            return method(*args, **kwargs)
+    return wrapper
 
 
 class DuckDBEngine:
@@ -111,6 +122,7 @@ class DuckDBEngine:
             c.release()
 
     # ------------------------------------------------------------------ results
+    @_deep
     def evaluate(self, expr, relvars=None, **options):
         """Evaluate on DuckDB and return the result as a Relation (or a scalar's value).
 
@@ -127,6 +139,7 @@ class DuckDBEngine:
         finally:
             c.release()
 
+    @_deep
     def arrow(self, expr, relvars=None, **options):
         """The result as a pyarrow Table (no Python tuples are made)."""
         c, node = self._prepare(expr, relvars, options)
@@ -135,6 +148,7 @@ class DuckDBEngine:
         finally:
             c.release()
 
+    @_deep
     def relation(self, expr, relvars=None, **options):
         """The result as a lazy DuckDB relation (run when read). The views and temporary
         tables it reads stay registered until :meth:`close`."""
@@ -147,6 +161,7 @@ class DuckDBEngine:
         self._kept.append(c)
         return rel
 
+    @_deep
     def sql(self, expr, relvars=None, **options) -> str:
         """The SQL text of the query computing ``expr`` on this connection. The views and
         temporary tables it names stay registered until :meth:`close`."""
@@ -154,6 +169,7 @@ class DuckDBEngine:
         self._kept.append(c)
         return c.query(node)
 
+    @_deep
     def explain(self, expr, relvars=None, analyze: bool = False, **options) -> str:
         """DuckDB's physical plan for ``expr`` (``analyze=True``: run it and show timings)."""
         c, node = self._prepare(expr, relvars, options)
