@@ -333,8 +333,14 @@ def test_summarizeby_folds_as_the_whole_list_fold(pairs, op):
     groups: dict = {}
     for k, v in pairs:
         groups.setdefault(k, []).append(v)
-    expected = [(k, fold(agg, vs)) for k, vs in groups.items()]
-    assert sira.evaluate(tree) == Relation.from_rows({"k": INT, "t": INT}, expected)
+    try:
+        expected = Relation.from_rows({"k": INT, "t": INT},
+                                      [(k, fold(agg, vs)) for k, vs in groups.items()])
+    except sira.IntOverflow:  # a product too large for INT: the running fold says so too
+        with pytest.raises(sira.IntOverflow):
+            sira.evaluate(tree)
+        return
+    assert sira.evaluate(tree) == expected
 
 
 def test_summarizeby_checks_each_groups_sum_not_the_partial_sums():

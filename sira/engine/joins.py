@@ -99,10 +99,14 @@ def join_rows(left: Rows, lh: Heading, right: Rows, rh: Heading, out: Heading, g
         guard.check(_join_size(index, probe.rows.rows, _key_of(probe.rows, common)))
     combine = pair_assembler([probe.source_of(n, build) for n in target.names],
                              probe.rows.heading.degree)
-    matches = _probe(probe.rows.rows, _key_of(probe.rows, common), index, combine)
+    key = _key_of(probe.rows, common)
     if target != out:
-        return Rows(target, set(matches), True)
-    return Rows(out, list(matches), probe.exact() and build.exact())
+        tuples = set()
+        _probe(probe.rows.rows, key, index, combine, tuples.add)
+        return Rows(target, tuples, True)
+    tuples = []
+    _probe(probe.rows.rows, key, index, combine, tuples.append)
+    return Rows(out, tuples, probe.exact() and build.exact())
 
 
 class _Side:
@@ -208,8 +212,9 @@ def build_index(body, key) -> dict:
     return index
 
 
-def _probe(body, key, index, combine):
-    """combine(row, match) for every row of ``body`` and every indexed row with its key."""
+def _probe(body, key, index, combine, put) -> None:
+    """put(combine(row, match)) for every row of ``body`` and every indexed row with its key
+    (``put``: the ``add`` of a set or the ``append`` of a list)."""
     get = index.get
     for row in body:
         found = get(key(row))
@@ -217,9 +222,9 @@ def _probe(body, key, index, combine):
             continue
         if type(found) is list:
             for match in found:
-                yield combine(row, match)
+                put(combine(row, match))
         else:
-            yield combine(row, found)
+            put(combine(row, found))
 
 
 @evaluates(Join)
