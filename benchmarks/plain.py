@@ -56,7 +56,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import sira  # noqa: E402
-from sira import INT, INTINTERVAL, STRING, Heading, Interval, Relation, attr  # noqa: E402
+from sira import INT, INTINTERVAL, Heading, Interval, Relation, attr  # noqa: E402
 
 RATIO_TARGET = 2.0
 ROWS_PER_SECOND_TARGET = 1_000_000

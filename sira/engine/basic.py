@@ -3,42 +3,13 @@
 from __future__ import annotations
 
 from itertools import compress
-from operator import itemgetter
 
 from ..algebra.basic import Extend, Project, RelationLiteral, RelvarRef, Rename, Restrict, Transform
 from ..errors import SiraTypeError
 from ..expressions.evaluate import compile_row
 from ..expressions.nodes import AttrRef
-from ..values import Relation
 from . import Rows, evaluates, map_rows
-
-
-def row_getter(positions):
-    """A function from a body tuple to the tuple of the values at ``positions``."""
-    positions = tuple(positions)
-    if len(positions) == 0:
-        return lambda row: ()
-    if len(positions) == 1:
-        (i,) = positions
-        return lambda row: (row[i],)
-    return itemgetter(*positions)
-
-
-def key_getter(positions):
-    """A hashable key of the values at ``positions``: a scalar for one position (cheaper)."""
-    positions = tuple(positions)
-    if len(positions) == 1:
-        return itemgetter(positions[0])
-    return row_getter(positions)
-
-
-def project_body(body, positions):
-    positions = tuple(positions)
-    if len(positions) == 0:
-        return frozenset({()}) if body else frozenset()
-    if len(positions) == 1:
-        return frozenset(zip(map(itemgetter(positions[0]), body)))
-    return frozenset(map(itemgetter(*positions), body))
+from .rows import key_getter, project_body, row_getter  # noqa: F401 (imported from here)
 
 
 def compiler(ctx):

@@ -32,7 +32,7 @@ from ..intervals import Interval, IntervalType, make_interval
 from ..types import DATE, TIMESTAMP, IntegerType
 from ..values import Relation
 from . import Packed, evaluates
-from .basic import key_getter, row_getter
+from .rows import key_getter, row_getter
 from .guards import DEFAULT_MAX_TUPLES, SPLITTING, Guard, max_tuples
 
 #: The limit UNPACK had before ``max_tuples`` covered every operator; kept as an alias.
