@@ -5,12 +5,18 @@ A Relation is sent to DuckDB as an Arrow table; a DataFrame, an Arrow table or a
 relation is registered as a view and scanned where it is, never converted through Python
 tuples. Files are read by DuckDB (``"parquet:/path"``, ``"csv:/path"``), tables named
 (``"table:name"``). Column names are lowercased; each column's DuckDB type gives the
-attribute's sira type (``types.sira_type_of``).
+attribute's sira type (``types.sira_type_of``). A source DuckDB cannot read (a missing file or
+table) is a DataSourceError naming the relvar.
 
 Anything but a Relation may hold duplicate rows and NULLs (sira has neither): its scan applies
 DISTINCT unless it is asserted unique (``unique(value)``, or ``trust_unique=True`` on the
-engine), and a NULL or NaN in it is refused with ``NullValue`` naming the relvar, the attribute
-and the number of rows, unless the caller chose ``nulls="drop"`` (those rows are left out).
+engine), and a NULL (in any column, nested fields of tuples and relations included; an
+interval's NULL end means "unbounded above", as inside sira) or a NaN (in a FLOAT) is refused
+with ``NullValue`` naming the relvar, the attribute and the number of rows, before anything
+runs, unless the caller names a policy: ``nulls="drop"`` leaves those rows out (the engine's
+option, or one call's, which wins); ``trust_no_nulls=True`` skips the checking scan. An
+interval whose end is before its begin fails the query with IntervalError when it is read.
+These are the Spark engine's rules.
 """
 
 from __future__ import annotations
@@ -20,11 +26,11 @@ import duckdb
 from sira.errors import (DataSourceError, DuplicateAttribute, NullValue, SiraTypeError,
                          SiraValueError)
 from sira.intervals import IntervalType
-from sira.types import FLOAT
+from sira.types import AVERAGE, FLOAT, RelationType, TupleType
 from sira.values import Heading, Relation
 
 from .functions import canonical
-from .sql import DEE, DEE_NAME, ident, string
+from .sql import DEE, DEE_NAME, ident, sira_error, string
 from .types import duckdb_type, sira_type_of
 
 NULL_POLICIES = ("error", "drop")
@@ -94,6 +100,16 @@ def _relation_scan(c, name, value: Relation) -> Scan:
     selects = [f"{canonical(_cast_to(ident(n), t), t, c)} AS {ident(n)}"
                for n, t in h.attributes]
     return Scan(name, view, h, selects, [], False)
+
+
+def _ordered_interval(sql: str, attribute: str, relvar: str) -> str:
+    """An interval column as read: one whose end is before its begin fails the query with
+    IntervalError (an end equal to the begin is the empty interval, as sira.io reads it)."""
+    b, e = f"({sql}).\"begin\"", f"({sql}).\"end\""
+    message = (f"relvar '{relvar}': attribute '{attribute}' holds an interval whose end is "
+               f"before its begin")
+    return (f"(CASE WHEN {e} < {b} THEN {sira_error('IntervalError', 'RELVAR', message)} "
+            f"ELSE {sql} END)")
 
 
 def _cast_to(sql, t):
@@ -192,30 +208,29 @@ def _columns(c, name, names, types):
             value = f"timezone('UTC', {value})"
         elif str(dtype) != duckdb_type(t):
             value = _cast_to(value, t)
+        if isinstance(t, IntervalType):
+            value = _ordered_interval(value, n, name)
         selects.append(f"{canonical(value, t, c)} AS {ident(n)}")
     return heading, selects
 
 
 def _null_conditions(c, name, value, heading, names, types, source) -> list:
     """The WHERE conditions leaving out rows with NULLs (``nulls="drop"``), or none after
-    checking there are no NULLs (``NullValue`` otherwise)."""
+    checking there are no NULLs (``NullValue`` otherwise; nothing with ``trust_no_nulls``)."""
     if heading.degree == 0:
+        return []
+    policy = _policy(c)
+    if policy == "trust":
         return []
     raw = {n.lower(): n for n in names}
     tests = []  # (attribute, kind, SQL true for a bad row)
     for n, t in heading.attributes:
         col = ident(raw[n])
-        tests.append((n, "NULL", f"{col} IS NULL"))
-        if isinstance(t, IntervalType):
-            tests.append((n, "NULL", f"({col}).\"begin\" IS NULL"))
+        tests.append((n, "NULL", null_inside(col, t, c)))
         if t == FLOAT:
             tests.append((n, "NaN", f"isnan({col})"))
-    policy = c.options.get("nulls", c.engine.nulls)
-    if policy not in NULL_POLICIES:
-        raise SiraValueError(f"nulls must be one of {', '.join(NULL_POLICIES)} (got {policy!r})",
-                             operator="RELVAR", value=policy)
     if policy == "drop":
-        return [f"NOT ({t})" for _, _, t in tests]
+        return [f"NOT coalesce({t}, FALSE)" for _, _, t in tests]
     counts = ", ".join(f"count(*) FILTER (WHERE {t})" for _, _, t in tests)
     (found,) = c.con.sql(f"SELECT {counts} FROM {source}").fetchall()
     for (attribute, kind, _), count in zip(tests, found):
@@ -225,6 +240,35 @@ def _null_conditions(c, name, value, heading, names, types, source) -> list:
             raise NullValue(relvar=name, attribute=attribute, count=count, value=kind,
                             operator="RELVAR")
     return []
+
+
+def _policy(c) -> str:
+    """The call's ``nulls`` option, else the engine's (``"trust"``: no check at all)."""
+    if "nulls" in c.options:
+        policy = c.options["nulls"]
+        if policy not in NULL_POLICIES:
+            raise SiraValueError(f"nulls must be one of {', '.join(NULL_POLICIES)} (got "
+                                 f"{policy!r})", operator="nulls", value=policy)
+        return policy
+    return "trust" if c.engine.trust_no_nulls else c.engine.nulls
+
+
+def null_inside(sql: str, t, c) -> str:
+    """SQL true when a value of sira type ``t`` is NULL or holds a NULL where sira has none
+    (anywhere inside a tuple or relation value; an interval's end may be NULL: unbounded)."""
+    if isinstance(t, IntervalType):
+        return f"({sql} IS NULL OR ({sql}).\"begin\" IS NULL)"
+    if isinstance(t, TupleType):
+        inner = [null_inside(f"({sql}).{ident(n)}", x, c) for n, x in t.heading.attributes]
+        return "(" + " OR ".join([f"{sql} IS NULL"] + inner) + ")"
+    if isinstance(t, RelationType):
+        v = c.lambda_name()
+        inner = null_inside(v, TupleType(t.heading), c)
+        return (f"({sql} IS NULL OR coalesce(list_bool_or(list_transform({sql}, lambda {v}: "
+                f"{inner})), FALSE))")
+    if t == AVERAGE:
+        return f"({sql} IS NULL OR ({sql}).\"count\" IS NULL OR ({sql}).\"value\" IS NULL)"
+    return f"({sql} IS NULL)"
 
 
 def _pandas_float(value, column) -> bool:

@@ -61,13 +61,16 @@ class DuckDBEngine:
             (no DISTINCT when it is read); ``unique(value)`` says it for one relvar.
         nulls: ``"error"`` (a NULL or NaN in a relvar raises NullValue) or ``"drop"`` (rows
             holding one are left out); ``evaluate(..., nulls="drop")`` for one evaluation.
+        trust_no_nulls: treat every DataFrame / Arrow / file / table relvar as free of NULL and
+            NaN (no checking scan); a ``nulls=`` option of one call still applies. Data
+            breaking that promise gives wrong answers.
     Raises:
         SiraValueError: a setting DuckDB refuses.
     """
 
     def __init__(self, connection=None, database: str = ":memory:", memory_limit=None,
                  threads=None, temp_directory=None, trust_unique: bool = False,
-                 nulls: str = "error"):
+                 nulls: str = "error", trust_no_nulls: bool = False):
         if nulls not in NULL_POLICIES:
             raise SiraValueError(f"nulls must be one of {', '.join(NULL_POLICIES)} (got "
                                  f"{nulls!r})", operator="DUCKDB", value=nulls)
@@ -77,6 +80,7 @@ class DuckDBEngine:
             self.connection.execute("SET preserve_insertion_order = false")
         self.trust_unique = trust_unique
         self.nulls = nulls
+        self.trust_no_nulls = trust_no_nulls
         self._kept: list = []
         self._set("memory_limit", memory_limit, string)
         self._set("threads", threads, lambda n: str(int(n)))

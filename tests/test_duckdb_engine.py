@@ -393,3 +393,39 @@ def test_pack_on_two_attributes_after_a_split_with_twins_is_pythons(rows):
                             for a, n, b, m, k in rows])
     for tree in (L(r).pack("y", "x"), L(r).pack("x", "y"), L(r).project("x", "y").pack("x", "y")):
         assert sira.evaluate(tree, engine="duckdb") == sira.evaluate(tree), tree
+
+
+def test_a_null_nested_in_a_tuple_or_relation_is_refused_and_an_open_end_is_not(engine):
+    import pyarrow as pa
+    iv = pa.struct([("begin", pa.int32()), ("end", pa.int32())])
+    rva = pa.list_(pa.struct([("a", pa.int32())]))
+    open_end = pa.table({"x": pa.array([{"begin": 1, "end": None}], iv)})
+    assert engine.evaluate("r", {"r": open_end}).to_rows() == [{"x": Interval(1, None)}]
+    for table in (pa.table({"x": pa.array([{"begin": None, "end": 3}], iv)}),
+                  pa.table({"r": pa.array([[{"a": 1}, {"a": None}]], rva)})):
+        with pytest.raises(NullValue) as info:
+            engine.evaluate("r", {"r": table})
+        assert info.value.count == 1
+    assert len(engine.evaluate("r", {"r": table}, nulls="drop")) == 0
+
+
+def test_trust_no_nulls_skips_the_check_and_a_call_can_still_drop(engine):
+    from sira_duckdb import DuckDBEngine
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"name": ["a", "b"], "size": [1.0, 2.0]})
+    trusting = DuckDBEngine(connection=engine.connection, trust_no_nulls=True)
+    assert len(trusting.evaluate("r", {"r": df})) == 2
+    with_null = pd.DataFrame({"name": ["a", None], "size": [1.0, 2.0]})
+    assert trusting.arrow("r", {"r": with_null}).num_rows == 2  # not looked for: a broken promise
+    assert len(trusting.evaluate("r", {"r": with_null}, nulls="drop")) == 1
+
+
+def test_an_interval_ending_before_its_begin_is_refused_when_read(engine):
+    import pyarrow as pa
+    from sira.errors import IntervalError
+    iv = pa.struct([("begin", pa.int32()), ("end", pa.int32())])
+    inverted = pa.table({"x": pa.array([{"begin": 5, "end": 3}], iv)})
+    with pytest.raises(IntervalError, match="end is before its begin"):
+        engine.evaluate("r", {"r": inverted})
+    empty = pa.table({"x": pa.array([{"begin": 5, "end": 5}], iv)})
+    assert engine.evaluate("r", {"r": empty}).to_rows() == [{"x": Interval(5, 5)}]
