@@ -166,6 +166,23 @@ def test_a_node_shared_by_two_parents_is_evaluated_once(monkeypatch):
     assert len(calls) == 1
 
 
+def test_a_tree_made_while_evaluating_shares_its_operands_with_the_query(monkeypatch):
+    # a derived operator lowered to core ones builds such a tree over its own operands
+    calls = []
+    restrict = engine._EVALUATORS[sira.algebra.basic.Restrict]
+    monkeypatch.setitem(engine._EVALUATORS, sira.algebra.basic.Restrict,
+                        lambda node, ctx: calls.append(node) or restrict(node, ctx))
+    r = Relation.from_rows({"a": INT, "b": INT}, [(1, 2), (2, 3), (3, 4)])
+    shared = sira.literal(r).restrict(attr("a") > 1)
+    query = shared.project("a")
+    engine._load_families()
+    ctx = Context({}, {}, query)
+    side = ctx.eval(shared.join(shared.project("a")))
+    assert side == ctx.eval(shared)
+    assert ctx.eval(query) == Relation.from_rows({"a": INT}, [(2,), (3,)])
+    assert len(calls) == 1
+
+
 def _relvars():
     r = Relation.from_rows({"k": INT, "s": INT, "e": INT},
                            [(k, s, 10 * k + s) for k in range(4) for s in range(3)])

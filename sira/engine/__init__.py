@@ -74,6 +74,10 @@ class Context:
             return self._memo[node]
         except KeyError:
             pass
+        if self._parents and node not in self._parents:
+            # a tree made while evaluating (a derived operator lowered to core ones): its
+            # operands gain a parent, so one the tree shares with the query is kept
+            self._parents.update(parent_counts(node))
         result = self._run(node)
         if isinstance(result, Packed):
             result = result.relation
