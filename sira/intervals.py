@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .errors import IntervalError, SiraTypeError
-from .types import DATE, FLOAT, INT, LONG, TIMESTAMP, Type
+from .types import DATE, FLOAT, INT, LONG, TIMESTAMP, IntegerType, Type
 
 if TYPE_CHECKING:
     import portion
@@ -206,7 +206,7 @@ def _next_point(interval_type, value, interval):
 
 def successor(point_type: Type, value):
     """The next point of an ordinal type."""
-    if point_type in (INT, LONG):
+    if isinstance(point_type, IntegerType):  # INT, LONG (overflow checked), BIGINT
         return point_type.fit(value + 1, operator="successor")
     if point_type == DATE:
         return value + _ONE_DAY
@@ -218,7 +218,7 @@ def successor(point_type: Type, value):
 
 def predecessor(point_type: Type, value):
     """The previous point of an ordinal type."""
-    if point_type in (INT, LONG):
+    if isinstance(point_type, IntegerType):
         return point_type.fit(value - 1, operator="predecessor")
     if point_type == DATE:
         return value - _ONE_DAY

@@ -10,7 +10,7 @@ import itertools
 import math
 
 import pytest
-from hypothesis import HealthCheck, assume, example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import sira
@@ -137,36 +137,11 @@ def test_every_library_operator_is_exercised_below():
     assert {name for name, _ in SIGNATURES} == set(LIBRARY) - {"and", "or"} | {"and", "or"}
 
 
-#: interval comparisons whose Python implementation reads "end < end" through
-#: ``library._lt_end``, which answers True for two unbounded ends (infinity < infinity): a bug of
-#: the Python engine (reported), where DuckDB and Spark answer False
-_LT_END = {"allen_overlaps", "overlapped_by", "starts", "started_by", "during",
-           "allen_contains", "includes", "included_in", "contains"}
-
-
-def _known_python_bug(tree) -> bool:
-    """An example on which the Python engine is wrong (see _LT_END; ``next`` of a BIGINT,
-    which Python's ``successor`` refuses although the operator accepts the type; ``mod`` of an
-    infinity, where Python's ``math.fmod`` raises a ValueError instead of a sira error)."""
-    (_, expr), = tree.specs
-    row = next(iter(tree.source.value.body), ())
-    h = tree.source.value.heading
-    if expr.op == "next" and h.types == (BIGINT,):
-        return True
-    if expr.op == "mod" and h.types == (FLOAT, FLOAT) and math.isinf(row[0]):
-        return True  # math.fmod(inf, y) raises ValueError in the Python engine (reported)
-    if expr.op in _LT_END and len(row) == 2 and all(
-            isinstance(v, Interval) and v.end is None for v in row):
-        return True
-    return False
-
-
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.data_too_large,
                                                                    HealthCheck.filter_too_much])
 @given(operator_calls())
 def test_every_operator_gives_the_python_value_or_error(tree):
-    assume(not _known_python_bug(tree))
     agree(tree)
 
 

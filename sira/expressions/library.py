@@ -204,6 +204,8 @@ def _float_div(a, b):
 def _float_mod(a, b):
     if b == 0:
         raise DivisionByZero(operator="mod")
+    if math.isinf(a):
+        return math.nan  # IEEE's remainder of an infinity; _finite refuses it as not a number
     return math.fmod(a, b)
 
 
@@ -531,8 +533,13 @@ def _iminus_impl(a: Interval, b: Interval) -> Interval:
 
 
 def _lt_end(x, y):
-    """x < y for interval ends, None meaning +infinity."""
-    return y is None if x is None else (y is None or x < y)
+    """x < y for interval ends, None meaning +infinity (so never true when x is None: infinity
+    is not less than infinity).
+
+        >>> _lt_end(None, None), _lt_end(3, None), _lt_end(None, 3), _lt_end(2, 3)
+        (False, True, False, True)
+    """
+    return x is not None and (y is None or x < y)
 
 
 def _relations():
