@@ -17,6 +17,7 @@ import copy
 import datetime
 import pickle
 
+import portion
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -27,6 +28,7 @@ from sira import (BOOLEAN, DATE, FLOAT, INT, INTINTERVAL, LONG, LONGINTERVAL, ST
 from sira import engine
 from sira.engine import Context, Rows, evaluate_node
 from sira.engine.aggregation import fold
+from sira.engine.packing import pack_one
 from sira.errors import SiraError, SiraTypeError, TooManyTuples
 from sira.rewrite import optimize
 from sira.values import Tuple, check_row, positional_reorder, reorder_row, written_order
@@ -111,6 +113,25 @@ def test_pack_merges_everything_after_an_unbounded_interval():
                             (1, Interval(20, 30)), (2, Interval(40, 41))])
     assert sira.evaluate(sira.literal(r).pack("x")) == Relation.from_rows(
         {"k": INT, "x": INTINTERVAL}, [(1, Interval(1)), (2, Interval(40, 41))])
+
+
+_SPANS = st.tuples(st.integers(0, 12), st.integers(0, 4) | st.none()).map(
+    lambda p: Interval(p[0], None if p[1] is None else p[0] + p[1]))
+
+
+@CHECKS
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from("xy"), _SPANS), max_size=25))
+def test_pack_finds_the_same_groups_by_sorting_as_by_hashing(rows):
+    # body tuples (k, s, x): the groups agree on k and s
+    by_sorting = pack_one(rows, 2, ordered=True)
+    by_hashing = pack_one(rows, 2, ordered=False)
+    assert len(by_sorting) == len(set(by_sorting))
+    assert set(by_sorting) == set(by_hashing)
+    expected = {}
+    for k, s, iv in rows:  # the points each group covers, from the portion oracle
+        expected[k, s] = expected.get((k, s), portion.empty()) | iv.to_portion()
+    assert {(k, s, Interval.from_portion(p)) for (k, s), union in expected.items()
+            for p in union} == set(by_sorting)
 
 
 # ------------------------------------------------------------------------ pipelined evaluation

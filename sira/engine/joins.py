@@ -34,13 +34,6 @@ def pointwise_pair(node, left: Relation, right: Relation, guard: Guard):
     return Relation(left.heading, frozenset(lbody)), Relation(right.heading, frozenset(rbody))
 
 
-def key_functions(lh: Heading, rh: Heading):
-    """(left key, right key) over the attributes the headings share."""
-    common = [n for n in lh.names if n in rh]
-    return (key_getter([lh.index(n) for n in common]),
-            key_getter([rh.index(n) for n in common]), common)
-
-
 def semijoin_body(lh, lbody, rh, rbody, keep: bool) -> frozenset:
     """The left tuples that match (keep=True) or do not match (keep=False) some right tuple."""
     left = semijoin_rows(Rows(lh, lbody, True), lh, Rows(rh, rbody, True), rh, keep)
