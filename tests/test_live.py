@@ -271,6 +271,24 @@ QUERIES = [
     " (v, during)))",
     "changes(xminus(project(window(s, ts, now), (k, during)), project(window(r, ts, range(2)),"
     " (k, during)), project(window(s, ts, rows(1)), (k, during))), at)",
+    # fused chains (sira.streams.fused): stream operators before a window or running summary
+    "changes(summarizebyusing(window(restrict(s, gt(v, 1)), ts, range(4)), (k, during),"
+    " (total(plus(v))), (during)), at)",
+    "istream(summarizebyusing(window(extend(s, (w(mult(v, 2)))), ts, range(3)), (k, during),"
+    " (total(plus(w))), (during)), at)",
+    "dstream(summarizebyusing(window(project(s, (v, ts)), ts, now), (during), (n(plus(1))),"
+    " (during)), at)",
+    "changes(summarizebyusing(window(rename(s, (v, x)), ts, range(5)), (k, x, during),"
+    " (total(plus(x))), (during)), at)",
+    "changes(summarizebyusing(window(semijoin(s, project(t, (k))), ts, range(3)), (k, during),"
+    " (total(plus(v))), (during)), at)",
+    "changes(summarizebyusing(window(join(s, t), ts, range(3)), (k, during), (total(plus(w))),"
+    " (during)), at)",
+    "changes(summarizebyusing(window(restrict(s, ne(k, 2)), ts, range(3)), (k, during),"
+    " (m(max(v)) total(plus(v))), (during)), at)",
+    "summarizebyusing(window(restrict(s, gt(v, 0)), ts, range(3)), (k, during),"
+    " (total(plus(v))), (during))",
+    "changes(window(restrict(s, gt(v, 0)), ts, rows(2)), at)",
 ]
 
 CONSTANT = Relation.from_rows({"k": INT, "w": INT}, [{"k": 0, "w": 10}, {"k": 1, "w": 11},

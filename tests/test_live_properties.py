@@ -140,8 +140,8 @@ class Workload:
                 self.slots[key] = None
 
 
-def new_engine(queries=QUERIES):
-    engine = StreamEngine()
+def new_engine(queries=QUERIES, fuse=True):
+    engine = StreamEngine(fuse=fuse)
     for name in STREAMS:
         engine.create_stream(name, PAYLOAD)
     for text in queries:
@@ -165,10 +165,11 @@ def assert_live_equals_batch(engine, rows):
         assert q.relation() == sira.evaluate(q.node, relvars), repr(q.node)
 
 
-@settings(max_examples=40, deadline=None)
+@pytest.mark.parametrize("fuse", [True, False], ids=["fused", "unfused"])
+@settings(max_examples=30, deadline=None)
 @given(st.lists(step, max_size=30))
-def test_live_equals_batch_with_producers_coming_and_going_and_late_rows_refused(steps):
-    engine = new_engine()
+def test_live_equals_batch_with_producers_coming_and_going_and_late_rows_refused(fuse, steps):
+    engine = new_engine(fuse=fuse)
     rows = {name: [] for name in STREAMS}
     record_rows(engine, rows)
     work = Workload(engine)
@@ -179,17 +180,20 @@ def test_live_equals_batch_with_producers_coming_and_going_and_late_rows_refused
     assert_live_equals_batch(engine, rows)
 
 
-@settings(max_examples=25, deadline=None)
+@pytest.mark.parametrize("fuse", [True, False], ids=["fused-then-unfused",
+                                                     "unfused-then-fused"])
+@settings(max_examples=20, deadline=None)
 @given(st.lists(step, max_size=30), st.integers(0, 30))
-def test_live_equals_batch_across_a_checkpoint_and_restore(tmp_path_factory, steps, cut):
+def test_live_equals_batch_across_a_checkpoint_and_restore(tmp_path_factory, fuse, steps, cut):
+    """Restored with the other execution (fused or not): a checkpoint does not depend on it."""
     path = tmp_path_factory.mktemp("ckpt") / "engine.ckpt"
-    engine = new_engine()
+    engine = new_engine(fuse=fuse)
     rows = {name: [] for name in STREAMS}
     record_rows(engine, rows)
     work = Workload(engine, check_refusals=False)
     work.run(steps[:cut])
     engine.save(path)
-    restored = StreamEngine.load(path)
+    restored = StreamEngine.load(path, fuse=not fuse)
     assert encode_content(list(restored.streams.values()), restored.queries) == \
         encode_content(list(engine.streams.values()), engine.queries)
     record_rows(restored, rows)
@@ -241,7 +245,7 @@ def replay(engine, log):
     engine.finish()
 
 
-def exactly_once_run(steps, cut, crash, path):
+def exactly_once_run(steps, cut, crash, path, fuse=True):
     """(uninterrupted outputs, outputs up to the checkpoint, log) for a workload checkpointed
     after ``cut`` steps and "crashed" after ``crash`` more."""
     whole = new_engine()
@@ -251,7 +255,7 @@ def exactly_once_run(steps, cut, crash, path):
     complete.end()
     whole.finish()
 
-    engine = new_engine()
+    engine = new_engine(fuse=fuse)
     out = subscribe_outputs(engine)
     work = Workload(engine, check_refusals=False)
     work.run(steps[:cut])
@@ -268,13 +272,15 @@ def assert_exactly_once(whole_out, before, after):
         assert Counter(joined) == Counter(w), f"{q_text}: results lost or added"
 
 
-@settings(max_examples=20, deadline=None)
+@pytest.mark.parametrize("fuse", [True, False], ids=["fused-then-unfused",
+                                                     "unfused-then-fused"])
+@settings(max_examples=15, deadline=None)
 @given(st.lists(step, max_size=30), st.integers(0, 30), st.integers(0, 10))
-def test_restore_and_replay_from_the_positions_is_exactly_once(tmp_path_factory, steps, cut,
-                                                               crash):
+def test_restore_and_replay_from_the_positions_is_exactly_once(tmp_path_factory, fuse, steps,
+                                                               cut, crash):
     path = tmp_path_factory.mktemp("ckpt") / "engine.ckpt"
-    whole_out, before, log = exactly_once_run(steps, cut, crash, path)
-    restored = StreamEngine.load(path)
+    whole_out, before, log = exactly_once_run(steps, cut, crash, path, fuse)
+    restored = StreamEngine.load(path, fuse=not fuse)
     after = subscribe_outputs(restored)
     replay(restored, log)
     assert_exactly_once(whole_out, before, after)

@@ -141,8 +141,9 @@ def _remove_stale_temporaries(directory, name) -> None:
             pass
 
 
-def load_checkpoint(path):
-    """The :class:`~sira.streams.StreamEngine` a checkpoint file describes.
+def load_checkpoint(path, fuse: bool = True):
+    """The :class:`~sira.streams.StreamEngine` a checkpoint file describes (its queries fused
+    where they allow, unless ``fuse`` is False).
 
     Raises:
         CheckpointError: the file cannot be read or is not a valid checkpoint.
@@ -156,7 +157,7 @@ def load_checkpoint(path):
             from None
     content = unframe(data, str(where))
     try:
-        return _Decoder().engine(content)
+        return _Decoder(fuse).engine(content)
     except _Malformed as err:
         raise CheckpointError(path=str(where), reason=f"malformed content: {err}") from None
     except (SiraError, ValueError, TypeError, KeyError, IndexError, AttributeError,
@@ -443,7 +444,8 @@ def _decode_ports(op, obj) -> None:
         saved[entry[0]] = [decode_time(entry[1]), decode_time(entry[2])]
         _expect(None not in saved[entry[0]], "a port's times cannot be null")
     _expect(set(saved) == set(op.ports), f"{type(op).__name__} has inputs {sorted(op.ports)}")
-    op.ports = saved
+    for port, times in saved.items():  # in place: a fused chain holds these lists
+        op.ports[port][:] = times
 
 
 # ------------------------------------------------------------------ operator states, by class
@@ -664,14 +666,17 @@ def _summary_codecs(op):
             _Rows(inputs))
 
 
-def _enc_summary(op) -> dict:
+def _enc_summary(op, groups=None, values=None) -> dict:
+    """``groups`` and ``values``: the summary's, in the general layout (by default its own)."""
     keys, members, out, inputs = _summary_codecs(op)
-    groups = []
-    for k, (group_members, size, running) in op.groups.items():
-        groups.append([keys.enc(k),
+    groups = op.groups if groups is None else groups
+    values = op.values if values is None else values
+    encoded = []
+    for k, (group_members, size, running) in groups.items():
+        encoded.append([keys.enc(k),
                        None if group_members is None else members.enc_set(group_members), size,
                        [_enc_running(r, t) for r, t in zip(running, inputs.types)]])
-    return {"groups": groups, "values": [[keys.enc(k), out.enc(v)] for k, v in op.values.items()]}
+    return {"groups": encoded, "values": [[keys.enc(k), out.enc(v)] for k, v in values.items()]}
 
 
 def _enc_running(r, input_type):
@@ -720,9 +725,10 @@ def _dec_running(r, data, input_type):
 def _enc_window_summary(op) -> dict:
     keys, _, _, inputs = _summary_codecs(op)
     rows = _Rows(op.src_heading)
-    state = _enc_summary(op)
+    groups, values, exits = op.general_state()
+    state = _enc_summary(op, groups, values)
     state.update({"buffer": [[t, rows.enc_all(rs)] for t, rs in op.buffer],
-                  "exits": [[t, keys.enc(k), inputs.enc(v)] for t, k, v in op.exits],
+                  "exits": [[t, keys.enc(k), inputs.enc(v)] for t, k, v in exits],
                   "bound": encode_time(op.bound)})
     return state
 
@@ -733,8 +739,9 @@ def _dec_window_summary(op, data) -> None:
     _dec_summary(op, data)
     op.buffer = deque([decode_time(t), rows.dec_all(rs)]
                       for t, rs in _list(data["buffer"], "buffer"))
-    op.exits = deque((decode_time(t), keys.dec(k), inputs.dec(v))
-                     for t, k, v in _list(data["exits"], "exits"))
+    op.load_general_state(op.groups, op.values,
+                          [(decode_time(t), keys.dec(k), inputs.dec(v))
+                           for t, k, v in _list(data["exits"], "exits")])
     op.bound = decode_time(data["bound"])
 
 
@@ -759,9 +766,12 @@ class _Decoder:
     """Builds a StreamEngine from checkpoint content; raises _Malformed (or a SiraError from a
     value's check) on anything it does not expect."""
 
+    def __init__(self, fuse: bool = True):
+        self.fuse = fuse
+
     def engine(self, content):
         from .runtime import StreamEngine
-        engine = StreamEngine()
+        engine = StreamEngine(self.fuse)
         for data in _list(content.get("streams"), "streams"):
             self.stream(engine, data)
         for data in _list(content.get("queries"), "queries"):
@@ -810,7 +820,7 @@ class _Decoder:
         catalog.update(relations)
         node = sira.parse(data["text"], catalog)
         _expect(type(data["keep"]) is bool, "keep must be true or false")
-        query = compile_query(node, engine.streams, relations, data["keep"])
+        query = compile_query(node, engine.streams, relations, data["keep"], self.fuse)
         self.operators(query, _list(data["operators"], "operators"))
         inputs = data["inputs"]
         _expect(isinstance(inputs, dict) and set(inputs) == set(query.streams),

@@ -50,10 +50,12 @@ other subscribers and the queries go on.
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 from collections import deque
 from collections.abc import Mapping
+from operator import itemgetter
 
 import attrs
 
@@ -146,7 +148,49 @@ class Producer:
             SiraTypeError / UnknownAttribute: the row or the rowtime does not match the
                 stream's heading (the rowtime must be a LONG).
         """
-        self._stream._insert(self._state, [(row, rowtime)], seq)
+        if seq is not None:
+            self._stream._insert(self._state, [(row, rowtime)], seq)
+            return
+        # NamedStream._insert of one row, inline (the most frequent call of all): the same
+        # checks in the same order, and for a lone producer NamedStream._accept inline
+        stream, state = self._stream, self._state
+        lock = stream.lock
+        lock.acquire()
+        try:
+            if not state.attached:
+                stream._require_attached(state)
+            producers = stream._producers
+            direct = len(producers) == 1 and producers[0] is state and not state.queue
+            seq = stream.seq + 1 if direct else 0
+            fast = stream._fast_body
+            body = None if fast is None else fast(row, rowtime, seq)
+            if body is None:
+                body = stream._checked_body(row, rowtime, seq)
+                rowtime = body[stream.rowtime_index]
+            passed, own = stream._passed, state.bound
+            if (passed is not None and rowtime < passed) or (own is not None and rowtime < own):
+                raise LateRowError(stream=stream.name, row=stream._payload_dict(row),
+                                   bound=stream._floor(state))
+            if not direct:
+                stream._accept(state, [body], False)
+                return
+            state.seq += 1
+            state.last = rowtime
+            if own is None or rowtime > own:
+                state.bound = own = rowtime
+            stream.seq = seq
+            stream.clock = rowtime
+            if passed is None or own > passed:
+                stream._passed = own
+            else:
+                own = None
+            bodies = [body]
+            for callback in stream._listeners:
+                callback(bodies, own)
+            if stream._subscribers:
+                stream._notify(bodies, own)
+        finally:
+            lock.release()
 
     def insert_many(self, items, seq: int | None = None) -> None:
         """Insert a train of ``(row, rowtime)`` pairs, in rowtime order, all or nothing.
@@ -216,11 +260,12 @@ class NamedStream:
         self.seq = 0
         self._subscribers: list = []  # public: (row dict, bound) per row and per bound
         self.subscriber_errors: list = []  # (callback, exception) of subscribers that raised
-        self._listeners: list = []  # internal: (list of body tuples, bound) per pump
+        self._listeners: tuple = ()  # internal: (list of body tuples, bound) per pump
         self._passed = None  # the latest bound passed on to consumers
-        self._fast = _FastRows(self.heading, self.payload, self.rowtime)
         self.rowtime_index = self.heading.index(self.rowtime)  # positions in body tuples
         self.arrival_index = self.heading.index(self.arrival)
+        self._fast_body = fast_body_function(self.heading, self.payload, self.rowtime,
+                                             self.arrival)
 
     # ------------------------------------------------------------------ producers
     def attach(self, name: str | None = None) -> Producer:
@@ -286,7 +331,7 @@ class NamedStream:
         """``callback(bodies, bound)`` once per batch of rows leaving the stream (body tuples in
         heading order, possibly none) with the stream's bound after them (None if unchanged)."""
         with self.lock:
-            self._listeners.append(callback)
+            self._listeners = self._listeners + (callback,)
 
     @property
     def passed_bound(self):
@@ -294,22 +339,50 @@ class NamedStream:
         return self._passed
 
     def _insert(self, state, items, seq):
-        with self.lock:
+        with self.lock, _collector_paused():
             if not state.attached:
                 self._require_attached(state)
             if seq is not None:
                 items = list(items)
                 items = items[self._replayed(state, len(items), seq):]
-            bodies = self._checked_train(state, items)
-            if not bodies:
-                return 0
-            state.queue.extend(bodies)
-            state.seq += len(bodies)
-            state.last = bodies[-1][0]
-            if state.bound is None or state.last > state.bound:
-                state.bound = state.last
-            self._pump()
+            direct = self._alone(state)
+            bodies = self._checked_train(state, items, self.seq if direct else None)
+            if bodies:
+                self._accept(state, bodies, direct)
             return len(bodies)
+
+    def _alone(self, state) -> bool:
+        """Whether rows ``state`` accepts leave the stream at once: it is the only producer
+        left and has no row waiting (so they may be numbered as they are checked)."""
+        producers = self._producers
+        return len(producers) == 1 and producers[0] is state and not state.queue
+
+    def _accept(self, state, bodies, direct):
+        """Record checked rows as accepted by ``state`` and let out whatever may leave.
+
+        ``direct`` (see :meth:`_alone`): the rows are numbered already and leave now, the
+        stream's bound becoming the later of the bound it passed on and the producer's (what
+        :meth:`_pump` computes for a lone producer); otherwise they queue and wait for the
+        other producers.
+        """
+        at = self.rowtime_index
+        last = bodies[-1][at]
+        state.seq += len(bodies)
+        state.last = last
+        if state.bound is None or last > state.bound:
+            state.bound = last
+        if not direct:
+            state.queue.extend([(body[at], body) for body in bodies])
+            self._pump()
+            return
+        self.seq += len(bodies)
+        self.clock = last
+        bound = state.bound
+        if self._passed is None or bound > self._passed:
+            self._passed = bound
+        else:
+            bound = None
+        self._emit(bodies, bound)
 
     def _require_attached(self, state):
         if not state.attached:
@@ -329,26 +402,33 @@ class NamedStream:
                               f"{seq - 1} out", stream=self.name, producer=state.name)
         return min(n, state.seq + 1 - seq)
 
-    def _checked_train(self, state, items) -> list:
-        """``(rowtime, body)`` per row, every row checked (heading, types, lateness, order)
-        before anything changes."""
+    def _checked_train(self, state, items, seq) -> list:
+        """The body tuples of a train, every row checked (heading, types, lateness, order)
+        before anything changes. ``seq``: the arrival number before the first row's (the rows
+        are numbered on), or None to number them 0 (:meth:`_pump` numbers them as they
+        leave)."""
         floor = self._floor(state)
+        fast = self._fast_body
+        at = self.rowtime_index
         bodies = []
+        n = 0 if seq is None else seq
+        step = 0 if seq is None else 1
         for row, rowtime in items:
-            body = self._fast.body(row, rowtime)
+            n += step
+            body = None if fast is None else fast(row, rowtime, n)
             if body is None:
-                body = self._checked_body(row, rowtime)
-                rowtime = body[self._fast.rowtime_index]
+                body = self._checked_body(row, rowtime, n)
+                rowtime = body[at]
             if floor is not None and rowtime < floor:
                 raise LateRowError(stream=self.name, row=self._payload_dict(row), bound=floor)
             floor = rowtime
-            bodies.append((rowtime, body))
+            bodies.append(body)
         return bodies
 
-    def _checked_body(self, row, rowtime) -> tuple:
+    def _checked_body(self, row, rowtime, seq=0) -> tuple:
         values = self._payload_dict(row)
         values[self.rowtime] = rowtime
-        values[self.arrival] = 0
+        values[self.arrival] = seq
         return check_row(self.heading, values, operator=f"STREAM {self.name}")
 
     def _payload_dict(self, row) -> dict:
@@ -421,7 +501,7 @@ class NamedStream:
             self._producers = [s for s in self._producers if s.attached or s.queue]
         bodies = []
         if out:
-            i = self._fast.arrival_index
+            i = self.arrival_index
             seq = self.seq
             for _, body in out:
                 seq += 1
@@ -466,10 +546,13 @@ class NamedStream:
         return min(bounds)
 
     def _emit(self, bodies, bound):
-        for callback in list(self._listeners):
+        for callback in self._listeners:
             callback(bodies, bound)
-        if not self._subscribers:
-            return
+        if self._subscribers:
+            self._notify(bodies, bound)
+
+    def _notify(self, bodies, bound):
+        """Call the subscribers with each row as a dict, then the bound."""
         names = self.heading.names
         items = [(dict(zip(names, body)), None) for body in bodies]
         if bound is not None:
@@ -483,6 +566,21 @@ class NamedStream:
                                          err, f"stream {self.name}")
 
 
+class _collector_paused:
+    """Pause the cyclic garbage collector while a train passes through a stream and its
+    queries (as the batch engine does while it evaluates): their rows and states form no
+    reference cycles, and collections scanning the train's young objects would cost more
+    than the work. Collections resume after the train (also when it fails)."""
+
+    def __enter__(self):
+        self.was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        if self.was_enabled:
+            gc.enable()
+
+
 def detach_failed_subscriber(subscribers: list, errors: list, callback, err, where) -> None:
     """The subscriber policy: one that raised is called no more; its error is kept and logged."""
     if callback in subscribers:
@@ -491,48 +589,118 @@ def detach_failed_subscriber(subscribers: list, errors: list, callback, err, whe
     LOG.error("subscriber of %s raised and was detached: %r", where, err)
 
 
-class _FastRows:
-    """The common case of a row check, cheaply: a dict with exactly the payload's (lowercase)
-    names and values of plain types (INT, LONG, STRING, BOOLEAN). Anything else returns
-    None and goes through :func:`check_row`, which also words the errors."""
+def fast_body_function(heading, payload, rowtime, arrival):
+    """The common case of a row check, cheaply: ``body(row, rowtime, seq)`` gives the body
+    tuple (in ``heading`` order, with the rowtime and arrival number) of a dict with exactly
+    the payload's lowercase names whose values are plain INT, LONG, STRING or BOOLEAN values,
+    and a LONG rowtime; None for anything else, which then goes through :func:`check_row`
+    (that also words the errors). None when the payload has another type.
 
-    def __init__(self, heading, payload, rowtime):
-        self.arrival_index = None
-        self.rowtime_index = heading.index(rowtime)
-        self.degree = payload.degree
-        self.plan = []  # per heading position: (payload name or None for rowtime/arrival, test)
-        for i, (name, t) in enumerate(heading.attributes):
-            if name == rowtime:
-                self.plan.append((None, _TESTS[LONG]))
-            elif name in payload:
-                self.plan.append((name, _TESTS.get(t)))
-            else:
-                self.arrival_index = i
-                self.plan.append((None, None))
-        self.simple = all(test is not None for name, test in self.plan if name is not None)
+        >>> from sira import INT, STRING
+        >>> h = Heading.of({"k": INT, "name": STRING, "seq": LONG, "ts": LONG})
+        >>> body = fast_body_function(h, Heading.of({"k": INT, "name": STRING}), "ts", "seq")
+        >>> body({"k": 1, "name": "x"}, 5, 7), body({"k": 2 ** 31, "name": "x"}, 5, 7)
+        ((1, 'x', 7, 5), None)
+    """
+    names = [n for n in heading.names if n in payload]
+    types = [payload.type_of(n) for n in names]
+    if any(t not in _PYTHON_TYPES for t in types):
+        return None
+    classes = tuple(_PYTHON_TYPES[t] for t in types)
+    degree = len(names)
+    if degree == 0:
+        def get(row):
+            return ()
+    elif degree == 1:
+        name = names[0]
 
-    def body(self, row, rowtime):
-        if not self.simple or type(row) is not dict or len(row) != self.degree:
+        def get(row):
+            return (row[name],)
+    else:
+        get = itemgetter(*names)
+    in_range = _ranges_test([i for i, t in enumerate(types) if t == INT], _INT_RANGES[32],
+                            [i for i, t in enumerate(types) if t == LONG], degree)
+    where = {n: i for i, n in enumerate(names + [arrival, rowtime])}
+    pick = itemgetter(*[where[n] for n in heading.names])
+    low, high = _INT_RANGES[64]
+    if 1 <= degree <= 2 and all(t in (INT, LONG) for t in types):
+        return _integer_body(names, [_INT_RANGES[t.bits] for t in types], pick)
+
+    def body(row, rowtime, seq):
+        if type(row) is not dict or len(row) != degree:
             return None
-        out = []
-        for name, test in self.plan:
-            if name is None:
-                v = rowtime if test is not None else 0
-            else:
-                v = row.get(name, _MISSING)
-            if test is not None and not test(v):
+        try:
+            values = get(row)
+        except KeyError:
+            return None
+        if tuple(map(type, values)) != classes or type(rowtime) is not int or \
+                not low <= rowtime <= high or (in_range is not None and not in_range(values)):
+            return None
+        return pick(values + (seq, rowtime))
+    return body
+
+
+def _integer_body(names, ranges, pick):
+    """:func:`fast_body_function` for a payload of one or two INT/LONG attributes (the common
+    case, tested value by value without a loop)."""
+    low, high = _INT_RANGES[64]
+    if len(names) == 1:
+        (name,), ((lo, hi),) = names, ranges
+
+        def body1(row, rowtime, seq):
+            if type(row) is not dict or len(row) != 1:
                 return None
-            out.append(v)
-        return tuple(out)
+            a = row.get(name, _MISSING)
+            if type(a) is int and lo <= a <= hi and type(rowtime) is int and \
+                    low <= rowtime <= high:
+                return pick((a, seq, rowtime))
+            return None
+        return body1
+    (name_a, name_b), ((lo_a, hi_a), (lo_b, hi_b)) = names, ranges
+
+    def body2(row, rowtime, seq):
+        if type(row) is not dict or len(row) != 2:
+            return None
+        a = row.get(name_a, _MISSING)
+        b = row.get(name_b, _MISSING)
+        if type(a) is int and type(b) is int and lo_a <= a <= hi_a and lo_b <= b <= hi_b and \
+                type(rowtime) is int and low <= rowtime <= high:
+            return pick((a, b, seq, rowtime))
+        return None
+    return body2
 
 
 _MISSING = object()
 
 
-def _int_test(bits):
-    lo, hi = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
-    return lambda v: type(v) is int and lo <= v <= hi
+def _ranges_test(ints, int_range, longs, degree):
+    """A test that the values at positions ``ints`` are INTs and at ``longs`` LONGs (their
+    Python type is checked already), or None when there are none."""
+    tests = [_range_test(ints, *int_range, degree), _range_test(longs, *_INT_RANGES[64], degree)]
+    tests = [t for t in tests if t is not None]
+    if not tests:
+        return None
+    if len(tests) == 1:
+        return tests[0]
+    first, second = tests
+    return lambda values: first(values) and second(values)
 
 
-_TESTS = {INT: _int_test(32), LONG: _int_test(64), STRING: lambda v: type(v) is str,
-          BOOLEAN: lambda v: type(v) is bool}
+def _range_test(positions, low, high, degree):
+    if not positions:
+        return None
+    if len(positions) == degree:
+        return lambda values: low <= min(values) and max(values) <= high
+    if len(positions) == 1:
+        (i,) = positions
+        return lambda values: low <= values[i] <= high
+    pick = itemgetter(*positions)
+
+    def test(values):
+        picked = pick(values)
+        return low <= min(picked) and max(picked) <= high
+    return test
+
+
+_INT_RANGES = {bits: (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) for bits in (32, 64)}
+_PYTHON_TYPES = {INT: int, LONG: int, STRING: str, BOOLEAN: bool}

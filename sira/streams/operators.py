@@ -138,6 +138,68 @@ def _relation_of(node):
                            f"expression")
 
 
+def compile_expression(expr, heading):
+    """:func:`~sira.expressions.evaluate.compile_row` of ``expr`` over ``heading``, with one
+    call less per row for the common shape ``op(attribute or literal, attribute or
+    literal)``: the operator's own implementation gets the values straight from the row.
+
+        >>> from sira import INT, Heading
+        >>> from sira.expressions.nodes import attr
+        >>> gt = compile_expression(attr("v") > 10, Heading.of({"k": INT, "v": INT}))
+        >>> gt((1, 11)), gt((1, 10))
+        (True, False)
+    """
+    from ..expressions.evaluate import _SHORT_CIRCUIT, infer_type
+    from ..expressions.library import resolve
+    from ..expressions.nodes import AttrRef, Call, Literal
+    simple = (AttrRef, Literal)
+    if not (isinstance(expr, Call) and expr.op not in _SHORT_CIRCUIT
+            and 1 <= len(expr.args) <= 2 and all(type(a) in simple for a in expr.args)):
+        return compile_row(expr, heading, _relation_of)
+    _, impl = resolve(expr.op, tuple(infer_type(a, heading) for a in expr.args))
+    where = [(heading.index(a.name), None) if type(a) is AttrRef else (None, a.value)
+             for a in expr.args]
+    if len(where) == 1:
+        (i, c), = where
+        return (lambda row: impl(row[i])) if i is not None else compile_row(expr, heading,
+                                                                           _relation_of)
+    (i, c), (j, d) = where
+    if i is not None and j is not None:
+        return lambda row: impl(row[i], row[j])
+    if i is not None:
+        return lambda row: impl(row[i], d)
+    if j is not None:
+        return lambda row: impl(c, row[j])
+    return compile_row(expr, heading, _relation_of)
+
+
+def inputs_function(exprs, heading, fns):
+    """A function from a row to the tuple of the values of ``exprs`` (compiled as ``fns``):
+    attributes and literals picked in one C call where every expression is one of those."""
+    from ..expressions.nodes import AttrRef, Literal
+    if not all(type(e) in (AttrRef, Literal) for e in exprs):
+        return lambda row: tuple([f(row) for f in fns])
+    constants = tuple(e.value for e in exprs if type(e) is Literal)
+    n = heading.degree
+    where, c = [], 0
+    for e in exprs:
+        if type(e) is AttrRef:
+            where.append(heading.index(e.name))
+        else:
+            where.append(n + c)
+            c += 1
+    if all(i >= n for i in where):
+        values = tuple(constants[i - n] for i in where)
+        return lambda row: values
+    if len(where) == 1:
+        (i,) = where
+        return lambda row: (row[i],)
+    if not constants:
+        return itemgetter(*where)
+    pick = itemgetter(*where)
+    return lambda row: pick(row + constants)
+
+
 class RowMap(Operator):
     """RESTRICT, EXTEND, PROJECT, RENAME on a stream or on a temporal relation's changes.
 
@@ -157,28 +219,31 @@ class RowMap(Operator):
         self.seen: set = set()  # stream: values already out at the current instant
 
     def compile(self):
+        """``(fn, condition)``: ``fn`` maps a row (None: RESTRICT drops it); ``condition`` is
+        RESTRICT's test (None for the others)."""
         node, h = self.node, self.src_heading
         if isinstance(node, Restrict):
-            cond = compile_row(node.condition, h, _relation_of)
-            return (lambda row: row if cond(row) else None,)
+            cond = compile_expression(node.condition, h)
+            return (lambda row: row if cond(row) else None), cond
         if isinstance(node, Extend):
-            fns = [compile_row(e, h, _relation_of) for _, e in node.specs]
+            fns = [compile_expression(e, h) for _, e in node.specs]
             where = {n: i for i, n in enumerate(h.names + tuple(n for n, _ in node.specs))}
-            order = [where[n] for n in self.heading.names]
-            return (lambda row: tuple((row + tuple(f(row) for f in fns))[i] for i in order),)
+            pick = _picker([where[n] for n in self.heading.names])
+            if len(fns) == 1:
+                (f,) = fns
+                return (lambda row: pick(row + (f(row),))), None
+            return (lambda row: pick(row + tuple([f(row) for f in fns]))), None
         if isinstance(node, Project):
-            pos = [h.index(n) for n in self.heading.names]
-            return (lambda row: tuple(row[i] for i in pos),)
+            return _picker([h.index(n) for n in self.heading.names]), None
         mapping = dict(node.pairs)
         renamed = [mapping.get(n, n) for n in h.names]
-        pos = [renamed.index(n) for n in self.heading.names]
-        return (lambda row: tuple(row[i] for i in pos),)
+        return _picker([renamed.index(n) for n in self.heading.names]), None
 
     def on_bound(self, b, port):
         self.emit_bound(b)
 
     def on_rows(self, rows, port):
-        (fn,) = self.functions()
+        fn = self.functions()[0]
         out = []
         for t, row in rows:
             value = fn(row)
@@ -195,7 +260,7 @@ class RowMap(Operator):
             self.emit_rows(out)
 
     def on_changes(self, batch, port):
-        (fn,) = self.functions()
+        fn = self.functions()[0]
         out = []
         for t, changes in batch:
             if self.merges:
@@ -391,6 +456,16 @@ def _same(row):
     return row
 
 
+def _picker(positions):
+    """A function picking the values at ``positions`` of a tuple, as a tuple."""
+    if not positions:
+        return lambda row: ()
+    if len(positions) == 1:
+        (i,) = positions
+        return lambda row: (row[i],)
+    return itemgetter(*positions)
+
+
 def _reorder(positions):
     """None when ``positions`` keep a tuple as it is, else a function picking them in order."""
     if positions == list(range(len(positions))):
@@ -415,30 +490,41 @@ class ToStream(Operator):
         self.src_heading = src_heading
 
     def compile(self):
+        """``(order, keep)``: the output's attribute order (None: as built) and the changes
+        kept (1: entries, ISTREAM; -1: exits, DSTREAM; None: both, CHANGES)."""
         names = list(self.src_heading.names)
         if isinstance(self.node, Changes):
             where = {n: i for i, n in enumerate(names + [self.node.at, "kind"])}
         else:
             where = {n: i for i, n in enumerate(names + [self.node.at])}
-        return (_reorder([where[n] for n in self.heading.names]),)
+        keep = {IStream: 1, DStream: -1}.get(type(self.node))
+        return _reorder([where[n] for n in self.heading.names]), keep
 
     def on_bound(self, b, port):
         self.emit_bound(b)
 
     def on_changes(self, batch, port):
-        (order,) = self.functions()
-        node = self.node
-        keep = {IStream: 1, DStream: -1}.get(type(node))  # None: CHANGES keeps both
-        order = order or _same
-        rows = []
-        for t, changes in batch:
-            for row, delta in changes:
-                if keep is None:
-                    rows.append((t, order(row + (t, "+" if delta > 0 else "-"))))
-                elif delta == keep:
-                    rows.append((t, order(row + (t,))))
+        rows = self.rows_of(batch)
         if rows:
             self.emit_rows(rows)
+
+    def rows_of(self, batch) -> list:
+        """The stream rows ``(t, row)`` of a batch of changes."""
+        order, keep = self.functions()
+        order = order or _same
+        rows = []
+        append = rows.append
+        for t, changes in batch:
+            if keep is None:  # CHANGES: each change, with its instant and kind
+                entered, left = (t, "+"), (t, "-")
+                for row, delta in changes:
+                    append((t, order(row + (entered if delta > 0 else left))))
+            else:
+                at = (t,)
+                for row, delta in changes:
+                    if delta == keep:
+                        append((t, order(row + at)))
+        return rows
 
 
 class Sink(Operator):

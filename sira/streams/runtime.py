@@ -53,6 +53,7 @@ replaying from ``position()`` after a restore gets exactly-once results.
 
 from __future__ import annotations
 
+import functools
 import threading
 
 import attrs
@@ -70,6 +71,7 @@ from .operators import (INFINITY, Merge, NotSupportedLive, RowMap, Sink, Source,
                         ToStream)
 from .temporal import TemporalJoin, TemporalSetOp, TemporalSummarize, WindowOp, WindowSummarize
 from . import windowtables
+from .fused import FusedChain, pushes
 
 
 # ---------------------------------------------------------------------------------- queries
@@ -114,12 +116,17 @@ class LiveQuery:
     A subscriber that raises is detached: it is called no more, its exception is kept in
     ``subscriber_errors`` (with the callback) and logged; the results and the other subscribers
     are unaffected.
+
+    With ``fuse`` (the default) the operators from each stream run as one loop per train
+    where they allow (:mod:`sira.streams.fused`; ``fused`` says whether any do): same
+    results, same checks, same checkpoints.
     """
 
     def __init__(self, node, sources: dict, sink: Sink, streams: dict | None = None,
-                 relations: dict | None = None):
+                 relations: dict | None = None, fuse: bool = True):
         self.node = node
         self.sources = sources  # stream name -> [Source, ...]
+        self.pushes = pushes(sources, fuse)  # stream name -> [feed a train into the dataflow]
         self.sink = sink
         self.streams = dict(streams or {})  # stream name -> NamedStream, those the query reads
         self.relations = dict(relations or {})  # constant relvars the query reads, by name
@@ -131,6 +138,12 @@ class LiveQuery:
     @property
     def heading(self):
         return self.node.heading
+
+    @property
+    def fused(self) -> bool:
+        """Whether some of this query's operators run fused (see :mod:`sira.streams.fused`)."""
+        return any(isinstance(getattr(push, "__self__", None), FusedChain)
+                   for pushes_of_a_stream in self.pushes.values() for push in pushes_of_a_stream)
 
     @property
     def keep(self) -> bool:
@@ -242,27 +255,29 @@ class LiveQuery:
         if self.error is not None:
             self._require_running()
         where = self.inputs[stream.name]
+        floor = where.bound
         if bodies:
             seq_at, at = stream.arrival_index, stream.rowtime_index
-            if bodies[0][seq_at] <= where.seq:
-                bodies = _after(bodies, where.seq, seq_at)
-            if checked:
-                _check_continues(stream, bodies, where)
-            elif bodies and (bodies[0][seq_at] != where.seq + 1 or (
-                    where.bound is not None and bodies[0][at] < where.bound)):
-                _check_continues(stream, bodies[:1], where)
+            first = bodies[0]
+            if checked or first[seq_at] != where.seq + 1 or (
+                    floor is not None and first[at] < floor):
+                bodies = _continuing(stream, bodies, where, checked)
             if bodies:
-                where.seq = bodies[-1][seq_at]
-                last = bodies[-1][at]
-                if where.bound is None or last > where.bound:
-                    where.bound = last
-        if bound is not None and (where.bound is None or bound > where.bound):
+                last = bodies[-1]
+                where.seq = last[seq_at]
+                if floor is None or last[at] > floor:
+                    where.bound = floor = last[at]
+        if bound is not None and (floor is None or bound > floor):
             where.bound = bound
         else:
             bound = None
         if bodies or bound is not None:
-            for source in self.sources.get(stream.name, ()):
-                self._run(source.feed_train, bodies, bound)
+            try:  # as _run does for each, without a call per source
+                for push in self.pushes.get(stream.name, ()):
+                    push(bodies, bound)
+            except Exception as err:
+                self.error = err
+                raise
 
     def finish(self) -> None:
         """Declare the input complete: every pending result becomes final.
@@ -304,10 +319,11 @@ class LiveQuery:
             save_checkpoint(path, list(self.streams.values()), [self])
 
     @staticmethod
-    def load(path) -> "LiveQuery":
+    def load(path, fuse: bool = True) -> "LiveQuery":
         """The query restored from a checkpoint, with its streams and producers in a new
         :class:`StreamEngine` (``query.engine``): subscribe again, and go on inserting through
         ``query.producer(stream, name)`` (or feed it), replaying from ``query.position()``.
+        ``fuse``: as for :class:`StreamEngine` (a checkpoint does not depend on it).
 
         Raises:
             CheckpointError: the file is missing, truncated, corrupted, tampered with, of another
@@ -315,7 +331,7 @@ class LiveQuery:
                 :meth:`StreamEngine.load`).
         """
         from .checkpoint import load_checkpoint
-        engine = load_checkpoint(path)
+        engine = load_checkpoint(path, fuse)
         if len(engine.queries) != 1:
             from ..errors import CheckpointError
             raise CheckpointError(path=str(path), reason=f"it holds {len(engine.queries)} "
@@ -328,6 +344,17 @@ def failure_text(error) -> str:
     if isinstance(error, QueryFailed):
         return error.error
     return f"{type(error).__name__}: {error}"
+
+
+def _continuing(stream, bodies, where, checked) -> list:
+    """The rows after the query's position ``where`` on ``stream`` (the others were consumed
+    before: the replay rule), checked to continue it: every row when ``checked`` (fed from
+    outside), else the first (a stream numbers its rows itself)."""
+    seq_at = stream.arrival_index
+    if bodies[0][seq_at] <= where.seq:
+        bodies = _after(bodies, where.seq, seq_at)
+    _check_continues(stream, bodies if checked else bodies[:1], where)
+    return bodies
 
 
 def _after(bodies, seq, seq_at) -> list:
@@ -357,9 +384,10 @@ STREAM, TEMPORAL, STATIC = "stream", "temporal", "static"
 
 
 def compile_query(node, streams: dict, relations: dict | None = None,
-                  keep: bool = True) -> LiveQuery:
+                  keep: bool = True, fuse: bool = True) -> LiveQuery:
     """The dataflow of ``node`` over named ``streams`` (and constant ``relations``, by name);
-    NotSupportedLive for what cannot run. ``keep``: the sink keeps every result."""
+    NotSupportedLive for what cannot run. ``keep``: the sink keeps every result; ``fuse``:
+    run operators fused where they allow (:mod:`sira.streams.fused`)."""
     sources: dict = {}
     relations = relations or {}
 
@@ -516,7 +544,7 @@ def compile_query(node, streams: dict, relations: dict | None = None,
     read = _names_used(node)
     return LiveQuery(node, sources, sink,
                      {name: s for name, s in streams.items() if name in read},
-                     {name: r for name, r in relations.items() if name in read})
+                     {name: r for name, r in relations.items() if name in read}, fuse)
 
 
 def _rowtime_of(node, streams) -> str | None:
@@ -610,12 +638,18 @@ class StreamEngine:
     One lock (``engine.lock``) serialises everything: producers of any of its streams may
     insert, bound and detach from several threads at once, and the queries and subscribers
     they drive run on one thread at a time.
+
+    Args:
+        fuse: queries registered here run their operators fused where they allow
+            (:mod:`sira.streams.fused`); False runs every operator on its own (the same
+            results, checks and checkpoints, slower).
     """
 
-    def __init__(self):
+    def __init__(self, fuse: bool = True):
         self.streams: dict = {}
         self.queries: list = []
         self.lock = threading.RLock()
+        self.fuse = fuse
 
     def create_stream(self, name: str, payload, rowtime: str = "ts",
                       arrival: str = "seq") -> NamedStream:
@@ -623,7 +657,7 @@ class StreamEngine:
         with self.lock:
             stream = NamedStream(name, payload, rowtime, arrival, lock=self.lock)
             self.streams[stream.name] = stream
-            stream.listen(lambda bodies, bound, s=stream: self._feed(s, bodies, bound))
+            stream.listen(functools.partial(self._feed, stream))
             return stream
 
     def register(self, expr, relvars: dict | None = None, keep: bool = True) -> LiveQuery:
@@ -643,7 +677,7 @@ class StreamEngine:
             node = sira.parse(expr, catalog) if isinstance(expr, str) else expr
             relations = {normalize_name(k): v for k, v in (relvars or {}).items()
                          if isinstance(v, Relation)}
-            query = compile_query(node, self.streams, relations, keep)
+            query = compile_query(node, self.streams, relations, keep, self.fuse)
             self._add(query)
             for stream in query.streams.values():
                 if stream.passed_bound is not None:
@@ -725,15 +759,16 @@ class StreamEngine:
             save_checkpoint(path, list(self.streams.values()), list(self.queries))
 
     @staticmethod
-    def load(path) -> "StreamEngine":
+    def load(path, fuse: bool = True) -> "StreamEngine":
         """An engine restored from a checkpoint written by :meth:`save` or
-        :meth:`LiveQuery.save`: its streams, producers and queries.
+        :meth:`LiveQuery.save`: its streams, producers and queries (``fuse``: as for a new
+        engine; a checkpoint does not depend on it).
 
         Raises:
             CheckpointError: the file cannot be loaded (see :meth:`LiveQuery.load`).
         """
         from .checkpoint import load_checkpoint
-        return load_checkpoint(path)
+        return load_checkpoint(path, fuse)
 
 
 __all__ = ["StreamEngine", "LiveQuery", "NotSupportedLive", "QueryFailed", "StreamPosition",

@@ -12,9 +12,11 @@ from sortedcontainers import SortedDict, SortedList
 
 from ..algebra.aggregation import aggregations
 from ..engine.aggregation import fold
+from ..expressions.nodes import AttrRef
+from ..types import INTEGER_TYPES
 from ..expressions.evaluate import compile_row
 from .operators import (INFINITY, Operator, _JoinShape, _Keyed, _relation_of, _reorder,
-                        _static_keyed, row_getter_tuple)
+                        _static_keyed, inputs_function, row_getter_tuple)
 
 
 def _buffer(buffer: deque, rows) -> None:
@@ -67,23 +69,27 @@ class WindowOp(Operator):
     def on_bound(self, b, port):
         if self.bound is not None and b <= self.bound:
             return
+        out = self.close(b)
+        if out:
+            self.emit_changes(out)
+        self.emit_bound(b)
+
+    def close(self, b) -> list:
+        """Move the bound to ``b`` (later than the current one): the changes of every instant
+        before ``b``, one entry per instant (what :meth:`on_bound` passes on)."""
         self.bound = b
         closed = []
         buffer = self.buffer
         while buffer and buffer[0][0] < b:
             closed.append(buffer.popleft())
         if self.fifo:
-            out = self._fifo(closed, b)
-        else:
-            part_of, order, time, on = self.functions()
-            for t, rows in closed:
-                rows.sort(key=order)
-                for row in rows:
-                    self._arrive(part_of(row), t, row, time, on)
-            out = self._release(b)
-        if out:
-            self.emit_changes(out)
-        self.emit_bound(b)
+            return self._fifo(closed, b)
+        part_of, order, time, on = self.functions()
+        for t, rows in closed:
+            rows.sort(key=order)
+            for row in rows:
+                self._arrive(part_of(row), t, row, time, on)
+        return self._release(b)
 
     def _fifo(self, closed, bound):
         """Changes of ``S[range T]``/``S[now]`` up to ``bound``: entries now, exits T later."""
@@ -344,7 +350,6 @@ class _Running:
 
     @staticmethod
     def supports(agg) -> bool:
-        from ..types import INTEGER_TYPES
         return (agg.name == "plus" and agg.result_type in INTEGER_TYPES) or (
             agg.exact and agg.name in ("max", "min", "and", "or"))
 
@@ -360,15 +365,25 @@ class _Running:
 
 
 class _RunningSum:
+    """An integer sum; its value is checked against the result type (IntOverflow)."""
+
+    __slots__ = ("result_type", "total", "low", "high")
+
     def __init__(self, result_type):
         self.result_type = result_type  # (the Aggregation itself holds closures)
         self.total = 0
+        bits = result_type.bits
+        self.low = -INFINITY if bits is None else -(2 ** (bits - 1))
+        self.high = INFINITY if bits is None else 2 ** (bits - 1) - 1
 
     def change(self, value, delta):
         self.total += value if delta > 0 else -value
 
     def value(self):
-        return self.result_type.fit(self.total, operator="plus")
+        total = self.total
+        if self.low <= total <= self.high:
+            return total
+        return self.result_type.fit(total, operator="plus")
 
 
 class _RunningExtreme:
@@ -426,13 +441,13 @@ class TemporalSummarize(Operator):
         where = {n: i for i, n in enumerate(key_names + [n for n, _, _ in node.specs])}
         folds = not all(_Running.supports(a) for a in aggs)
         return (row_getter_tuple(key), aggs, fns, _reorder([where[n] for n in self.heading.names]),
-                folds)
+                folds, inputs_function([e for _, _, e in node.specs], h, fns))
 
     def on_bound(self, b, port):
         self.emit_bound(b)
 
     def on_changes(self, batch, port):
-        key_of, aggs, fns, order, folds = self.functions()
+        key_of, aggs, fns, order, folds = self.functions()[:5]
         groups, values = self.groups, self.values
         out = []
         for t, changes in batch:
@@ -514,8 +529,87 @@ class WindowSummarize(TemporalSummarize):
         return fifo and all(_Running.supports(a) for a in aggs)
 
     def compile(self):
+        """The summary's functions, then the window's: ``until(t)``, the instant an element
+        arriving at ``t`` leaves (None: never); whether the only aggregate is an integer sum,
+        and then the position of the only group attribute (None if there are several or
+        none).
+
+        When the only aggregate is an integer sum (the usual live query), the state is kept
+        compact: a group's key is its attribute's value itself when it has one attribute, a
+        group is ``[size, sum]`` and an exit holds the element's input value rather than a
+        tuple of one (:meth:`general_state` and :meth:`load_general_state` convert, for
+        checkpoints).
+        """
         from ..engine.windows import _Time
-        return super().compile() + (_Time(self.window.ts_type),)
+        base = super().compile()
+        aggs = base[1]
+        units = 1 if self.window.spec.kind == "now" else self.window.range_units
+        time = _Time(self.window.ts_type)
+        if units is None:
+            until = None
+        elif time.timestamp:
+            def until(t):
+                return time.plus(t, units)
+        else:
+            def until(t):
+                return t + units
+        single_sum = len(aggs) == 1 and isinstance(_Running.of(aggs[0]), _RunningSum)
+        node = self.node
+        key_names = [n for n in node.by if n not in node.using]
+        key_at = self.src_heading.index(key_names[0]) if single_sum and len(key_names) == 1 \
+            else None
+        expr = node.specs[0][2]
+        value_at = self.src_heading.index(expr.name) if single_sum and \
+            isinstance(expr, AttrRef) else None
+        step = units if units is not None and not time.timestamp else None
+        limits = None
+        if single_sum:
+            running = _Running.of(aggs[0])
+            limits = (running.low, running.high)
+        return base + (until, single_sum, key_at, value_at, step, limits)
+
+    def general_state(self) -> tuple:
+        """``(groups, values, exits)`` in the general layout, whatever the state's: keys as
+        tuples, a group as ``[None, size, [running aggregate]]``, an exit's inputs as a tuple
+        (checkpoints are written in this form, so they do not depend on it).
+
+            >>> import sira
+            >>> from sira.streams import StreamEngine
+            >>> engine = StreamEngine()
+            >>> s = engine.create_stream("s", {"k": sira.INT, "v": sira.INT})
+            >>> q = engine.register("summarizebyusing(window(s, ts, range(5)), (k, during), "
+            ...                     "(total(plus(v))), (during))")
+            >>> s.attach().insert_many([({"k": 1, "v": 2}, 1), ({"k": 1, "v": 3}, 2)])
+            >>> window_summary = q.sources["s"][0].downstream[0][0]
+            >>> window_summary.groups, window_summary.exits
+            ({1: [1, 2]}, deque([(6, 1, 2)]))
+            >>> groups, values, exits = window_summary.general_state()
+            >>> [(k, g[1], g[2][0].total) for k, g in groups.items()], values, exits
+            ([((1,), 1, 2)], {(1,): (1, 2)}, [(6, (1,), (2,))])
+        """
+        fns = self.functions()
+        if not fns[7]:
+            return self.groups, self.values, list(self.exits)
+        tupled = (lambda k: (k,)) if fns[8] is not None else (lambda k: k)
+        groups = {}
+        for k, (size, total) in self.groups.items():
+            running = _Running.of(fns[1][0])
+            running.total = total
+            groups[tupled(k)] = [None, size, [running]]
+        return (groups, {tupled(k): v for k, v in self.values.items()},
+                [(t, tupled(k), (v,)) for t, k, v in self.exits])
+
+    def load_general_state(self, groups: dict, values: dict, exits: list) -> None:
+        """Set the state from :meth:`general_state`'s layout (a checkpoint's)."""
+        fns = self.functions()
+        if not fns[7]:
+            self.groups, self.values, self.exits = groups, values, deque(exits)
+            return
+        untupled = (lambda k: k[0]) if fns[8] is not None else (lambda k: k)
+        self.groups = {untupled(k): [size, running[0].total]
+                       for k, (_, size, running) in groups.items()}
+        self.values = {untupled(k): v for k, v in values.items()}
+        self.exits = deque((t, untupled(k), inputs[0]) for t, k, inputs in exits)
 
     def on_rows(self, rows, port):
         _buffer(self.buffer, rows)
@@ -526,21 +620,36 @@ class WindowSummarize(TemporalSummarize):
     def on_bound(self, b, port):
         if self.bound is not None and b <= self.bound:
             return
+        out = self.close(b)
+        if out:
+            self.emit_changes(out)
+        self.emit_bound(b)
+
+    def close(self, b) -> list:
+        """Move the bound to ``b`` (later than the current one): the output changes of every
+        instant before ``b``, one entry per instant (what :meth:`on_bound` passes on).
+
+        Per instant: the elements arriving join their groups (each once: set semantics), the
+        elements whose time is up leave, and the groups touched give their changes.
+        """
+        fns = self.functions()
+        if fns[7]:
+            return self._close_sum(b, fns)
         self.bound = b
-        key_of, aggs, fns, _, _, time = self.functions()
-        units = 1 if self.window.spec.kind == "now" else self.window.range_units
+        key_of, aggs, _, _, _, inputs_of, until = fns[:7]
         buffer, exits, groups, values = self.buffer, self.exits, self.groups, self.values
         out = []
         while buffer and buffer[0][0] < b:
             t, rows = buffer.popleft()
-            self._leave_before(t, out)
+            if exits and exits[0][0] < t:
+                self._leave_before(t, out)
             if len(rows) > 1:
                 rows = list(dict.fromkeys(rows))
             touched: dict = {}
-            until = None if units is None else time.plus(t, units)
+            leaves = None if until is None else until(t)
             for row in rows:
                 k = key_of(row)
-                inputs = tuple([f(row) for f in fns])
+                inputs = inputs_of(row)
                 group = groups.get(k)
                 if group is None:
                     group = groups[k] = [None, 0, [_Running.of(a) for a in aggs]]
@@ -549,16 +658,84 @@ class WindowSummarize(TemporalSummarize):
                 group[1] += 1
                 for r, v in zip(group[2], inputs):
                     r.change(v, 1)
-                if until is not None:
-                    exits.append((until, k, inputs))
-            self._leave_at(t, touched)
+                if leaves is not None:
+                    exits.append((leaves, k, inputs))
+            if exits and exits[0][0] == t:
+                self._leave_at(t, touched)
             emitted = self._outputs(touched)
             if emitted:
                 out.append((t, emitted))
-        self._leave_before(b, out)
-        if out:
-            self.emit_changes(out)
-        self.emit_bound(b)
+        if exits and exits[0][0] < b:
+            self._leave_before(b, out)
+        return out
+
+    def _close_sum(self, b, fns) -> list:
+        """:meth:`close` when the only aggregate is an integer sum, on the compact state (see
+        :meth:`compile`): the same instants, steps and order, inline (the hot loop of the
+        usual live query). An instant's arrivals come first, then its exits, then the changes
+        of the groups they touched. ``fns``: :meth:`functions`."""
+        self.bound = b
+        key_of, aggs, exprs, order, _, _, until, _, key_at, value_at, step, _ = fns
+        value_of, result_type = exprs[0], aggs[0].result_type
+        low, high = fns[11]
+        buffer, exits, groups, values = self.buffer, self.exits, self.groups, self.values
+        out = []
+        while True:
+            if buffer and buffer[0][0] < b:
+                t = buffer[0][0]
+                if exits and exits[0][0] < t:  # an instant with exits only comes first
+                    t, rows = exits[0][0], ()
+                else:
+                    rows = buffer.popleft()[1]
+                    if len(rows) > 1:
+                        rows = list(dict.fromkeys(rows))
+            elif exits and exits[0][0] < b:
+                t, rows = exits[0][0], ()
+            else:
+                return out
+            touched: dict = {}
+            if rows:  # arrivals
+                leaves = t + step if step is not None else None if until is None else until(t)
+                for row in rows:
+                    k = row[key_at] if key_at is not None else key_of(row)
+                    v = row[value_at] if value_at is not None else value_of(row)
+                    group = groups.get(k)
+                    if group is None:
+                        group = groups[k] = [0, 0]
+                    if k not in touched:
+                        touched[k] = values.get(k)
+                    group[0] += 1
+                    group[1] += v
+                    if leaves is not None:
+                        exits.append((leaves, k, v))
+            while exits and exits[0][0] == t:  # exits
+                _, k, v = exits.popleft()
+                group = groups[k]
+                if k not in touched:
+                    touched[k] = values.get(k)
+                group[0] -= 1
+                group[1] -= v
+            emitted = []
+            for k, old in touched.items():  # the groups' changes
+                size, total = groups[k]
+                if size:
+                    if not low <= total <= high:
+                        result_type.fit(total, operator="plus")  # IntOverflow
+                    new = (k, total) if key_at is not None else k + (total,)
+                    if order is not None:
+                        new = order(new)
+                    values[k] = new
+                else:
+                    new = None
+                    values.pop(k, None)
+                    del groups[k]
+                if old != new:
+                    if old is not None:
+                        emitted.append((old, -1))
+                    if new is not None:
+                        emitted.append((new, 1))
+            if emitted:
+                out.append((t, emitted))
 
     def _leave_at(self, t, touched):
         """Apply the exits at instant ``t`` (noting the groups they touch)."""
