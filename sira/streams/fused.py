@@ -296,6 +296,7 @@ def _one(op):
 
 
 def _project_one(op, fn, t, row):
+    """PROJECT of a stream for one row: None when an equal row was out at this instant."""
     value = fn(row)
     if t != op.instant:
         op.instant, op.seen = t, set()

@@ -529,10 +529,13 @@ class WindowSummarize(TemporalSummarize):
         return fifo and all(_Running.supports(a) for a in aggs)
 
     def compile(self):
-        """The summary's functions, then the window's: ``until(t)``, the instant an element
-        arriving at ``t`` leaves (None: never); whether the only aggregate is an integer sum,
-        and then the position of the only group attribute (None if there are several or
-        none).
+        """The summary's functions (``key_of, aggs, fns, order, folds, inputs_of``), then
+        ``until`` (``until(t)`` is the instant an element arriving at ``t`` leaves; None:
+        never), ``single_sum`` (the only aggregate is an integer sum), and for that case
+        ``key_at`` (the position of the only group attribute; None if there are several or
+        none), ``value_at`` (the position of the attribute summed; None for an expression),
+        ``step`` (the window's length when ``until`` is an integer addition) and ``limits``
+        (the sum's result range).
 
         When the only aggregate is an integer sum (the usual live query), the state is kept
         compact: a group's key is its attribute's value itself when it has one attribute, a
