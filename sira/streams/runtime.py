@@ -21,7 +21,10 @@ Two kinds of data flow between operators:
   of a query is emitted as tuples with their ``during`` once each interval has closed.
 
 The operators live in :mod:`sira.streams.operators` (streams) and :mod:`sira.streams.temporal`
-(temporal relations); this module compiles a query into them and runs it.
+(temporal relations); this module compiles a query into them and runs it. Where the operators
+from a stream allow (stream operators into a window or a running summary, out through
+ISTREAM/DSTREAM/CHANGES), they run fused, one loop per train on their own state
+(:mod:`sira.streams.fused`): the results, checks and checkpoints are the same, only faster.
 
 Parts of a query that read no stream are constant relations (relvars given to ``register``),
 evaluated once by the batch engine. Rows travel in trains: each operator takes a list of rows
