@@ -1,11 +1,16 @@
 """Live queries on Spark Structured Streaming (``sira_spark.live``): the same query on the same
 input -- files appended as micro-batches, with heartbeat bounds and late rows -- gives on Spark
-exactly the rows sira's own live runtime gives; late rows are counted and change nothing; a
-query stopped in the middle of its input and started again from its checkpoint continues with
-no lost and no duplicated output; what cannot run continuously is refused by name.
+exactly the rows sira's own live runtime gives, on every path it can take (native operators,
+the vectorised handler, the general handler running the live runtime's operators); late rows
+are counted, handed to ``late_rows_sink`` and change nothing; a row repeated in a later
+micro-batch is one element; a query stopped in the middle of its input and started again from
+its checkpoint continues with no lost and no duplicated output; what cannot run continuously is
+refused by name.
 
 Each Spark run reads every input file as its own micro-batch (``maxFilesPerTrigger=1``) in one
-``availableNow`` run, so the test stays quick and deterministic."""
+``availableNow`` run; the queries of a test run side by side over the same files, so the test
+stays quick and deterministic. The vectorised kernel is also compared with the live runtime on
+random input, without Spark."""
 
 from __future__ import annotations
 
@@ -14,9 +19,14 @@ import os
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("pyspark")
 
+import numpy as np  # noqa: E402
+
+import sira  # noqa: E402
 from sira import INT, Relation  # noqa: E402
 from sira.streams import NotSupportedLive, StreamEngine  # noqa: E402
 
@@ -39,31 +49,61 @@ LATE = [
     {"s": [(2, 7, 25), (1, 9, 19), (0, 3, 20), ("bound", 30)]},  # 19 late; 20 is on time
     {"s": [(1, 1, 29), (1, 2, 31), ("bound", 80)]},          # 29 < 30: late
 ]
+#: the late rows of LATE: (rowtime, the bound they were judged against, k, v)
+LATE_ROWS = {(11, 12, 2, 2), (19, 20, 1, 9), (29, 30, 1, 1)}
 
-DIFFERENTIAL = {
-    "filter": "restrict(s, gt(v, 2))",
-    "range window, per-key running sum as changes":
-        "changes(summarizebyusing(window(s, ts, range(10)), (k, during), (total(plus(v))),"
-        " (during)), at)",
-    "slide window with istream": "istream(project(window(s, ts, range(10) slide(5)),"
-                                 " (k, v, during)), at)",
-    "hop window table aggregate": "summarizeby(hop(s, ts, size(10) slide(5)), (window_start,"
-                                  " window_end, k), (total(plus(v)) n(plus(1))))",
-    "session window table": "summarizeby(session(s, ts, gap(4) partition(k)), (window_start,"
-                            " window_end, k), (total(plus(v))))",
-    "union of two streams": "union(project(s, (k, v, ts)), project(r, (k, v, ts)))",
-    "join of a window with a static relation": "changes(join(project(window(s, ts, range(8)),"
-                                               " (k, v, during)), t), at)",
-    "partitioned rows window with dstream": "dstream(project(window(s, ts, partition(k)"
-                                            " rows(2)), (k, v, during)), at)",
-    "rows window over the whole stream (one key)": "changes(window(s, ts, rows(3)), at)",
+RUNNING_SUM = ("changes(summarizebyusing(window(s, ts, range(10)), (k, during), "
+               "(total(plus(v))), (during)), at)")
+HOP = ("summarizeby(hop(s, ts, size(10) slide(5)), (window_start, window_end, k), "
+       "(total(plus(v)) n(plus(1))))")
+
+#: name -> (query, the path "auto" picks, the other paths compared with the live runtime)
+CASES = {
+    "filter and a join with a constant relation (native)":
+        ("join(restrict(s, gt(v, 1)), t)", "native", ()),
+    "semiminus, extend, rename and project of a stream (native)":
+        ("project(rename(extend(semiminus(s, t), (w2(mult(v, 2)))), (v, value)),"
+         " (k, value, w2, ts))", "native", ("general",)),
+    "hop window table aggregate (native)": (HOP, "native", ("general",)),
+    "tumble window table with an offset, max, min and window_time (native)":
+        ("summarizeby(tumble(s, ts, size(10) offset(3)), (window_start, window_end, window_time,"
+         " k), (hi(max(v)) lo(min(v)) n(plus(1))))", "native", ()),
+    "session window table, a row at exactly last + gap joining (native)":
+        ("summarizeby(session(s, ts, gap(4) partition(k)), (window_start, window_end, k),"
+         " (total(plus(v))))", "native", ()),
+    "range window, per-key running sum as changes (vectorised)":
+        (RUNNING_SUM, "vectorised", ("general",)),
+    "slide window, per-key sum and count as dstream (vectorised)":
+        ("dstream(summarizebyusing(window(s, ts, range(10) slide(4)), (k, during),"
+         " (total(plus(v)) n(plus(1))), (during)), at)", "vectorised", ("general",)),
+    "now window, per-key count as istream (vectorised)":
+        ("istream(summarizebyusing(window(s, ts, now), (k, during), (n(plus(1))), (during)),"
+         " at)", "vectorised", ()),
+    "unbounded window, one global sum as changes (vectorised)":
+        ("changes(summarizebyusing(window(s, ts, range(unbounded)), (during), (total(plus(v))),"
+         " (during)), at)", "vectorised", ()),
+    "slide window with istream": ("istream(project(window(s, ts, range(10) slide(5)),"
+                                  " (k, v, during)), at)", "general", ()),
+    "union of two streams": ("union(project(s, (k, v, ts)), project(r, (k, v, ts)))",
+                             "general", ()),
+    "join of a window with a static relation": ("changes(join(project(window(s, ts, range(8)),"
+                                                " (k, v, during)), t), at)", "general", ()),
+    "partitioned rows window with dstream": ("dstream(project(window(s, ts, partition(k)"
+                                             " rows(2)), (k, v, during)), at)", "general", ()),
 }
 
 
 @pytest.fixture(scope="module")
 def engine():
+    """The run's shared engine; the live queries here shuffle into 2 partitions (Spark keeps a
+    query's number in its checkpoint), the other tests' setting is restored afterwards."""
     from sira_spark import default_engine
-    return default_engine()
+    engine = default_engine()
+    conf = engine.spark.conf
+    before = conf.get("spark.sql.shuffle.partitions")
+    conf.set("spark.sql.shuffle.partitions", "2")
+    yield engine
+    conf.set("spark.sql.shuffle.partitions", before)
 
 
 class Files:
@@ -72,7 +112,6 @@ class Files:
     def __init__(self, root, names=("s", "r")):
         self.root = root
         self.count = 0
-        self.seq = {n: 0 for n in names}
         for n in names:
             os.makedirs(root / n, exist_ok=True)
 
@@ -94,10 +133,10 @@ class Reference:
     """sira's own live runtime fed the same micro-batches: each batch's on-time rows as one
     train (in rowtime order, numbered as they are accepted), then its heartbeat."""
 
-    def __init__(self, text, names=("s", "r")):
+    def __init__(self, texts, names=("s", "r")):
         self.engine = StreamEngine()
         self.streams = {n: self.engine.create_stream(n, {"k": INT, "v": INT}) for n in names}
-        self.query = self.engine.register(text, {"t": CONSTANT})
+        self.queries = {text: self.engine.register(text, {"t": CONSTANT}) for text in texts}
         self.producers = {n: s.attach(n) for n, s in self.streams.items()}
         self.late = 0
 
@@ -117,20 +156,23 @@ class Reference:
         late = [(k, v, ts, 0) for k, v, ts in data if floor is not None and ts < floor]
         return numbered + late + [r for r in rows if r[0] == "bound"]
 
-    def rows(self):
-        names = self.query.heading.names
-        return Counter(tuple(r[n] for n in names) for r in self.query.results())
+    def rows(self, text):
+        query = self.queries[text]
+        names = query.heading.names
+        return Counter(tuple(r[n] for n in names) for r in query.results())
 
 
-def start(engine, text, files, checkpoint, sink, names=("s", "r"), sink_options=None):
+def start(engine, text, files, checkpoint, sink, names=("s", "r"), sink_options=None,
+          path="auto", late_rows_sink=None, per_trigger=1):
     from sira_spark.live import LiveSource
     sources = {n: LiveSource(engine.spark.readStream.schema(SCHEMA)
-                             .option("maxFilesPerTrigger", 1).json(str(files.root / n)),
+                             .option("maxFilesPerTrigger", per_trigger)
+                             .json(str(files.root / n)),
                              rowtime="ts", punctuation="is_bound")
                for n in names if os.listdir(files.root / n)}
     return engine.stream(text, sources, sink=sink, checkpoint=str(checkpoint),
                          trigger={"availableNow": True}, relvars={"t": CONSTANT},
-                         sink_options=sink_options)
+                         sink_options=sink_options, path=path, late_rows_sink=late_rows_sink)
 
 
 def collector():
@@ -142,40 +184,101 @@ def collector():
     return out, sink
 
 
-def run_both(engine, tmp_path, text, batches):
-    reference = Reference(text)
-    files = Files(tmp_path / "in")
-    for batch in batches:
+class Run:
+    """One query on one path, started over the shared input files."""
+
+    def __init__(self, text, path="auto", late_rows=False):
+        self.text, self.path, self.keep_late = text, path, late_rows
+        self.out, self.sink = collector()
+        self.late_out, self.late_sink = collector() if late_rows else (None, None)
+        self.query = None
+
+    @property
+    def rows(self) -> Counter:
+        return Counter(row for rows in self.out.values() for row in rows)
+
+    @property
+    def late_rows(self) -> set:
+        return {row for rows in self.late_out.values() for row in rows}
+
+
+def run_side_by_side(engine, root, runs, batches, repeat=None, per_trigger=1):
+    """Write ``batches``, run each run over them, one after the other (quicker than side by
+    side on two cores); the reference. ``repeat`` maps (batch index, stream) to the rows
+    (batch index, row index) of that stream written again in that batch (with the same
+    sequence number: the same element); ``per_trigger`` files of a stream make a micro-batch
+    (more than one only for batches without late rows: each file's rows are judged against
+    the bound before the micro-batch)."""
+    reference = Reference(sorted({r.text for r in runs}))
+    files = Files(root / "in")
+    written = {}
+    for i, batch in enumerate(batches):
         for name, rows in batch.items():
-            files.write(name, reference.batch(name, rows))
-    out, sink = collector()
-    q = start(engine, text, files, tmp_path / "ck", sink,
-              names=sorted({n for b in batches for n in b}))
-    q.query.awaitTermination()
-    got = Counter(row for rows in out.values() for row in rows)
-    return reference, q, got
+            written[(i, name)] = reference.batch(name, rows)
+            again = [written[(j, name)][k] for j, k in (repeat or {}).get((i, name), ())]
+            files.write(name, written[(i, name)] + again)
+    names = sorted({n for b in batches for n in b})
+    for i, run in enumerate(runs):
+        run.query = start(engine, run.text, files, root / f"ck{i}", run.sink, names=names,
+                          path=run.path, late_rows_sink=run.late_sink, per_trigger=per_trigger)
+        run.query.query.awaitTermination()
+    return reference
 
 
-@pytest.mark.parametrize("text", list(DIFFERENTIAL.values()), ids=list(DIFFERENTIAL))
-def test_spark_gives_the_rows_of_the_live_runtime(engine, tmp_path, text):
-    reference, q, got = run_both(engine, tmp_path, text, BATCHES)
-    expected = reference.rows()
+#: rows written again in a later micro-batch, still on time there: (3, 3, 21) of s's second
+#: batch comes again in its third (the bound is then 21 at most); a repeat is one element
+REPEAT = {(2, "s"): [(1, 3)]}
+
+
+@pytest.fixture(scope="module")
+def differential(engine, tmp_path_factory):
+    """Every case on every path it is compared on, over BATCHES (two files of a stream per
+    micro-batch, a row repeated in a later one)."""
+    runs = {(name, path): Run(text, path) for name, (text, auto, others) in CASES.items()
+            for path in ("auto",) + others}
+    root = tmp_path_factory.mktemp("differential")
+    reference = run_side_by_side(engine, root, list(runs.values()), BATCHES, REPEAT,
+                                 per_trigger=2)
+    lines = [line for f in sorted((root / "in" / "s").iterdir()) for line in
+             f.read_text().splitlines()]
+    assert len(lines) == len(set(lines)) + 1, "one row is written twice"
+    return reference, runs
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_every_path_gives_the_rows_of_the_live_runtime(differential, case):
+    reference, runs = differential
+    text, auto, others = CASES[case]
+    expected = reference.rows(text)
     assert expected, "the case produces output"
-    assert got == expected
-    assert max(got.values()) == 1, "a row was emitted twice"
+    assert runs[(case, "auto")].query.path == auto
+    for path in ("auto",) + others:
+        got = runs[(case, path)].rows
+        assert got == expected, f"path {path}"
+        assert max(got.values()) == 1, f"path {path}: a row was emitted twice"
 
 
-def test_late_rows_are_counted_and_change_no_result(engine, tmp_path):
-    text = DIFFERENTIAL["range window, per-key running sum as changes"]
-    reference, q, got = run_both(engine, tmp_path, text, LATE)
+def test_late_rows_are_counted_handed_on_and_change_no_result(engine, tmp_path):
+    runs = [Run(HOP), Run(RUNNING_SUM, late_rows=True), Run(HOP, late_rows=True)]
+    reference = run_side_by_side(engine, tmp_path, runs, LATE)
+    # a query keeping its late rows takes a keyed path (the native one counts them only)
+    assert [r.query.path for r in runs] == ["native", "vectorised", "general"]
     assert reference.late == 3
-    assert q.late_rows == 3
-    assert got == reference.rows()
+    for run in runs:
+        assert run.query.late_rows == 3, run.query.path
+        assert run.rows == reference.rows(run.text), run.query.path
+    for run in runs[1:]:
+        got = set()
+        for stream, rowtime, bound, row in run.late_rows:
+            values = json.loads(row)
+            assert stream == "s" and values["ts"] == rowtime
+            got.add((rowtime, bound, values["k"], values["v"]))
+        assert got == LATE_ROWS, run.query.path
 
 
-def test_a_restart_from_the_checkpoint_loses_and_repeats_nothing(engine, tmp_path):
-    text = DIFFERENTIAL["range window, per-key running sum as changes"]
-    reference = Reference(text)
+@pytest.mark.parametrize("text", [RUNNING_SUM, HOP], ids=["vectorised", "native"])
+def test_a_restart_from_the_checkpoint_loses_and_repeats_nothing(engine, tmp_path, text):
+    reference = Reference([text])
     files = Files(tmp_path / "in")
     out_dir, checkpoint = tmp_path / "out", tmp_path / "ck"
 
@@ -193,11 +296,29 @@ def test_a_restart_from_the_checkpoint_loses_and_repeats_nothing(engine, tmp_pat
     first = engine.spark.read.parquet(str(out_dir)).count()
     write(BATCHES[2:])
     run()  # the same query again, from its checkpoint
-    names = reference.query.heading.names
+    names = reference.queries[text].heading.names
     got = Counter(tuple(r[n] for n in names)
                   for r in engine.spark.read.parquet(str(out_dir)).collect())
     assert 0 < first < sum(got.values())
-    assert got == reference.rows()
+    assert got == reference.rows(text)
+
+
+def test_bad_rows_fail_the_query_naming_what_is_wrong(engine, tmp_path):
+    from pyspark.errors import StreamingQueryException
+    files = Files(tmp_path / "in", names=("s",))
+    (files.root / "s" / "bad.json").write_text(
+        json.dumps({"k": 1, "v": None, "ts": 5, "seq": 1, "is_bound": False}) + "\n")
+    for path, what in (("native", "attribute 'v' holds NULL"),
+                       ("vectorised", "attribute 'v' holds NULL")):
+        text = "restrict(s, gt(v, 0))" if path == "native" else RUNNING_SUM
+        q = start(engine, text, files, tmp_path / f"ck-{path}", collector()[1], names=("s",))
+        with pytest.raises(StreamingQueryException, match=what):
+            q.query.awaitTermination()
+    (files.root / "s" / "bad.json").write_text(
+        json.dumps({"k": 1, "v": 1, "ts": -1, "seq": 1, "is_bound": False}) + "\n")
+    q = start(engine, RUNNING_SUM, files, tmp_path / "ck-rowtime", collector()[1], names=("s",))
+    with pytest.raises(StreamingQueryException, match="rowtime 'ts' outside"):
+        q.query.awaitTermination()
 
 
 @pytest.mark.parametrize("operator", sorted(__import__("sira_spark.live", fromlist=["x"])
@@ -213,21 +334,151 @@ def test_what_cannot_run_continuously_is_refused_by_name(engine, tmp_path, opera
     assert operator.lower() in str(err.value).lower()
 
 
-def test_the_state_is_partitioned_by_what_the_query_keeps_apart(engine, tmp_path):
-    from sira_spark.live import LiveSource, compile_live
+def _sources(engine, tmp_path):
+    from sira_spark.live import LiveSource
     files = Files(tmp_path / "in")
-    sources = {n: LiveSource(engine.spark.readStream.schema(SCHEMA).json(str(files.root / n)),
-                             rowtime="ts", punctuation="is_bound") for n in ("s", "r")}
-    assert compile_live(engine, DIFFERENTIAL["range window, per-key running sum as changes"],
-                        sources).key == ("k",)
+    return {n: LiveSource(engine.spark.readStream.schema(SCHEMA).json(str(files.root / n)),
+                          rowtime="ts", punctuation="is_bound") for n in ("s", "r")}
+
+
+def test_the_state_is_partitioned_by_what_the_query_keeps_apart(engine, tmp_path):
+    from sira_spark.live import compile_live
+    sources = _sources(engine, tmp_path)
+    assert compile_live(engine, RUNNING_SUM, sources).key == ("k",)
     assert compile_live(engine, "changes(window(s, ts, rows(3)), at)", sources).key == ()
-    assert compile_live(engine, "restrict(s, gt(v, 2))", sources).key == ("k", "seq", "ts", "v")
+    assert compile_live(engine, "restrict(s, gt(v, 2))", sources,
+                        path="general").key == ("k", "seq", "ts", "v")
+
+
+def test_a_path_the_query_cannot_take_is_refused(engine, tmp_path):
+    from sira.errors import SiraValueError
+    from sira_spark.live import compile_live
+    sources = _sources(engine, tmp_path)
+    with pytest.raises(SiraValueError, match="no vectorised plan"):
+        compile_live(engine, "restrict(s, gt(v, 2))", sources, path="vectorised")
+    with pytest.raises(SiraValueError, match="no native plan"):
+        compile_live(engine, RUNNING_SUM, sources, path="native")
+    with pytest.raises(SiraValueError, match="keeps late rows"):
+        compile_live(engine, HOP, sources, path="native", keep_late_rows=True)
+    with pytest.raises(SiraValueError, match="path must be"):
+        compile_live(engine, RUNNING_SUM, sources, path="fast")
+
+
+def test_late_rows_sink_needs_a_callable_sink(engine, tmp_path):
+    from sira.errors import SiraError
+    with pytest.raises(SiraError, match="both be callables"):
+        start(engine, RUNNING_SUM, Files(tmp_path / "in"), tmp_path / "ck", "parquet",
+              sink_options={"path": tmp_path / "out"}, late_rows_sink=collector()[1])
 
 
 def test_a_rowtime_that_is_not_an_integer_is_refused(engine, tmp_path):
     from sira.errors import SiraTypeError
     from sira_spark.live import LiveSource, compile_live
     files = Files(tmp_path / "in", names=("s",))
-    df = engine.spark.readStream.schema("k int, ts string").json(str(files.root / "s"))
+    df = engine.spark.readStream.schema("k int, v int, ts string").json(str(files.root / "s"))
     with pytest.raises(SiraTypeError, match="rowtime column 'ts'"):
         compile_live(engine, "restrict(s, gt(k, 1))", {"s": LiveSource(df, rowtime="ts")})
+
+
+# ------------------------------------------------------------------ the vectorised kernel
+
+KERNEL_QUERIES = [
+    RUNNING_SUM,
+    "istream(summarizebyusing(window(s, ts, now), (k, during), (n(plus(1))), (during)), at)",
+    "dstream(summarizebyusing(window(s, ts, range(7) slide(3)), (k, during), (total(plus(v))"
+    " n(plus(1))), (during)), at)",
+    "changes(summarizebyusing(window(s, ts, range(unbounded)), (k, during), (total(plus(v))),"
+    " (during)), at)",
+    "changes(summarizebyusing(window(s, ts, range(4) slide(4)), (k, during), (n(plus(2))),"
+    " (during)), at)",
+]
+
+_trains = st.lists(st.tuples(st.lists(st.tuples(st.integers(0, 2), st.integers(-3, 3),
+                                                st.integers(0, 6)), max_size=6),
+                             st.integers(0, 5), st.booleans()), min_size=1, max_size=6)
+
+
+def _kernel_rows(shape, trains):
+    """The vectorised kernel over ``trains`` (rows (k, v, dt), a bound step and whether the
+    rows of the train before come again), as the handler runs it per key: rows not before the
+    bound join their key's state, then every key folds the instants the new bound (the latest
+    rowtime so far) has passed."""
+    from sira_spark.live.vector import KeyState, decode, encode
+    states, out, bound, latest, seq, before = {}, Counter(), None, 0, 0, []
+    for rows, step, again in trains:
+        accepted = []
+        for k, v, t, n in [(k, v, latest + dt, None) for k, v, dt in rows] + \
+                (before if again else []):
+            if bound is not None and t < bound:
+                continue  # late
+            if n is None:
+                seq += 1
+                n = seq
+                accepted.append((k, v, t, n))
+            state = states.setdefault(k, KeyState.fresh(shape))
+            state.add({"k": np.array([k], dtype=np.int32), "v": np.array([v], dtype=np.int32),
+                       "ts": np.array([t]), "seq": np.array([n])})
+        before = accepted
+        accepted = [t for _, _, t, _ in accepted]
+        latest += step
+        bound = max([bound or 0, latest] + accepted)
+        for k, state in list(states.items()):
+            out.update(_rows_of(shape, k, state.close(shape, bound)))
+            states[k] = decode(encode(state, shape), shape)  # as Spark's state store keeps it
+    for k, state in states.items():
+        out.update(_rows_of(shape, k, state.close(shape, 10 ** 9)))
+    return out
+
+
+def _rows_of(shape, k, out):
+    n = len(out[shape.at])
+    out = dict(out, k=np.full(n, k))
+    return [tuple(v.item() if hasattr(v, "item") else v for v in row)
+            for row in zip(*[list(out[name]) for name in shape.heading.names])]
+
+
+def _runtime_rows(text, trains):
+    """The live runtime over the same trains (each one a train, then the same bound)."""
+    engine = StreamEngine()
+    stream = engine.create_stream("s", {"k": INT, "v": INT})
+    query = engine.register(text)
+    producer = stream.attach()
+    bound, latest = None, 0
+    for rows, step, _ in trains:
+        batch = sorted(((k, v, latest + dt) for k, v, dt in rows
+                        if bound is None or latest + dt >= bound), key=lambda r: r[2])
+        if batch:
+            producer.insert_many([({"k": k, "v": v}, t) for k, v, t in batch])
+        latest += step
+        bound = max([bound or 0, latest] + [t for _, _, t in batch])
+        producer.bound(bound)
+    producer.bound(10 ** 9)
+    names = query.heading.names
+    return Counter(tuple(r[n] for n in names) for r in query.results())
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.sampled_from(KERNEL_QUERIES), trains=_trains)
+def test_the_vectorised_kernel_gives_the_rows_of_the_live_runtime(text, trains):
+    from sira_spark.live.common import StreamShape
+    from sira_spark.live.vector import window_sums_of
+    heading = sira.Heading.of({"k": INT, "v": INT, "ts": sira.LONG, "seq": sira.LONG})
+    node = sira.parse(text, {"s": heading})
+    shape = window_sums_of(node, {"s": StreamShape("s", heading, "ts")}, ("k",))
+    assert shape is not None
+    assert _kernel_rows(shape, trains) == _runtime_rows(text, trains)
+
+
+def test_an_int_sum_leaving_int_raises_the_runtime_error():
+    from sira.errors import IntOverflow
+    from sira_spark.live.common import StreamShape
+    from sira_spark.live.vector import KeyState, window_sums_of
+    heading = sira.Heading.of({"k": INT, "v": INT, "ts": sira.LONG, "seq": sira.LONG})
+    shape = window_sums_of(sira.parse(RUNNING_SUM, {"s": heading}),
+                           {"s": StreamShape("s", heading, "ts")}, ("k",))
+    state = KeyState.fresh(shape)
+    big = 2 ** 31 - 1
+    state.add({"k": np.array([1, 1], dtype=np.int32), "v": np.array([big, big], dtype=np.int32),
+               "ts": np.array([1, 2]), "seq": np.array([1, 2])})
+    with pytest.raises(IntOverflow):
+        state.close(shape, 5)

@@ -77,7 +77,7 @@ from __future__ import annotations
 
 from sira.errors import SiraError
 
-from .common import LATE, LATE_ROW, METRIC, LiveSource
+from .common import LATE_ROW, METRIC, LiveSource, marker
 from .plan import PATHS, LivePlan, compile_live, partition_key
 
 #: operators that cannot run continuously (on sira's live runtime, so on Spark): the name the
@@ -207,7 +207,7 @@ def stream(engine, expr, sources: dict, sink=None, checkpoint: str | None = None
                         f"name (got {sink!r})")
     plan = compile_live(engine, expr, sources, relvars, path=path,
                         keep_late_rows=late_rows_sink is not None)
-    output = plan.output if plan.observed else _observed(plan.output)
+    output = plan.output if plan.observed else _observed(plan.output, plan.node.heading)
     if late_rows_sink is None:
         output = _results(output, plan.node.heading, False)
     writer = output.writeStream.outputMode("append").option("checkpointLocation",
@@ -226,17 +226,15 @@ def stream(engine, expr, sources: dict, sink=None, checkpoint: str | None = None
     return SparkLiveQuery(writer.start(), plan.node, plan.key, plan.path)
 
 
-def _observed(df):
+def _observed(df, heading):
     from .plan import observed
-    return observed(df)
+    return observed(df, heading)
 
 
 def _results(df, heading, keep_late_rows):
     """The result rows of a plan's output, in the query's columns."""
     from pyspark.sql import functions as F
-    df = df.where(F.col(LATE) == 0)
-    if keep_late_rows:
-        df = df.where(F.col(LATE_ROW).isNull())
+    df = df.where(F.col(f"`{marker(heading)}`").isNotNull())
     return df.select(*[F.col(f"`{n}`") for n in heading.names])
 
 

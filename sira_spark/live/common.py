@@ -30,7 +30,6 @@ from sira.errors import NullValue
 EVENT_TIME = "__sira_evt"  # 2t + SHIFT ms, the sources' watermark column
 SOURCE = "__sira_src"  # which source a row comes from (its index)
 HEARTBEAT = "__sira_hb"  # a punctuation row: its rowtime is a bound, its other columns nothing
-LATE = "__sira_late"  # in a handler's output: 0 on a result row, n on a row reporting n late rows
 LATE_ROW = "__sira_late_row"  # in a handler's output: one late row, as JSON (late_rows_sink)
 #: the observed metric carrying the late rows the handlers left out, per micro-batch
 METRIC = "sira_live"
@@ -91,24 +90,23 @@ def check_no_nulls(pdf, columns, stream_name) -> None:
             raise NullValue(relvar=stream_name, attribute=name, count=int(missing.sum()))
 
 
-def late_frames(names, count: int, rows=None):
-    """The rows a handler adds to its output for late rows: one carrying their number in
-    :data:`LATE` (its sira columns null: it never leaves the plan) and, when ``rows`` are
-    kept (``late_rows_sink``), one per late row with its JSON in :data:`LATE_ROW`."""
+def late_frames(names, count: int, rows=None) -> list:
+    """What a handler adds to its output for ``count`` late rows: one *marker* row each, its
+    sira columns null (a result never holds a NULL, so the marker never leaves the plan: see
+    :func:`marker`), with the late row's JSON in :data:`LATE_ROW` when ``rows`` are kept
+    (``late_rows_sink``)."""
     import pandas as pd
     if not count:
         return []
-    columns = {n: pd.Series([None], dtype=object) for n in names}
-    columns[LATE] = [count]
-    out = [pd.DataFrame(columns)]
+    columns = {n: pd.Series([None] * count, dtype=object) for n in names}
     if rows is not None:
-        out[0][LATE_ROW] = [None]
-        if rows:
-            detail = {n: pd.Series([None] * len(rows), dtype=object) for n in names}
-            detail[LATE] = [0] * len(rows)
-            detail[LATE_ROW] = rows
-            out.append(pd.DataFrame(detail))
-    return out
+        columns[LATE_ROW] = rows
+    return [pd.DataFrame(columns)]
+
+
+def marker(heading) -> str:
+    """The column whose NULL marks a late row in a handler's output (the heading's first)."""
+    return heading.names[0]
 
 
 def late_row_json(stream: str, rowtime: int, bound: int, row: dict) -> str:
@@ -126,13 +124,12 @@ def _plain(value):
 
 
 def output_schema(heading, keep_late_rows: bool):
-    """A handler's output schema: the query's columns, :data:`LATE` and, when late rows are
-    kept, :data:`LATE_ROW`."""
+    """A handler's output schema: the query's columns and, when late rows are kept,
+    :data:`LATE_ROW`."""
     from pyspark.sql import types as T
 
     from ..types import spark_type
     fields = [T.StructField(n, spark_type(t), True) for n, t in heading.attributes]
-    fields.append(T.StructField(LATE, T.LongType(), False))
     if keep_late_rows:
         fields.append(T.StructField(LATE_ROW, T.StringType(), True))
     return T.StructType(fields)

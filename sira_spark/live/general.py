@@ -19,7 +19,7 @@ import json
 
 from sira.intervals import IntervalType
 
-from .common import (LATE, LATE_ROW, SOURCE, StreamShape, bound_of, check_no_nulls,
+from .common import (LATE_ROW, SOURCE, StreamShape, bound_of, check_no_nulls,
                      late_frames, late_row_json, timeout_of)
 
 _COMPILED: dict = {}  # per Python worker: plan digest -> (LiveQuery, fresh state)
@@ -88,7 +88,8 @@ class GeneralHandler:
             state.update((json.dumps({"ops": ops, "recent": self._encode_recent(recent)}),))
             if pending is not None:
                 state.setTimeoutTimestamp(timeout_of(pending, watermark))
-        yield self._frame(results)
+        if results:
+            yield self._frame(results)
         yield from late_frames(self.names, late, late_rows)
 
     def _recent(self, saved: dict, b) -> dict:
@@ -131,7 +132,7 @@ class GeneralHandler:
         return late
 
     def _frame(self, results):
-        """The results as a pandas frame (intervals as begin/end structs), LATE 0."""
+        """The results as a pandas frame (intervals as begin/end structs)."""
         import pandas as pd
         columns = {}
         for i, (n, t) in enumerate(self.attributes):
@@ -139,7 +140,6 @@ class GeneralHandler:
             if isinstance(t, IntervalType):
                 values = [{"begin": v.begin, "end": v.end} for v in values]
             columns[n] = values
-        columns[LATE] = [0] * len(results)
         if self.keep_late_rows:
             columns[LATE_ROW] = [None] * len(results)
         return pd.DataFrame(columns)

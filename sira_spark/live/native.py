@@ -16,9 +16,11 @@ What makes them exact:
 * **Admission.** Spark keeps a row its watermark has passed when the row's window is still open
   (and its late-row filter uses the previous micro-batch's watermark), where sira rejects every
   row earlier than the bound. So the rows first go through an admission step, an
-  ``applyInPandasWithState`` keyed by a hash of the row and keeping no state, that drops, counts
-  (and, for ``late_rows_sink``, hands on) the rows earlier than the bound, exactly as the other
-  paths do. Its output gets the watermark again (``2t`` ms, delay 1 ms: the same ``2b - 1``).
+  ``applyInPandasWithState`` keyed by a hash of the row and keeping no state, that drops and
+  counts the rows earlier than the bound, exactly as the other paths do. Its output gets the
+  watermark again (``2t`` ms, delay 1 ms: the same ``2b - 1``). Spark allows one
+  ``applyInPandasWithState`` per query, so this path cannot also hand the late rows on: a
+  query with ``late_rows_sink`` takes the vectorised or the general path.
 * **Set semantics.** A stream is a set of rows: ``dropDuplicates`` on the rows and their event
   time (state kept until the bound passes the instant) makes a row repeated in a later
   micro-batch one element, before an aggregate and on a stream's output.
@@ -46,8 +48,7 @@ from sira.expressions.nodes import AttrRef, Literal
 from sira.intervals import IntervalType
 from sira.types import BOOLEAN, INT, LONG, STRING, RelationType, TupleType
 
-from .common import (HEARTBEAT, LATE, LATE_ROW, METRIC, bound_of, check_no_nulls, late_frames,
-                     late_row_json)
+from .common import HEARTBEAT, METRIC, bound_of, check_no_nulls, late_frames
 
 #: the event-time column the admitted rows get (2t ms, watermark delay 1 ms)
 ADMITTED_TIME = "__sira_t"
@@ -170,19 +171,17 @@ def _names(node) -> set:
 class Admission:
     """The admission step's handler (``applyInPandasWithState`` keyed by a hash of the row,
     keeping no state): rows and heartbeats the bound has not passed go on; late rows are
-    counted (and kept, for the late rows table); heartbeats the bound has passed are stale
+    counted (one marker row each, its rowtime NULL); heartbeats the bound has passed are stale
     and dropped."""
 
-    def __init__(self, stream: str, heading, rowtime: str, keep_late_rows: bool):
+    def __init__(self, stream: str, heading, rowtime: str):
         self.stream = stream
         self.names = heading.names
         self.rowtime = rowtime
-        self.keep_late_rows = keep_late_rows
 
     def __call__(self, key, frames, state):
-        watermark = state.getCurrentWatermarkMs()
-        bound = bound_of(watermark)
-        late, late_rows = 0, ([] if self.keep_late_rows else None)
+        bound = bound_of(state.getCurrentWatermarkMs())
+        late = 0
         columns = list(self.names) + [HEARTBEAT]
         for pdf in frames:
             if not len(pdf):
@@ -191,55 +190,41 @@ class Admission:
             check_no_nulls(pdf[~beat], self.names, self.stream)
             on_time = pdf[self.rowtime].to_numpy() >= bound if bound is not None else \
                 np.ones(len(pdf), dtype=bool)
-            dropped = ~on_time & ~beat
-            late += int(dropped.sum())
-            if late_rows is not None and dropped.any():
-                for row in pdf.loc[dropped, list(self.names)].to_dict("records"):
-                    late_rows.append(late_row_json(self.stream, row[self.rowtime], bound, row))
-            out = pdf.loc[on_time, columns].copy()
-            out[LATE] = 0
-            if late_rows is not None:
-                out[LATE_ROW] = None
-            yield out
-        yield from late_frames(columns, late, late_rows)
+            late += int((~on_time & ~beat).sum())
+            yield pdf.loc[on_time, columns]
+        yield from late_frames(columns, late)
 
 
-def admission_schema(heading, keep_late_rows: bool):
+def admission_schema(heading):
     from pyspark.sql import types as T
 
     from ..types import spark_type
     fields = [T.StructField(n, spark_type(t), True) for n, t in heading.attributes]
-    fields += [T.StructField(HEARTBEAT, T.BooleanType(), True),
-               T.StructField(LATE, T.LongType(), False)]
-    if keep_late_rows:
-        fields.append(T.StructField(LATE_ROW, T.StringType(), True))
+    fields.append(T.StructField(HEARTBEAT, T.BooleanType(), True))
     return T.StructType(fields)
 
 
-def admitted(frame, stream: str, heading, rowtime: str, keep_late_rows: bool, observe: bool):
+def admitted(frame, stream: str, heading, rowtime: str):
     """The admission step over one source's frame (its columns, the watermarked event time and
-    the heartbeat flag): its output, with the late rows counted in the observed metric when
-    ``observe``."""
+    the heartbeat flag): its output, the late rows counted in the observed metric (a late
+    row's marker has a NULL rowtime)."""
     from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
     partitions = int(frame.sparkSession.conf.get("spark.sql.shuffle.partitions"))
     bucket = F.pmod(F.xxhash64(*[F.col(f"`{n}`") for n in heading.names]), F.lit(partitions))
-    handler = Admission(stream, heading, rowtime, keep_late_rows)
     out = frame.withColumn(BUCKET, bucket).groupBy(BUCKET).applyInPandasWithState(
-        handler, admission_schema(heading, keep_late_rows), "unused int", "append",
+        Admission(stream, heading, rowtime), admission_schema(heading), "unused int", "append",
         GroupStateTimeout.NoTimeout)
-    if observe:
-        out = out.observe(METRIC, F.coalesce(F.sum(LATE), F.lit(0)).alias("late_rows"))
-    return out
+    marked = F.col(f"`{rowtime}`").isNull()
+    return out.observe(METRIC, F.coalesce(F.sum(F.when(marked, 1).otherwise(0)), F.lit(0))
+                       .alias("late_rows"))
 
 
-def on_time_rows(admitted_df, heading, rowtime: str, keep_late_rows: bool):
+def on_time_rows(admitted_df, heading, rowtime: str):
     """The admitted rows with the watermark again (on ``2t`` ms, delay 1 ms: ``W = 2b - 1``),
     heartbeats dropped once they have moved it, repeats dropped (set semantics)."""
     from pyspark.sql import functions as F
-    df = admitted_df.where(F.col(LATE) == 0)
-    if keep_late_rows:
-        df = df.where(F.col(LATE_ROW).isNull())
+    df = admitted_df.where(F.col(f"`{rowtime}`").isNotNull())
     df = df.withColumn(ADMITTED_TIME, F.timestamp_millis(F.col(f"`{rowtime}`").cast("long") * 2))
     df = df.withWatermark(ADMITTED_TIME, "1 millisecond")
     # one predicate reading the event time, so that Spark does not push it below the watermark
@@ -248,16 +233,6 @@ def on_time_rows(admitted_df, heading, rowtime: str, keep_late_rows: bool):
     df = df.where(~beat | (F.col(ADMITTED_TIME) < F.timestamp_millis(F.lit(0))))
     return df.select(*[F.col(f"`{n}`") for n in heading.names], ADMITTED_TIME) \
         .dropDuplicates(list(heading.names) + [ADMITTED_TIME])
-
-
-def late_detail(admitted_df, heading):
-    """The late rows the admission step handed on (late_rows_sink), in the output's shape."""
-    from pyspark.sql import functions as F
-
-    from ..types import spark_type
-    df = admitted_df.where(F.col(LATE_ROW).isNotNull())
-    return df.select(*[F.lit(None).cast(spark_type(t)).alias(n) for n, t in heading.attributes],
-                     F.lit(0).cast("long").alias(LATE), F.col(LATE_ROW))
 
 
 # ------------------------------------------------------------------------------ plans
@@ -402,5 +377,5 @@ def _join(rows, node, stream, relations, spark):
     return df.join(F.broadcast(constant), on=common, how=how)
 
 
-__all__ = ["Admission", "RowChain", "WindowAggregate", "admitted", "late_detail",
+__all__ = ["Admission", "RowChain", "WindowAggregate", "admitted",
            "native_shape", "on_time_rows", "row_chain_plan", "window_aggregate_plan"]

@@ -13,8 +13,8 @@ from sira.errors import SiraTypeError, SiraValueError, UnknownRelvar
 from sira.types import INT, LONG
 from sira.values import Relation, normalize_name
 
-from .common import (EVENT_TIME, HEARTBEAT, LATE, LATE_ROW, MAX_ROWTIME, METRIC, SHIFT,
-                     SOURCE, LiveSource, StreamShape, output_schema)
+from .common import (EVENT_TIME, HEARTBEAT, LATE_ROW, MAX_ROWTIME, METRIC, SHIFT, SOURCE,
+                     LiveSource, StreamShape, marker, output_schema)
 
 #: the paths a live query can take on Spark, fastest first ("auto" picks the first that fits)
 PATHS = ("native", "vectorised", "general")
@@ -23,9 +23,10 @@ PATHS = ("native", "vectorised", "general")
 @attrs.frozen
 class LivePlan:
     """A compiled live query: its tree, the key its state is partitioned by, the path it takes
-    and the streaming DataFrame of its output rows: the query's heading, then :data:`LATE`
-    (0 on a result row) and, when late rows are kept, :data:`LATE_ROW`; ``observed`` says
-    whether the late rows are already counted in the observed metric."""
+    and the streaming DataFrame of its output rows: the query's heading and, when late rows
+    are kept, :data:`LATE_ROW`; a row whose :func:`~sira_spark.live.common.marker` column is
+    NULL marks a late row; ``observed`` says whether the late rows are already counted in the
+    observed metric."""
 
     node: object
     key: tuple
@@ -80,27 +81,31 @@ def compile_live(engine, expr, sources: dict, relvars: dict | None = None, path:
     read = [name for name in shapes if name in used]
     read_shapes = {n: shapes[n] for n in read}
     key = partition_key(node, read_shapes)
-    chosen, shape = _choose(node, read_shapes, relations, key, path)
+    chosen, shape = _choose(node, read_shapes, relations, key, path, keep_late_rows)
     build = {"native": _native_plan, "vectorised": _vector_plan, "general": _general_plan}
     output, observed = build[chosen](engine, node, read, shapes, sources, relations, key, shape,
                                      keep_late_rows)
     return LivePlan(node, key, chosen, output, observed, keep_late_rows)
 
 
-def _choose(node, shapes, relations, key, path):
+def _choose(node, shapes, relations, key, path, keep_late_rows):
     """The path ``node`` takes and its shape there (the first of :data:`PATHS` that fits, or
-    the one asked for)."""
+    the one asked for). The native path hands late rows on as a count only (its admission step
+    and Spark's aggregation cannot both feed one output), so a query keeping them takes
+    another."""
     from .native import native_shape
     from .vector import window_sums_of
-    found = {"native": native_shape(node, shapes, relations),
+    found = {"native": None if keep_late_rows else native_shape(node, shapes, relations),
              "vectorised": window_sums_of(node, shapes, key) if len(shapes) == 1 else None,
              "general": True}
     if path == "auto":
         chosen = next(p for p in PATHS if found[p] is not None)
         return chosen, found[chosen]
     if found[path] is None:
+        why = " that keeps late rows (late_rows_sink)" if path == "native" and \
+            keep_late_rows else ""
         raise SiraValueError(f"path={path!r}: {node!r} has no {path} plan on Structured "
-                             f"Streaming (path='auto' picks the one it has)",
+                             f"Streaming{why} (path='auto' picks the one it has)",
                              operator="STREAM", value=path)
     return path, found[path]
 
@@ -211,10 +216,12 @@ def without_heartbeats(df):
         .drop(HEARTBEAT)
 
 
-def observed(df):
+def observed(df, heading):
     """``df`` (a handler's output) with its late rows counted in the observed metric."""
     from pyspark.sql import functions as F
-    return df.observe(METRIC, F.coalesce(F.sum(LATE), F.lit(0)).alias("late_rows"))
+    marked = F.col(f"`{marker(heading)}`").isNull()
+    return df.observe(METRIC, F.coalesce(F.sum(F.when(marked, 1).otherwise(0)), F.lit(0))
+                      .alias("late_rows"))
 
 
 # ------------------------------------------------------------------------------ the paths
@@ -262,25 +269,16 @@ def _vector_plan(engine, node, read, shapes, sources, relations, key, shape, kee
 
 def _native_plan(engine, node, read, shapes, sources, relations, key, shape, keep_late_rows):
     """The admission step, then Structured Streaming's own operators (see
-    :mod:`sira_spark.live.native`); the late rows the admission step hands on join the output
-    when they are kept."""
-    from pyspark.sql import functions as F
-
-    from .native import (WindowAggregate, admitted, late_detail, on_time_rows, row_chain_plan,
+    :mod:`sira_spark.live.native`)."""
+    from .native import (WindowAggregate, admitted, on_time_rows, row_chain_plan,
                          window_aggregate_plan)
     (name,) = read
     stream = shapes[name]
     frame = source_frame(sources[name], stream)
-    rows = on_time_rows(admitted(frame, name, stream.heading, stream.rowtime, False,
-                                 observe=True), stream.heading, stream.rowtime, False)
+    rows = on_time_rows(admitted(frame, name, stream.heading, stream.rowtime), stream.heading,
+                        stream.rowtime)
     if isinstance(shape, WindowAggregate):
         out = window_aggregate_plan(rows, shape)
     else:
         out = row_chain_plan(rows, shape, relations, engine.spark)
-    out = out.withColumn(LATE, F.lit(0).cast("long"))
-    if keep_late_rows:
-        out = out.withColumn(LATE_ROW, F.lit(None).cast("string"))
-        detail = late_detail(admitted(source_frame(sources[name], stream), name, stream.heading,
-                                      stream.rowtime, True, observe=False), node.heading)
-        out = out.unionByName(detail)
     return out, True

@@ -54,7 +54,7 @@ from sira.algebra.windows import Changes, DStream, IStream, Window
 from sira.expressions.nodes import AttrRef, Literal
 from sira.types import BOOLEAN, FLOAT, INT, LONG, STRING
 
-from .common import (LATE, LATE_ROW, bound_of, check_no_nulls, late_frames, late_row_json,
+from .common import (LATE_ROW, bound_of, check_no_nulls, late_frames, late_row_json,
                      timeout_of)
 
 #: attribute types whose values numpy holds exactly (the others take the general path)
@@ -62,6 +62,7 @@ _VECTOR_TYPES = (INT, LONG, BOOLEAN, FLOAT, STRING)
 #: windows longer than this take the general path (instants stay far inside int64)
 _LONGEST = 2 ** 40
 _STATE_VERSION = 1
+_SIGNS = np.array(["-", "+"], dtype=object)
 
 
 @attrs.frozen
@@ -301,7 +302,7 @@ def _output(shape, instants, before_n, after_n, before, after) -> dict:
     for i, s in enumerate(shape.sums):
         out[s.name] = np.concatenate([values[i][m] for m, values, _ in parts]).astype(np.int64)
     if shape.emit == "changes":
-        out["kind"] = [sign for m, _, sign in parts for _ in range(int(m.sum()))]
+        out["kind"] = np.repeat(_SIGNS, [int(minus.sum()), int(plus.sum())])
     return out
 
 
@@ -338,11 +339,13 @@ STATE_SCHEMA = "header string, rows binary, events binary"
 
 def encode(state: KeyState, shape: WindowSums) -> tuple:
     """A key's state as data (no pickle): see :data:`STATE_SCHEMA`."""
+    rows, layout = _rows_bytes(state.rows, shape.columns)
     header = json.dumps({"version": _STATE_VERSION, "count": state.count,
-                         "totals": state.totals, "events": int(len(state.times))})
+                         "totals": state.totals, "events": int(len(state.times)),
+                         "rows": layout})
     events = np.concatenate([state.times.reshape(1, -1), state.counts.reshape(1, -1),
                              state.deltas.astype(np.int64)]).astype(np.int64)
-    return header, _rows_bytes(state.rows, shape.columns), events.tobytes()
+    return header, rows, events.tobytes()
 
 
 def decode(saved: tuple, shape: WindowSums) -> KeyState:
@@ -355,27 +358,43 @@ def decode(saved: tuple, shape: WindowSums) -> KeyState:
                               f"version {head.get('version')} (this sira reads version "
                               f"{_STATE_VERSION})")
     matrix = np.frombuffer(events, dtype=np.int64).reshape(2 + len(shape.sums), head["events"])
-    return KeyState(_rows_of(rows), matrix[0].copy(), matrix[1].copy(), matrix[2:].copy(),
-                    head["count"], head["totals"])
+    return KeyState(_rows_of(rows, head["rows"], shape.columns), matrix[0].copy(),
+                    matrix[1].copy(), matrix[2:].copy(), head["count"], head["totals"])
 
 
-def _rows_bytes(rows: dict, columns) -> bytes:
+def _rows_bytes(rows: dict, columns):
+    """The waiting rows as bytes and their layout: each column's raw values when every column
+    is numeric or boolean (layout: the number of rows and the dtypes), else an Arrow IPC
+    stream (layout: "arrow")."""
     if not rows:
-        return b""
+        return b"", None
+    arrays = [rows[c] for c in columns]
+    if all(a.dtype.kind in "iufb" for a in arrays):
+        return b"".join(a.tobytes() for a in arrays), \
+            {"n": int(len(arrays[0])), "dtypes": [a.dtype.str for a in arrays]}
     import pyarrow as pa
-    table = pa.table({c: pa.array(rows[c]) for c in columns})
+    table = pa.table({c: pa.array(a) for c, a in zip(columns, arrays)})
     sink = io.BytesIO()
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
-    return sink.getvalue()
+    return sink.getvalue(), "arrow"
 
 
-def _rows_of(data: bytes) -> dict:
-    if not data:
+def _rows_of(data: bytes, layout, columns) -> dict:
+    """The inverse of :func:`_rows_bytes`."""
+    if layout is None:
         return {}
+    if layout != "arrow":
+        out, at, n = {}, 0, layout["n"]
+        for c, dtype in zip(columns, layout["dtypes"]):
+            kind = np.dtype(dtype)
+            out[c] = np.frombuffer(data, dtype=kind, count=n, offset=at).copy()
+            at += n * kind.itemsize
+        return out
     import pyarrow as pa
     table = pa.ipc.open_stream(data).read_all()
-    return {name: table.column(name).to_numpy(zero_copy_only=False) for name in table.column_names}
+    return {name: table.column(name).to_numpy(zero_copy_only=False)
+            for name in table.column_names}
 
 
 # ------------------------------------------------------------------------------ the handler
@@ -410,14 +429,17 @@ class VectorHandler:
             pending = held.pending(shape)
             if pending is not None:
                 state.setTimeoutTimestamp(timeout_of(pending, watermark))
-        yield self._frame(key, out)
+        if len(out[shape.at]):
+            yield self._frame(key, out)
         yield from late_frames(self.names, late, late_rows)
 
     def _take(self, held: KeyState, pdf, bound, late_rows) -> int:
         """Add a frame's on-time rows to ``held``; the number of late ones."""
         shape = self.shape
-        check_no_nulls(pdf, shape.columns, shape.stream)
         rows = {c: pdf[c].to_numpy() for c in shape.columns}
+        for c, values in rows.items():
+            if values.dtype.kind not in "iub":  # integers and booleans hold no NULL
+                check_no_nulls(pdf, (c,), shape.stream)
         t = rows[shape.rowtime]
         late = 0
         if bound is not None:
@@ -439,14 +461,13 @@ class VectorHandler:
                 for i in range(int(mask.sum()))]
 
     def _frame(self, key, out: dict):
-        """The output rows as a pandas frame: the group's attributes (the key's values), the
-        folded columns, LATE 0 (and no late row)."""
+        """The output rows as a pandas frame: the group's attributes (the key's values) and the
+        folded columns (and no late row)."""
         import pandas as pd
         n = len(out[self.shape.at])
         for name, value in zip(self.key, key):
             out[name] = np.full(n, value)
         columns = {name: out[name] for name in self.names}
-        columns[LATE] = np.zeros(n, dtype=np.int64)
         if self.keep_late_rows:
             columns[LATE_ROW] = pd.Series([None] * n, dtype=object)
         return pd.DataFrame(columns)
