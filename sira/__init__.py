@@ -104,9 +104,13 @@ def evaluate(expr: str | Node | Expr, relvars: Mapping[str, Any] | None = None,
         relvars = _relations_of(relvars)
     if isinstance(expr, str) and engine == "python":
         expr = parse(expr, relvars)
-    if options.pop("rewrite", True) and isinstance(expr, Node):
+    rewrite = options.pop("rewrite", True)
+    if rewrite and isinstance(expr, Node):
         from .rewrite import optimize
         expr = optimize(expr)  # never changes a result (sira.rewrite)
+        rewrite = False
+    if engine != "python":  # an engine parsing text itself rewrites the tree it gets
+        options["rewrite"] = rewrite
     if isinstance(engine, str):
         if engine == "python":
             from . import engine as python_engine

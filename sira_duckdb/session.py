@@ -100,12 +100,17 @@ class DuckDBEngine:
     # ------------------------------------------------------------------ compiling
     def _prepare(self, expr, relvars, options):
         import sira
+        from sira.rewrite import optimize
+        options = dict(options)
+        rewrite = options.pop("rewrite", True)
         c = Compiler(self, relvars or {}, options)
         try:
             node = expr
             if isinstance(expr, str):
                 catalog = {k: c.relvar_scan(k).heading for k in (relvars or {})}
                 node = sira.parse(expr, catalog)
+            if rewrite and isinstance(node, sira.Node):
+                node = optimize(node)  # never changes a result (sira.rewrite)
             if not isinstance(node, Expr):
                 c.start(node)
         except BaseException:
@@ -133,7 +138,8 @@ class DuckDBEngine:
         Args:
             expr: text, an algebra node or a scalar expression.
             relvars: mapping relvar name -> value (see the module docstring).
-            options: ``max_tuples`` (UNPACK, GTCLOSE), ``nulls``.
+            options: ``max_tuples`` (UNPACK, GTCLOSE), ``nulls``, ``rewrite`` (default True:
+                the tree goes through :mod:`sira.rewrite` first).
         Raises:
             the sira error the Python engine raises on the same input (naming the node).
         """

@@ -212,11 +212,16 @@ class SparkEngine:
                                     "make a new SparkEngine (sira.evaluate(..., engine='spark') "
                                     "starts a new shared session by itself)")
 
-    def _tree(self, expr, relvars):
+    def _tree(self, expr, relvars, options: dict):
+        """The tree of ``expr`` (text parsed against the relvars' headings), rewritten by
+        :mod:`sira.rewrite` unless ``options`` say ``rewrite=False``."""
         import sira
+        from sira.rewrite import optimize
         if isinstance(expr, str):
             catalog = {k: self.heading_of(v, relvar=k) for k, v in (relvars or {}).items()}
-            return sira.parse(expr, catalog)
+            expr = sira.parse(expr, catalog)
+        if options.pop("rewrite", True) and isinstance(expr, sira.Node):
+            expr = optimize(expr)  # never changes a result
         return expr
 
     def heading_of(self, value, relvar: str | None = None):
@@ -305,17 +310,20 @@ class SparkEngine:
         sira are checked for NULL and NaN now, one Spark job each)."""
         from .compiler import Compiler
         self.require_running()
-        node = self._tree(expr, relvars)
+        options = dict(options)
+        node = self._tree(expr, relvars, options)
         return Compiler(self, relvars or {}, self._options(options)).dataframe(node)
 
     def evaluate(self, expr, relvars=None, **options):
         """Evaluate on Spark and collect the result as a Relation (or a scalar).
 
-        Options: ``nulls`` (``"error"`` or ``"drop"``, see the class), ``max_tuples``.
+        Options: ``nulls`` (``"error"`` or ``"drop"``, see the class), ``max_tuples``,
+        ``rewrite`` (default True: the tree goes through :mod:`sira.rewrite` first).
         """
         from .compiler import Compiler
         self.require_running()
-        node = self._tree(expr, relvars)
+        options = dict(options)
+        node = self._tree(expr, relvars, options)
         return Compiler(self, relvars or {}, self._options(options)).evaluate(node)
 
     def explain(self, expr, relvars=None, extended: bool = False) -> str:

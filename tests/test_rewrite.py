@@ -217,3 +217,22 @@ def test_evaluate_rewrites_unless_asked_not_to():
     text = "project(join(r, s), (c, s))"
     assert sira.evaluate(text, {"r": r, "s": s}) == \
         sira.evaluate(text, {"r": r, "s": s}, rewrite=False)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("given", ["text", "tree"])
+def test_every_engine_rewrites_once_what_it_is_given_unless_asked_not_to(engine, given,
+                                                                         monkeypatch):
+    import sira.rewrite
+    calls = []
+    real = sira.rewrite.optimize
+    monkeypatch.setattr(sira.rewrite, "optimize", lambda node: calls.append(node) or real(node))
+    r = Relation.from_rows({"k": INT, "s": INT, "e": INT}, [(1, 2, 3), (2, 5, 6)])
+    s = Relation.from_rows({"k": INT, "c": INT}, [(1, 9), (2, 8)])
+    text = "project(restrict(join(r, s), gt(e, 4)), (c))"
+    expr = text if given == "text" else sira.parse(text, {"r": r.heading, "s": s.heading})
+    expected = Relation.from_rows({"c": INT}, [(8,)])
+    assert sira.evaluate(expr, {"r": r, "s": s}, engine=engine) == expected
+    assert len(calls) == 1
+    assert sira.evaluate(expr, {"r": r, "s": s}, engine=engine, rewrite=False) == expected
+    assert len(calls) == 1
