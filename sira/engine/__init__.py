@@ -19,9 +19,9 @@ tells a JOIN below it which attributes it needs, so the join makes only the proj
 
 from __future__ import annotations
 
-import gc
 from collections import Counter
 
+from ..collector import collector_paused
 from ..errors import ArithmeticFault, SiraError, UnknownRelvar
 from ..values import Relation, tuple_literal
 from .rows import Rows
@@ -178,13 +178,8 @@ def evaluate_node(node, relvars: dict | None = None, **options) -> Relation:
     form no reference cycles, and collections scanning them would dominate the run time.
     """
     _load_families()
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         return Context(relvars, options, node).eval(node)
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def row_error(err: ArithmeticFault, heading, row) -> ArithmeticFault:

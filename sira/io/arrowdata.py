@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 
+from ..collector import collector_paused
 from ..errors import DataFormatError, DataSourceError, SiraError
 from ..intervals import Interval, IntervalType
 from ..types import (AVERAGE, BIGINT, BOOLEAN, DATE, FLOAT, INT, LONG, STRING, TIMESTAMP,
@@ -34,6 +35,7 @@ def _pc():
 
 
 # =========================================================================== reading
+@collector_paused()
 def from_arrow(table, *, types=None, nulls: str = "error", report: ReadReport | None = None,
                name: str | None = None) -> Relation:
     """A relation from an Arrow table (or record batch); one attribute per column.
@@ -341,6 +343,7 @@ def _relation_values(t: RelationType, column, where, report) -> tuple:
 
 
 # =========================================================================== writing
+@collector_paused()
 def to_arrow(relation: Relation, *, ordered: bool = True):
     """The relation as an Arrow table: one column per attribute (in the heading's order), each
     field's sira type in its metadata.
@@ -365,7 +368,7 @@ def to_arrow(relation: Relation, *, ordered: bool = True):
         placeholder = pa.table({"_": pa.nulls(len(relation))})
         return placeholder.drop_columns(["_"]).replace_schema_metadata(schema.metadata)
     sortable = all(_arrow_sortable(t) for t in heading.types)
-    rows = relation.sorted_body() if ordered and not sortable else list(relation.body)
+    rows = relation.sorted_body() if ordered and not sortable else relation.body
     columns = list(zip(*rows)) if rows else [()] * heading.degree
     arrays = [_array(t, column, n) for (n, t), column in zip(heading.attributes, columns)]
     table = pa.Table.from_arrays(arrays, schema=schema)

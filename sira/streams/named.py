@@ -50,7 +50,6 @@ other subscribers and the queries go on.
 
 from __future__ import annotations
 
-import gc
 import logging
 import threading
 from collections import deque
@@ -59,6 +58,7 @@ from operator import itemgetter
 
 import attrs
 
+from ..collector import collector_paused
 from ..errors import SiraError, SiraTypeError
 from ..types import BOOLEAN, INT, LONG, STRING
 from ..values import (Heading, check_row, normalize_name, positional_reorder, reorder_row,
@@ -339,7 +339,7 @@ class NamedStream:
         return self._passed
 
     def _insert(self, state, items, seq):
-        with self.lock, _collector_paused():
+        with self.lock, collector_paused():
             if not state.attached:
                 self._require_attached(state)
             if seq is not None:
@@ -564,21 +564,6 @@ class NamedStream:
             except Exception as err:  # a subscriber that raises must not corrupt the stream
                 detach_failed_subscriber(self._subscribers, self.subscriber_errors, callback,
                                          err, f"stream {self.name}")
-
-
-class _collector_paused:
-    """Pause the cyclic garbage collector while a train passes through a stream and its
-    queries (as the batch engine does while it evaluates): their rows and states form no
-    reference cycles, and collections scanning the train's young objects would cost more
-    than the work. Collections resume after the train (also when it fails)."""
-
-    def __enter__(self):
-        self.was_enabled = gc.isenabled()
-        gc.disable()
-
-    def __exit__(self, *exc):
-        if self.was_enabled:
-            gc.enable()
 
 
 def detach_failed_subscriber(subscribers: list, errors: list, callback, err, where) -> None:
