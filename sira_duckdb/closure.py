@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from sira.algebra.closure import GTClose, TClose, closure_scope
 from sira.engine.closure import EXTRA_ROUNDS  # the same stopping rule as Python
+from sira.engine.guards import Guard, max_tuples
 from sira.errors import TooManyTuples, UnboundedClosure
 
 from .compiler import fresh_name, translates
@@ -36,7 +37,13 @@ def _tclose(node, children, c):
     c.define_recursive(name, f"SELECT {column_list(h)} FROM {edges} UNION "
                              f"SELECT {step} FROM {name} AS t JOIN {edges} AS e "
                              f"ON {_linked(h, pairs)}")
-    return f"SELECT * FROM {name}"
+    # computed once into a table and counted there (DuckDB spills what does not fit in memory)
+    closure = c.materialize(f"SELECT * FROM {name}", "tclose", node)
+    limit = max_tuples(c.options)
+    (size,), = c.fetch(f"SELECT count(*) FROM {closure}", node)
+    if size > limit:
+        raise Guard("TCLOSE", limit).error()
+    return f"SELECT * FROM {closure}"
 
 
 @translates(GTClose)
@@ -47,7 +54,7 @@ def _gtclose(node, children, c):
     froms = [a for a, _ in pairs]
     tos = [b for _, b in pairs]
     ends = [ident(n) for n in froms + tos]
-    limit = c.options.get("max_tuples", 10_000_000)
+    limit = max_tuples(c.options)
     scope_heading = closure_scope(h)
     scope = Scope({**{f"__l__{n}": f"l.{ident(n)}" for n in h.names},
                    **{f"__r__{n}": f"r.{ident(n)}" for n in h.names}})

@@ -20,15 +20,14 @@
 from __future__ import annotations
 
 from sira.algebra.packing import Pack, Unpack
-from sira.errors import IntervalError, TooManyTuples
+from sira.engine.guards import Guard, max_tuples
+from sira.errors import IntervalError
 from sira.types import DATE, FLOAT, IntegerType
 
 from .compiler import translates
 from .functions import cast, interval
 from .sql import and_all, field, ident, string
 from .types import duckdb_type, equal
-
-DEFAULT_UNPACK_LIMIT = 10_000_000
 
 
 def nonempty(name: str) -> str:
@@ -228,7 +227,7 @@ def _unpack(node, children, c):
     h = node.heading
     if not node.on:
         return f"SELECT * FROM {child}"
-    limit = c.options.get("max_tuples", DEFAULT_UNPACK_LIMIT)
+    limit = max_tuples(c.options)
     unbounded = " OR ".join(f"{end_of(n)} IS NULL" for n in node.on)
     size = " * ".join(_points(h.type_of(n), ident(n)) for n in node.on)
     (found, total), = c.fetch(f"SELECT count(*) FILTER (WHERE {unbounded}), "
@@ -237,9 +236,11 @@ def _unpack(node, children, c):
     if found:
         raise IntervalError("UNPACK: an interval is unbounded, so it holds no finite set of "
                             "points", operator="UNPACK")
+    if (total or 0) > limit:  # overlapping tuples count their common points once
+        packed = c.define(pack_sql(c, child, h, node.on), "unpack_count")
+        (total,), = c.fetch(f"SELECT sum({size}) FROM {packed}", node)
     if (total or 0) > limit:
-        raise TooManyTuples(f"UNPACK would produce more than {limit} tuples (raise the limit "
-                            f"with max_tuples=...)", operator="UNPACK", limit=limit)
+        raise Guard("UNPACK", limit).error()
     source = child
     pt = c.helper("pt")
     for n in node.on:
