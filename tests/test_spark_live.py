@@ -82,6 +82,9 @@ CASES = {
     "unbounded window, one global sum as changes (vectorised)":
         ("changes(summarizebyusing(window(s, ts, range(unbounded)), (during), (total(plus(v))),"
          " (during)), at)", "vectorised", ()),
+    "cumulate window table aggregate per key (general)":
+        ("summarizeby(cumulate(s, ts, step(5) size(15)), (window_start, window_end, k),"
+         " (total(plus(v))))", "general", ()),
     "slide window with istream": ("istream(project(window(s, ts, range(10) slide(5)),"
                                   " (k, v, during)), at)", "general", ()),
     "union of two streams": ("union(project(s, (k, v, ts)), project(r, (k, v, ts)))",
