@@ -250,6 +250,11 @@ def test_timestamps_with_a_time_zone_read_as_their_utc_instant_and_are_counted()
     r = read_csv(io.StringIO("t:timestamp\n2015-07-30T12:00:00+02:00\n"), report=report)
     assert r.to_rows() == [{"t": datetime.datetime(2015, 7, 30, 10)}]
     assert report.converted_to_utc == 1
+    report = ReadReport()
+    r = read_json(io.StringIO('{"heading": {"t": "timestamp"}, '
+                              '"body": [{"t": "2015-07-30T12:00:00+02:00"}]}'), report=report)
+    assert r.to_rows() == [{"t": datetime.datetime(2015, 7, 30, 10)}]
+    assert report.converted_to_utc == 1
 
 
 def test_nanosecond_timestamps_are_refused_unless_whole_microseconds():
