@@ -303,6 +303,33 @@ def test_quick_start_example_file_is_shipped(capsys):
     assert "3 tuples" in capsys.readouterr().out
 
 
+def _quick_start_commands() -> list:
+    """The README's quick-start commands after ``make`` (``.venv/bin/sira ...``), split."""
+    import shlex
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    start = readme.index("## Quick start")
+    section = readme[start:readme.index("\n## ", start + 1)]
+    return [shlex.split(line)[1:] for line in section.splitlines()
+            if line.startswith(".venv/bin/sira ")]
+
+
+def test_every_quick_start_command_of_the_readme_works_from_the_checkout(monkeypatch, tmp_path,
+                                                                      capsys):
+    root = __import__("pathlib").Path(__file__).resolve().parent.parent
+    monkeypatch.chdir(root)  # the commands name examples/dbmsfile.csv from the checkout
+    commands = _quick_start_commands()
+    assert [c[0] for c in commands] == ["eval", "eval", "repl"]
+    for argv in commands:
+        if argv[0] == "repl":
+            code, _ = _drive_repl(monkeypatch, tmp_path, ["cardinality(DBMSFILE)", ":quit"], argv)
+        else:
+            code = main(argv)
+        captured = capsys.readouterr()
+        assert code == 0 and captured.err == "", (argv, captured.err)
+        assert captured.out.strip(), argv
+
+
 @pytest.mark.parametrize("suffix", [".csv", ".tsv", ".json", ".parquet", ".arrow"])
 def test_eval_writes_every_file_format_and_reads_it_back(files, tmp_path, capsys, suffix):
     pytest.importorskip("pyarrow")
