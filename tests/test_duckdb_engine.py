@@ -323,6 +323,39 @@ def test_names_and_strings_that_look_like_sql_stay_data_through_every_operator(e
     assert engine.connection.sql("SELECT x FROM sentinel").fetchall() == [(1,)]
 
 
+def test_sql_looking_names_stay_data_through_the_interval_and_window_operators(engine):
+    import attrs as _attrs
+
+    from sira.algebra.joins import DivideBy, Join
+    from sira.algebra.setops import Minus
+    from sira.algebra.windows import Duration, IStream, Window, WindowSpec, WindowTable
+    engine.connection.execute("CREATE OR REPLACE TABLE sentinel AS SELECT 1 AS x")
+    n0, n1, n2, n3 = NASTY[:4]
+    r, _ = _nasty_relations()
+    relvar = sira.relvar(NASTY[4], r.heading)
+    other = L(r).restrict(attr(n1) > 0)
+    per_point = relvar.summarizeby((n0, n2), **{NASTY[5]: ("plus", attr(n1))})
+    window = Window(relvar, n1, WindowSpec(kind="rows", rows=2, partition=(n0,)),
+                    during=NASTY[3])
+    trees = [
+        Minus(relvar, other, using=(n2,)),
+        Join((relvar, other.rename({n0: NASTY[5]})), using=(n2,)),
+        _attrs.evolve(per_point, using=(n2,)),
+        DivideBy(relvar.project(n0), relvar.project(n0, n1), L(r).project(n1)),
+        IStream(window.project(n0, NASTY[3]), at=NASTY[5], during=NASTY[3]),
+        WindowTable(relvar, n1, "tumble", size=Duration(2)).summarizeby(
+            ("window_start", "window_end", n0), **{NASTY[5]: ("plus", attr(n1))}),
+        WindowTable(relvar, n1, "hop", size=Duration(4), slide=Duration(2)).project(
+            n0, "window_start"),
+        WindowTable(relvar, n1, "session", size=Duration(1), partition=(n0,)).project(
+            n0, "window_end"),
+    ]
+    relvars = {NASTY[4]: r}
+    for tree in trees:
+        assert engine.evaluate(tree, relvars) == sira.evaluate(tree, relvars), tree
+    assert engine.connection.sql("SELECT x FROM sentinel").fetchall() == [(1,)]
+
+
 # --------------------------------------------------------------------------- coverage
 
 def _node_classes():
