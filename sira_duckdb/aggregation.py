@@ -11,13 +11,14 @@ Python engine's error when it has none).
 from __future__ import annotations
 
 from sira.algebra.aggregation import Aggregate, SummarizeBy, aggregations
+from sira.algebra.fallible import fallible_attributes
 from sira.errors import SiraTypeError
 from sira.expressions.evaluate import infer_type
 from sira.expressions.library import NO_IDENTITY
 from sira.intervals import IntervalType
 from sira.types import AVERAGE, FLOAT, INTEGER_TYPES, RelationType
 
-from .basic import guarded
+from .basic import computed_on_every_row, guarded
 from .compiler import translates
 from .functions import (average_plus, canonical_list, cast, checked_float, expression,
                         interval_intersect, interval_union, literal)
@@ -125,11 +126,18 @@ def _aggregate(node, children, c):
     (child,) = children
     h = node.source.heading
     source = guarded(child, node.source, [e for _, _, e in node.specs])
-    return f"SELECT {', '.join(_specs(node, h, c, False))} FROM {source}"
+    return computed_on_every_row(f"SELECT {', '.join(_specs(node, h, c, False))} FROM {source}",
+                                 fallible_attributes(node))
 
 
 @translates(SummarizeBy)
 def _summarizeby(node, children, c):
+    """Every group's aggregates are computed, even those of groups a restriction above drops
+    or of attributes nothing reads, when they may fail (see ``sira.algebra.fallible``)."""
+    return computed_on_every_row(_summarized(node, children, c), fallible_attributes(node))
+
+
+def _summarized(node, children, c):
     from .windows import summarize_window
     direct = summarize_window(node, c)  # a windowed aggregate with a plan of its own
     if direct is not None:

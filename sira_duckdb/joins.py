@@ -6,9 +6,10 @@ no DISTINCT follows. Pointwise attributes are split together first."""
 
 from __future__ import annotations
 
+from sira.algebra.fallible import fallible_attributes
 from sira.algebra.joins import Join, LeftJoin, SemiJoin, SemiMinus
 
-from .basic import guarded
+from .basic import computed_on_every_row, guarded
 from .compiler import translates
 from .functions import Scope, expression
 from .packing import split
@@ -89,5 +90,6 @@ def _leftjoin(node, children, c):
     values = [ident(n) if n in lh else f"{expression(defaults[n], lh, c, Scope())} AS {ident(n)}"
               for n in node.heading.names] or columns(node.heading)
     cols = ", ".join(columns(node.heading))
-    return (f"SELECT {cols} FROM {joined} UNION ALL "
-            f"SELECT {', '.join(values)} FROM {source}")
+    extended = computed_on_every_row(f"SELECT {', '.join(values)} FROM {source}",
+                                     fallible_attributes(node))
+    return f"SELECT {cols} FROM {joined} UNION ALL SELECT {cols} FROM ({extended}) AS e"

@@ -40,6 +40,7 @@ from sira.expressions.nodes import attributes_used
 from sira.types import RelationType
 from sira.values import Heading
 
+from .basic import fenced_node
 from .compiler import translates
 from .functions import Scope, aggregated, canonical_list, expression
 from .sql import ident, or_any, struct_pack
@@ -231,6 +232,12 @@ def _result_aggregates(node, rows: str, c) -> list:
 
 @translates(WindowBy)
 def _windowby(node, children, c):
+    """Conditions and aggregates that may fail run on every partition and window, whatever
+    the query does with the result (see ``sira.algebra.fallible``)."""
+    return fenced_node(node, _windows_of(node, children, c))
+
+
+def _windows_of(node, children, c):
     (child,) = children
     if _segmentation(node):
         return _segments(node, child, c)

@@ -11,11 +11,13 @@ from __future__ import annotations
 from pyspark.sql import functions as F
 
 from sira.algebra.aggregation import Aggregate, SummarizeBy, aggregations
+from sira.algebra.fallible import fallible_attributes
 from sira.errors import NotSupportedOnSpark
 from sira.expressions.library import NO_IDENTITY
 from sira.intervals import IntervalType
 from sira.types import AVERAGE, FLOAT, INTEGER_TYPES, RelationType
 
+from .basic import computed_on_every_row
 from .compiler import translates
 from .functions import (_average_plus, _iunion, column, float_mult, float_plus, interval_intersect,
                         literal_column, sira_error)
@@ -98,11 +100,18 @@ def _specs(node, heading, c, grouped=False):
 @translates(Aggregate)
 def _aggregate(node, children, c):
     (df,) = children
-    return df.agg(*_specs(node, node.source.heading, c))
+    return computed_on_every_row(df.agg(*_specs(node, node.source.heading, c)),
+                                 fallible_attributes(node))
 
 
 @translates(SummarizeBy)
 def _summarizeby(node, children, c):
+    """Every group's aggregates are computed, even those of groups a restriction above drops
+    or of attributes nothing reads, when they may fail (see ``sira.algebra.fallible``)."""
+    return computed_on_every_row(_summarized(node, children, c), fallible_attributes(node))
+
+
+def _summarized(node, children, c):
     from .windows import summarize_window
     direct = summarize_window(node, c)  # a windowed aggregate with a plan of its own
     if direct is not None:

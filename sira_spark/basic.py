@@ -1,16 +1,79 @@
-"""Spark translations of relvars, literals, RESTRICT, PROJECT, EXTEND, RENAME, TRANSFORM."""
+"""Spark translations of relvars, literals, RESTRICT, PROJECT, EXTEND, RENAME, TRANSFORM.
+
+A formula that may fail (a division, an INT sum...) is evaluated exactly where the algebra
+evaluates it (the rule: :mod:`sira.algebra.fallible`). Catalyst would otherwise push a condition
+below a join, infer it for the other operand of a join or an intersection, push a restriction
+on other attributes below a projection, or prune an attribute nothing reads, evaluating the
+formula on tuples the Python engine never evaluates it on, or on too few.
+
+The fence is :func:`opaque`: the formula's value behind a condition that is always true but
+nondeterministic (``spark_partition_id() >= 0``, a read of the task's partition number).
+Catalyst pushes, infers, combines and reorders no nondeterministic expression, and pushes no
+filter below a projection or aggregate that computes one. A condition that may fail is one
+opaque filter (:func:`fenced_where`). An attribute computed by a formula that may fail is
+opaque, and an opaque filter that reads it and is true for every value keeps it from being
+pruned (:func:`computed_on_every_row`). Total formulas get no fence:
+Catalyst optimises them as it likes.
+"""
 
 from __future__ import annotations
 
+from functools import reduce
+
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from sira.algebra.basic import Extend, Project, RelationLiteral, RelvarRef, Rename, Restrict, Transform
+from sira.algebra.fallible import fallible_attributes, fallible_conditions, split_condition
 from sira.errors import SiraTypeError
 from sira.expressions.nodes import AttrRef
 
 from .compiler import translates
 from .convert import heading_of_dataframe, to_dataframe
 from .functions import column
+
+
+def opaque(value: Column) -> Column:
+    """``value`` itself, as a nondeterministic expression Catalyst leaves where it is."""
+    return F.when(F.spark_partition_id() >= 0, value)
+
+
+def fenced_where(df: DataFrame, condition: Column) -> DataFrame:
+    """The rows of ``df`` satisfying ``condition`` (which may fail), evaluated on every row of
+    ``df`` and on no other, whatever the plan around it."""
+    return df.where(opaque(condition))
+
+
+def formula_column(value: Column, may_fail: bool) -> Column:
+    """The column of one formula: opaque when it may fail."""
+    return opaque(value) if may_fail else value
+
+
+def computed_on_every_row(df: DataFrame, names) -> DataFrame:
+    """``df``, whose columns ``names`` are computed by formulas that may fail (made opaque by
+    the caller when a projection computes them), with those columns computed on every row even
+    when nothing above reads them, and no filter from above going below them.
+
+    The filter reads each column through :func:`opaque`, whose value may be NULL as far as
+    Catalyst knows, so ``IS NOT NULL`` is never folded to TRUE (which would free the column to
+    be pruned); sira values are never NULL, so every row passes.
+    """
+    if not names:
+        return df
+    return df.where(reduce(lambda a, b: a & b,
+                           [opaque(F.col(f"`{n}`")).isNotNull() for n in names]))
+
+
+def fenced_node(node, df: DataFrame) -> DataFrame:
+    """The DataFrame of ``node`` (an operator with a plan of its own, whose conditions or
+    aggregates may fail) with no filter from above going into it and its attributes computed
+    by formulas that may fail never pruned."""
+    names = fallible_attributes(node)
+    if names:
+        return computed_on_every_row(df, names)
+    if fallible_conditions(node):
+        return df.where(opaque(F.lit(True)))
+    return df
 
 
 @translates(RelvarRef)
@@ -52,7 +115,13 @@ def _literal(node, children, c):
 @translates(Restrict)
 def _restrict(node, children, c):
     (df,) = children
-    return df.where(column(node.condition, node.source.heading, c))
+    h = node.source.heading
+    total, rest = split_condition(node.condition)
+    if total is not None:  # cannot fail: Catalyst may push it anywhere
+        df = df.where(column(total, h, c))
+    if rest is None:
+        return df
+    return fenced_where(df, column(rest, h, c))
 
 
 @translates(Project)
@@ -68,7 +137,10 @@ def _project(node, children, c):
 def _extend(node, children, c):
     (df,) = children
     h = node.source.heading
-    return df.select("*", *[column(e, h, c).alias(n) for n, e in node.specs])
+    fallible = fallible_attributes(node)
+    out = df.select("*", *[formula_column(column(e, h, c), n in fallible).alias(n)
+                           for n, e in node.specs])
+    return computed_on_every_row(out, fallible)
 
 
 @translates(Rename)
@@ -82,7 +154,9 @@ def _rename(node, children, c):
 def _transform(node, children, c):
     (df,) = children
     h = node.source.heading
-    cols = [column(AttrRef(n) if e is None else e, h, c).alias(n) for n, e in node.specs]
+    fallible = fallible_attributes(node)
+    cols = [formula_column(column(AttrRef(n) if e is None else e, h, c), n in fallible).alias(n)
+            for n, e in node.specs]
     kept = {n for n, e in node.specs if e is None}
-    out = df.select(*cols)
+    out = computed_on_every_row(df.select(*cols), fallible)
     return out if kept == set(h.names) else out.distinct()

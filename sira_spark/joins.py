@@ -9,8 +9,10 @@ from functools import reduce
 
 from pyspark.sql import functions as F
 
+from sira.algebra.fallible import fallible_attributes
 from sira.algebra.joins import Join, LeftJoin, SemiJoin, SemiMinus
 
+from .basic import computed_on_every_row, formula_column
 from .compiler import ordered, translates
 from .functions import column
 from .packing import split_dataframes
@@ -74,5 +76,8 @@ def _leftjoin(node, children, c):
     left, right = pointwise_pair(node, children[0], lh, children[1], rh)
     joined = ordered(natural_join(left, lh, right, rh), node.heading)
     unmatched = natural_join(left, lh, right, rh, "left_anti")
-    extended = unmatched.select("*", *[column(e, lh, c).alias(n) for n, e in node.defaults])
+    fallible = fallible_attributes(node)
+    extended = computed_on_every_row(unmatched.select("*", *[
+        formula_column(column(e, lh, c), n in fallible).alias(n) for n, e in node.defaults]),
+        fallible)
     return joined.unionByName(ordered(extended, node.heading))

@@ -50,6 +50,7 @@ from sira.intervals import IntervalType
 from sira.types import RelationType
 from sira.values import Heading
 
+from .basic import fenced_node
 from .compiler import ordered, translates
 from .functions import Scope, aggregated_column, column
 from .types import schema_of
@@ -434,6 +435,12 @@ def _label_frames(node, df, c, back):
 
 @translates(WindowBy)
 def _windowby(node, children, c):
+    """Conditions and aggregates that may fail run on every partition and window, whatever
+    the query does with the result (see ``sira.algebra.fallible``)."""
+    return fenced_node(node, _windows_of(node, children, c))
+
+
+def _windows_of(node, children, c):
     (df,) = children
     h = node.source.heading
     if _segmentation(node):
