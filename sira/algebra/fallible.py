@@ -4,7 +4,8 @@
 RESTRICT's condition on every tuple of its operand; EXTEND's and TRANSFORM's formulas on every
 tuple of theirs; LEFTJOIN's defaults on every tuple of its left operand that matches nothing;
 AGGREGATE's and SUMMARIZEBY's formulas on every tuple of their operand and their aggregations on
-every group; whether or not a later operator discards the attribute or the tuple. A formula
+every group; WINDOWBY's conditions on the tuples of every partition and its aggregates on every
+window; whether or not a later operator discards the attribute or the tuple. A formula
 that may fail (division or mod by zero, INT or LONG overflow, FLOAT overflow, an IUNION of
 intervals that do not meet: anything :func:`sira.rewrite.facts.is_total` does not call total)
 therefore raises on every engine exactly where the Python engine (the reference) raises, and
