@@ -12,8 +12,8 @@ Catalyst pushes, infers, combines and reorders no nondeterministic expression, a
 filter below a projection or aggregate that computes one. A condition that may fail is one
 opaque filter (:func:`fenced_where`). An attribute computed by a formula that may fail is
 opaque, and an opaque filter that reads it and is true for every value keeps it from being
-pruned (:func:`computed_on_every_row`). Total formulas get no fence:
-Catalyst optimises them as it likes.
+pruned (:func:`computed_on_every_row`). Total formulas get no fence: Catalyst optimises them as
+it likes.
 """
 
 from __future__ import annotations

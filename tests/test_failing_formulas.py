@@ -1,15 +1,15 @@
 """Formulas that may fail run on exactly the tuples the algebra gives them, on every engine
 (the rule: :mod:`sira.algebra.fallible`).
 
-A condition is never evaluated on a tuple that does not reach its RESTRICT (Spark pushed it below
-joins, semijoins, intersections and differences, or inferred it for the other operand of a join;
-a UNION gives its restriction every tuple of its operands, so pushing into them is exact and
-needs no test), and a formula is
-evaluated on every tuple of its operand even when a later operator drops the attribute or the
-tuple (Spark and DuckDB pruned unused formulas and pushed restrictions on other attributes below
-EXTEND, TRANSFORM, SUMMARIZEBY, LEFTJOIN and WINDOWBY). Every behaviour test below failed on
-Spark, DuckDB or both before the engines fenced such formulas off; the plan tests check that the
-fence is used only where a formula may fail, so total conditions still go below joins.
+A condition is never evaluated on a tuple that does not reach its RESTRICT (Spark pushed it
+below joins, semijoins, intersections and differences, or inferred it for the other operand of
+a join; a UNION gives its restriction every tuple of its operands, so pushing into them is exact
+and needs no case), and a formula is evaluated on every tuple of its operand even when a later
+operator drops the attribute or the tuple (Spark and DuckDB pruned unused formulas and pushed
+restrictions on other attributes below EXTEND, TRANSFORM, SUMMARIZEBY, LEFTJOIN and WINDOWBY).
+Every behaviour test below failed on Spark, DuckDB or both before the engines fenced such
+formulas off; the plan tests check that the fence is used only where a formula may fail, so
+total conditions still go below joins.
 """
 
 from __future__ import annotations
