@@ -112,16 +112,31 @@ def _literal(node, children, c):
     return to_dataframe(c.spark, node.value)
 
 
+def restricted(df: DataFrame, condition, heading, c) -> DataFrame:
+    """The rows of ``df`` (tuples of ``heading``) where ``condition`` holds: its leading total
+    part free for Catalyst, the rest (which may fail) fenced. Live plans use it too."""
+    total, rest = split_condition(condition)
+    if total is not None:  # cannot fail: Catalyst may push it anywhere
+        df = df.where(column(total, heading, c))
+    if rest is None:
+        return df
+    return fenced_where(df, column(rest, heading, c))
+
+
+def extended(df: DataFrame, node, c) -> DataFrame:
+    """``df`` with the attributes an EXTEND ``node`` computes, those whose formula may fail
+    computed on every row. Live plans use it too."""
+    h = node.source.heading
+    fallible = fallible_attributes(node)
+    out = df.select("*", *[formula_column(column(e, h, c), n in fallible).alias(n)
+                           for n, e in node.specs])
+    return computed_on_every_row(out, fallible)
+
+
 @translates(Restrict)
 def _restrict(node, children, c):
     (df,) = children
-    h = node.source.heading
-    total, rest = split_condition(node.condition)
-    if total is not None:  # cannot fail: Catalyst may push it anywhere
-        df = df.where(column(total, h, c))
-    if rest is None:
-        return df
-    return fenced_where(df, column(rest, h, c))
+    return restricted(df, node.condition, node.source.heading, c)
 
 
 @translates(Project)
@@ -136,11 +151,7 @@ def _project(node, children, c):
 @translates(Extend)
 def _extend(node, children, c):
     (df,) = children
-    h = node.source.heading
-    fallible = fallible_attributes(node)
-    out = df.select("*", *[formula_column(column(e, h, c), n in fallible).alias(n)
-                           for n, e in node.specs])
-    return computed_on_every_row(out, fallible)
+    return extended(df, node, c)
 
 
 @translates(Rename)

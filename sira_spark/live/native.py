@@ -339,7 +339,7 @@ def _rows(rows, node, stream, relations, spark):
     """``node``'s rows: the DataFrame of its attributes plus the event time."""
     from pyspark.sql import functions as F
 
-    from ..functions import column
+    from ..basic import extended, restricted
     if isinstance(node, RelvarRef):
         return rows
     if isinstance(node, (Join, SemiJoin, SemiMinus)):
@@ -347,10 +347,10 @@ def _rows(rows, node, stream, relations, spark):
     df = _rows(rows, node.source, stream, relations, spark)
     h = node.source.heading
     keep = F.col(ADMITTED_TIME)
-    if isinstance(node, Restrict):
-        return df.where(column(node.condition, h, None))
+    if isinstance(node, Restrict):  # fenced where they may fail, as in batch plans
+        return restricted(df, node.condition, h, None)
     if isinstance(node, Extend):
-        return df.select("*", *[column(e, h, None).alias(n) for n, e in node.specs])
+        return extended(df, node, None)
     if isinstance(node, Project):
         return df.select(*[F.col(f"`{n}`") for n in node.names], keep)
     mapping = dict(node.pairs)
