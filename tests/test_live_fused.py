@@ -191,3 +191,23 @@ def test_rows_the_fast_check_leaves_to_the_general_one(row, why):
     heading = Heading.of({"k": INT, "v": INT}).extend([("ts", LONG), ("seq", LONG)], "S")
     fast = fast_body_function(heading, Heading.of({"k": INT, "v": INT}), "ts", "seq")
     assert fast(row, 5, 1) is None, why
+
+
+@pytest.mark.parametrize("text", [BENCHMARK.replace("1000", "3"), SUMS[1],
+                                  "dstream(window(restrict(s, gt(v, 1)), ts, range(2)), at)"])
+def test_a_subscriber_of_a_query_keeping_nothing_gets_what_the_unfused_one_gives(text):
+    got = {}
+    for fuse in (True, False):
+        engine = StreamEngine(fuse=fuse)
+        engine.create_stream("s", PAYLOAD)
+        q = engine.register(text, keep=False)
+        p = engine.streams["s"].attach()
+        p.insert_many([({"k": 1, "v": 5}, 0), ({"k": 2, "v": 7}, 1)])
+        got[fuse] = []
+        q.subscribe(lambda row, bound, seen=got[fuse]: seen.append((row, bound)))
+        for t in range(2, 12):
+            p.insert({"k": t % 2, "v": t}, t)
+        p.insert_many([({"k": 1, "v": 3}, 12), ({"k": 1, "v": 4}, 12)])
+        engine.finish()
+        assert q.fused == fuse and q.results() == []
+    assert got[True] == got[False] and got[True]

@@ -46,7 +46,7 @@ the train reaches the sink.
 from __future__ import annotations
 
 from ..algebra.basic import Project, Restrict
-from .operators import RowMap, Sink, StreamJoin, ToStream
+from .operators import RowMap, Sink, StreamJoin, ToStream, _same
 from .temporal import WindowOp, WindowSummarize, _buffer
 
 
@@ -81,6 +81,7 @@ class FusedChain:
 
     def __init__(self, source, maps: list, window, tail):
         self.source = source
+        self.at = source.at  # the rowtime's position in its rows
         self.maps = maps  # RowMap (on a stream) or StreamJoin, in order
         self.window = window  # WindowOp or WindowSummarize after the maps, or None
         self.to_stream, self.sink = tail if tail is not None else (None, None)
@@ -94,6 +95,7 @@ class FusedChain:
             self.bounded_after = [self.to_stream.ports[0], self.sink.ports[0]]
         self.stages = None  # compiled on the first train, as the operators compile theirs
         self.one_by_one = None
+        self.changes_order = None  # CHANGES into the sink: its output's attribute order
         self.closing = None  # a running sum's compiled functions (WindowSummarize._close_sum)
         self.only_filter = None  # the condition when the only stream operator is a RESTRICT
         self.window_guard = None if window is None else window.ports[0]
@@ -129,7 +131,7 @@ class FusedChain:
             self._push_train(bodies, bound)
             return
         row = bodies[0]
-        t = row[self.source.at]
+        t = row[self.at]
         if bound is None or bound < t:
             bound = t
         guard = self.entry
@@ -237,17 +239,27 @@ class FusedChain:
 
     def _to_sink(self, out: list, bound) -> None:
         """ISTREAM/DSTREAM/CHANGES of the window's changes into the sink, then the bound."""
-        to_stream, sink = self.to_stream, self.sink
+        sink = self.sink
         guard, sink_guard = self.bounded_after
         if out:
             first_t, last_t = out[0][0], out[-1][0]
             if first_t < guard[0] or first_t <= guard[1] or last_t < first_t:
-                to_stream.refuse(0, first_t, last_t, True)
+                self.to_stream.refuse(0, first_t, last_t, True)
             guard[1] = last_t
-            rows = to_stream.rows_of(out)
+            order = self.changes_order
+            if order is None:
+                rows = self.to_stream.rows_of(out)
+            else:  # CHANGES reordering its rows: ToStream.rows_of inline
+                rows = []
+                append = rows.append
+                for t, changes in out:
+                    entered, left = (t, "+"), (t, "-")
+                    for row, delta in changes:
+                        append((t, order(row + (entered if delta > 0 else left))))
             if rows:
                 sink_guard[1] = rows[-1][0]
-                sink.on_rows(rows, 0)
+                if sink.keep or sink.subscribers:  # else Sink.on_rows drops them
+                    sink.on_rows(rows, 0)
         if bound > guard[0]:
             guard[0] = bound
         if bound > sink_guard[0]:
@@ -266,6 +278,8 @@ class FusedChain:
         ones = [_one(op) for op in self.maps]
         self.one_by_one = None if None in ones else [
             (kind, fn, guard) for (kind, fn), guard in zip(ones, guards)]
+        if isinstance(self.to_stream, ToStream) and self.to_stream.functions()[1] is None:
+            self.changes_order = self.to_stream.functions()[0] or _same
         if isinstance(self.window, WindowSummarize) and self.window.functions()[7]:
             self.closing = self.window.functions()
         if self.window is not None and self.one_by_one is not None and \
