@@ -311,7 +311,12 @@ def test_names_and_strings_that_look_like_sql_stay_data_through_every_operator(e
         L(edges).extend(**{NASTY[5]: lit(1)}).gtclose(
             (n0, n3), **{NASTY[5]: attr("__l__" + NASTY[5]) + attr("__r__" + NASTY[5])}),
     ]
-    relvars = {NASTY[4]: r}
+    _assert_as_python_and_sentinel_intact(engine, trees, {NASTY[4]: r})
+
+
+def _assert_as_python_and_sentinel_intact(engine, trees, relvars):
+    """Each tree gives the Python engine's relation (or error class) on DuckDB, and the
+    ``sentinel`` table is still there afterwards."""
     for tree in trees:
         try:
             expected = sira.evaluate(tree, relvars)
@@ -350,10 +355,7 @@ def test_sql_looking_names_stay_data_through_the_interval_and_window_operators(e
         WindowTable(relvar, n1, "session", size=Duration(1), partition=(n0,)).project(
             n0, "window_end"),
     ]
-    relvars = {NASTY[4]: r}
-    for tree in trees:
-        assert engine.evaluate(tree, relvars) == sira.evaluate(tree, relvars), tree
-    assert engine.connection.sql("SELECT x FROM sentinel").fetchall() == [(1,)]
+    _assert_as_python_and_sentinel_intact(engine, trees, {NASTY[4]: r})
 
 
 # --------------------------------------------------------------------------- coverage
