@@ -46,7 +46,7 @@ the train reaches the sink.
 from __future__ import annotations
 
 from ..algebra.basic import Project, Restrict
-from .operators import RowMap, Sink, StreamJoin, ToStream, _same
+from .operators import RowMap, Sink, StreamJoin, ToStream
 from .temporal import WindowOp, WindowSummarize, _buffer
 
 
@@ -95,7 +95,6 @@ class FusedChain:
             self.bounded_after = [self.to_stream.ports[0], self.sink.ports[0]]
         self.stages = None  # compiled on the first train, as the operators compile theirs
         self.one_by_one = None
-        self.changes_order = None  # CHANGES into the sink: its output's attribute order
         self.closing = None  # a running sum's compiled functions (WindowSummarize._close_sum)
         self.only_filter = None  # the condition when the only stream operator is a RESTRICT
         self.window_guard = None if window is None else window.ports[0]
@@ -167,20 +166,7 @@ class FusedChain:
                     buffer[-1][1].append(row)
                 else:
                     buffer.append([t, [row]])
-        for guard in self.bounded:
-            if bound > guard[0]:
-                guard[0] = bound
-        if window is None:
-            self.last.emit_bound(bound)
-        elif window.bound is None or bound > window.bound:
-            closing = self.closing
-            out = window.close(bound) if closing is None else window._close_sum(bound, closing)
-            if self.sink is None:
-                if out:
-                    window.emit_changes(out)
-                window.emit_bound(bound)
-            else:
-                self._to_sink(out, bound)
+        self._bound(bound)
 
     def _push_train(self, bodies: list, bound) -> None:
         """:meth:`push` of a train, stage after stage."""
@@ -246,16 +232,7 @@ class FusedChain:
             if first_t < guard[0] or first_t <= guard[1] or last_t < first_t:
                 self.to_stream.refuse(0, first_t, last_t, True)
             guard[1] = last_t
-            order = self.changes_order
-            if order is None:
-                rows = self.to_stream.rows_of(out)
-            else:  # CHANGES reordering its rows: ToStream.rows_of inline
-                rows = []
-                append = rows.append
-                for t, changes in out:
-                    entered, left = (t, "+"), (t, "-")
-                    for row, delta in changes:
-                        append((t, order(row + (entered if delta > 0 else left))))
+            rows = self.to_stream.rows_of(out)
             if rows:
                 sink_guard[1] = rows[-1][0]
                 if sink.keep or sink.subscribers:  # else Sink.on_rows drops them
@@ -278,8 +255,6 @@ class FusedChain:
         ones = [_one(op) for op in self.maps]
         self.one_by_one = None if None in ones else [
             (kind, fn, guard) for (kind, fn), guard in zip(ones, guards)]
-        if isinstance(self.to_stream, ToStream) and self.to_stream.functions()[1] is None:
-            self.changes_order = self.to_stream.functions()[0] or _same
         if isinstance(self.window, WindowSummarize) and self.window.functions()[7]:
             self.closing = self.window.functions()
         if self.window is not None and self.one_by_one is not None and \
