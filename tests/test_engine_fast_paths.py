@@ -177,33 +177,38 @@ def test_pipelined_evaluation_of_trees_sharing_a_subtree(tree_and_relvars, data)
     _same_outcome(tree.semiminus(tree.restrict(call("not", lit(True)))), relvars)
 
 
-def test_a_node_shared_by_two_parents_is_evaluated_once(monkeypatch):
+@pytest.fixture
+def restrict_calls(monkeypatch) -> list:
+    """The RESTRICT nodes the Python engine evaluates, in order (the evaluator is wrapped)."""
     calls = []
     restrict = engine._EVALUATORS[sira.algebra.basic.Restrict]
     monkeypatch.setitem(engine._EVALUATORS, sira.algebra.basic.Restrict,
                         lambda node, ctx: calls.append(node) or restrict(node, ctx))
+    return calls
+
+
+def _shared_restriction():
     r = Relation.from_rows({"a": INT, "b": INT}, [(1, 2), (2, 3), (3, 4)])
-    shared = sira.literal(r).restrict(attr("a") > 1)
+    return sira.literal(r).restrict(attr("a") > 1)
+
+
+def test_a_node_shared_by_two_parents_is_evaluated_once(restrict_calls):
+    shared = _shared_restriction()
     tree = shared.join(shared.project("a")).union(shared)
     assert evaluate_node(tree) == Relation.from_rows({"a": INT, "b": INT}, [(2, 3), (3, 4)])
-    assert len(calls) == 1
+    assert len(restrict_calls) == 1
 
 
-def test_a_tree_made_while_evaluating_shares_its_operands_with_the_query(monkeypatch):
+def test_a_tree_made_while_evaluating_shares_its_operands_with_the_query(restrict_calls):
     # a derived operator lowered to core ones builds such a tree over its own operands
-    calls = []
-    restrict = engine._EVALUATORS[sira.algebra.basic.Restrict]
-    monkeypatch.setitem(engine._EVALUATORS, sira.algebra.basic.Restrict,
-                        lambda node, ctx: calls.append(node) or restrict(node, ctx))
-    r = Relation.from_rows({"a": INT, "b": INT}, [(1, 2), (2, 3), (3, 4)])
-    shared = sira.literal(r).restrict(attr("a") > 1)
+    shared = _shared_restriction()
     query = shared.project("a")
     engine._load_families()
     ctx = Context({}, {}, query)
     side = ctx.eval(shared.join(shared.project("a")))
     assert side == ctx.eval(shared)
     assert ctx.eval(query) == Relation.from_rows({"a": INT}, [(2,), (3,)])
-    assert len(calls) == 1
+    assert len(restrict_calls) == 1
 
 
 def _relvars():
