@@ -98,7 +98,7 @@ def evaluate(expr: str | Node | Expr, relvars: Mapping[str, Any] | None = None,
     Returns:
         a :class:`Relation` for a relational expression, a Python value for a scalar one.
     """
-    from .syntax.builder import deep_recursion
+    from .errors import deep_recursion
     relvars = relvars or {}
     if engine == "python":  # pandas DataFrames and Arrow tables as relvars
         relvars = _relations_of(relvars)

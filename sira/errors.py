@@ -13,6 +13,9 @@ programs (and the spec cases) match errors by class and fields, never by message
 
 from __future__ import annotations
 
+import sys
+from contextlib import contextmanager
+
 
 class SiraError(Exception):
     """Base class of every error sira raises on purpose.
@@ -131,7 +134,6 @@ class IntOverflow(ArithmeticFault):
 
     def default_message(self):
         where = f" for tuple {self.tuple}" if self.tuple else ""
-        from .types import int_text
         value = int_text(self.value) if isinstance(self.value, int) else self.value
         return f"{_prefix(self.operator)}{value} does not fit {self.type}{where}"
 
@@ -309,3 +311,31 @@ class MissingExtra(SiraError, ImportError):
     def default_message(self):
         return (f"{self.feature} needs {self.package}, which is not installed: "
                 f"pip install 'sira[{self.extra}]'")
+
+
+def int_text(value: int) -> str:
+    """The decimal digits of any integer, however long (Python's ``str`` refuses integers of
+    more than 4,300 digits unless a process-wide limit is lifted; ``Decimal`` converts
+    exactly and has no such limit).
+
+        >>> len(int_text(10 ** 5000))
+        5001
+    """
+    if -10 ** 4000 < value < 10 ** 4000:
+        return str(value)
+    import decimal
+    return str(decimal.Decimal(value))
+
+
+@contextmanager
+def deep_recursion(limit: int = 20000):
+    """Allow the deep (but parser-bounded) recursion that walking a nested tree needs; a tree
+    nested deeper still is a ``SiraError``, never a bare ``RecursionError``."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, limit))
+    try:
+        yield
+    except RecursionError:
+        raise SiraError("the expression is nested too deeply to evaluate") from None
+    finally:
+        sys.setrecursionlimit(old)

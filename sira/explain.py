@@ -86,7 +86,7 @@ def spec_text(node) -> str:
 
 def plan_text(node) -> str:
     """The plan of an algebra tree as indented text, one operator per line."""
-    from .syntax.builder import deep_recursion
+    from .errors import deep_recursion
     with deep_recursion():
         lines = []
         stack = [(node, 0)]

@@ -22,7 +22,7 @@ import math
 
 import attrs
 
-from .errors import IntOverflow, SiraTypeError, SiraValueError
+from .errors import IntOverflow, SiraTypeError, SiraValueError, int_text
 
 
 class Type(abc.ABC):
@@ -281,20 +281,6 @@ def type_named(name: str) -> Type:
     if key in INTERVAL_TYPES:
         return INTERVAL_TYPES[key]
     raise SiraTypeError(f"unknown type '{name}'", expected="a type name", got=name)
-
-
-def int_text(value: int) -> str:
-    """The decimal digits of any integer, however long (Python's ``str`` refuses integers of
-    more than 4,300 digits unless a process-wide limit is lifted; ``Decimal`` converts
-    exactly and has no such limit).
-
-        >>> len(int_text(10 ** 5000))
-        5001
-    """
-    if -10 ** 4000 < value < 10 ** 4000:
-        return str(value)
-    import decimal
-    return str(decimal.Decimal(value))
 
 
 def int_from_text(text: str) -> int:

@@ -40,7 +40,7 @@ def _deep(method):
     """Let a method walk deeply nested trees (as the Python engine does)."""
     @functools.wraps(method)
     def wrapper(*args, **kwargs):
-        from sira.syntax.builder import deep_recursion
+        from sira.errors import deep_recursion
         with deep_recursion():
             return method(*args, **kwargs)
     return wrapper

@@ -7,7 +7,7 @@ AGGREGATE's and SUMMARIZEBY's formulas on every tuple of their operand and their
 every group; WINDOWBY's conditions on the tuples of every partition and its aggregates on every
 window; whether or not a later operator discards the attribute or the tuple. A formula
 that may fail (division or mod by zero, INT or LONG overflow, FLOAT overflow, an IUNION of
-intervals that do not meet: anything :func:`sira.rewrite.facts.is_total` does not call total)
+intervals that do not meet: anything :func:`sira.expressions.facts.is_total` does not call total)
 therefore raises on every engine exactly where the Python engine (the reference) raises, and
 nowhere else. Within a condition, ``and`` and ``or`` evaluate their operands left to right and
 stop as soon as the result is known, as the Python engine does.
@@ -44,6 +44,7 @@ failed).
 
 from __future__ import annotations
 
+from ..expressions.facts import conjoin, conjuncts, is_total
 from ..expressions.library import NO_IDENTITY
 from .aggregation import Aggregate, SummarizeBy, aggregations
 from .basic import Extend, Restrict, Transform
@@ -56,7 +57,6 @@ FALLIBLE_AGGREGATIONS = frozenset({"plus", "mult", "iunion"})
 
 def may_fail(expr) -> bool:
     """Whether evaluating ``expr`` may raise for some tuple (it is not total)."""
-    from ..rewrite.facts import is_total
     return not is_total(expr)
 
 
@@ -106,7 +106,6 @@ def split_condition(condition) -> tuple:
         >>> split_condition((attr("a") > 1) & (call("div", 6, attr("a")) > 1))
         (gt(a,1), gt(div(6,a),1))
     """
-    from ..rewrite.facts import conjoin, conjuncts
     parts = conjuncts(condition)
     n = 0
     while n < len(parts) and not may_fail(parts[n]):

@@ -65,7 +65,7 @@ class Node:
         return ()
 
     def __repr__(self):
-        from ..syntax.builder import deep_recursion
+        from ..errors import deep_recursion
         from ..syntax.printer import print_node
         with deep_recursion():
             return print_node(self)

@@ -497,7 +497,7 @@ def push_down_aggregates(node):
     Returns:
         an equivalent tree (the same relation on every engine).
     """
-    from ..syntax.builder import deep_recursion
+    from ..errors import deep_recursion
     with deep_recursion():
         return _rewrite(node)
 

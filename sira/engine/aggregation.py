@@ -10,36 +10,14 @@ from __future__ import annotations
 from operator import add
 
 from ..algebra.aggregation import Aggregate, SummarizeBy, aggregations
-from ..errors import ArithmeticFault, SiraValueError
-from ..expressions.library import NO_IDENTITY
+from ..errors import ArithmeticFault
+from ..expressions.library import NO_IDENTITY, fold
 from ..types import IntegerType
 from ..values import Relation
 from . import evaluates, map_rows
 from .basic import compiler, key_getter, row_getter
 from .guards import Guard
 from .packing import split_relations
-
-
-def fold(agg, values: list):
-    """Aggregate a list of values with one Aggregation."""
-    if not values:
-        if agg.identity is NO_IDENTITY:
-            raise SiraValueError(f"{agg.name} has no identity value for {agg.result_type}, so "
-                                 f"it cannot aggregate an empty relation", operator=agg.name,
-                                 value=None)
-        return agg.identity
-    if agg.fold is not None:
-        return agg.fold(values)
-    acc = agg.identity
-    if not agg.exact:
-        values = sorted(values, key=agg.result_type.sort_key)
-    start = 0
-    if acc is NO_IDENTITY:
-        acc, start = values[0], 1
-    combine = agg.combine
-    for v in values[start:]:
-        acc = combine(acc, v)
-    return acc
 
 
 def _spec_functions(node, ctx, heading):

@@ -19,7 +19,7 @@ from operator import itemgetter
 
 from ..errors import SiraTypeError, SiraValueError
 from ..types import FLOAT, INT, Average, IntegerType, RelationType, TupleType
-from .library import aggregation, resolve
+from .library import aggregation, fold, resolve
 from .nodes import Aggregated, AttrRef, Call, FieldOf, Literal, RelationArg
 
 RVA_AGGREGATES = ("count", "sum", "avg", "min", "max")
@@ -157,7 +157,6 @@ def rows_aggregate(expr, rel_heading, at):
                 acc = average_plus(acc, Average(1, v), "avg")
             return acc.value
         return avg
-    from ..engine.aggregation import fold
     agg = aggregation({"sum": "plus"}.get(expr.op, expr.op), at)
     return lambda rows: fold(agg, [r[i] for r in rows])
 

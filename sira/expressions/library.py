@@ -656,6 +656,38 @@ class Aggregation:
 
 NO_IDENTITY = object()
 
+
+def fold(agg: Aggregation, values: list):
+    """Aggregate a list of values with one Aggregation: its identity when the list is empty;
+    exact folds in any order; inexact ones (FLOAT, AVERAGE, IINTERSECT) in ascending order of the
+    values from the identity, so the result does not depend on iteration order.
+
+        >>> from sira.types import INT
+        >>> fold(aggregation("plus", INT), [1, 2, 3])
+        6
+
+    Raises:
+        SiraValueError: an empty list for an operator without an identity value.
+    """
+    if not values:
+        if agg.identity is NO_IDENTITY:
+            raise SiraValueError(f"{agg.name} has no identity value for {agg.result_type}, so "
+                                 f"it cannot aggregate an empty relation", operator=agg.name,
+                                 value=None)
+        return agg.identity
+    if agg.fold is not None:
+        return agg.fold(values)
+    acc = agg.identity
+    if not agg.exact:
+        values = sorted(values, key=agg.result_type.sort_key)
+    start = 0
+    if acc is NO_IDENTITY:
+        acc, start = values[0], 1
+    combine = agg.combine
+    for v in values[start:]:
+        acc = combine(acc, v)
+    return acc
+
 _INTEGER_EXTREMES = {INT: (INT.min, INT.max), LONG: (LONG.min, LONG.max)}
 
 

@@ -81,7 +81,7 @@ class Expr:
         return self._call("concat", other)
 
     def __repr__(self):
-        from ..syntax.builder import deep_recursion
+        from ..errors import deep_recursion
         from ..syntax.printer import print_expression
         with deep_recursion():
             return print_expression(self)

@@ -25,7 +25,7 @@ until nothing changes):
 
 from __future__ import annotations
 
-from ..syntax.builder import deep_recursion
+from ..errors import deep_recursion
 from .merge import merge_extends, merge_renames, merge_restricts
 from .packs import drop_pack
 from .project import prune_project, push_project

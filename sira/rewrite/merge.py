@@ -17,7 +17,7 @@ import attrs
 
 from ..algebra.basic import Extend, Rename, Restrict
 from ..expressions.nodes import attributes_used
-from .facts import conjoin, conjuncts, is_total
+from ..expressions.facts import conjoin, conjuncts, is_total
 
 
 def merge_renames(node):

@@ -31,7 +31,8 @@ from ..algebra.basic import Extend, Project
 from ..algebra.joins import Join
 from ..algebra.packing import interval_names
 from ..algebra.setops import Union
-from .facts import is_total, packed_on
+from ..expressions.facts import is_total
+from .facts import packed_on
 
 
 def prune_project(node):

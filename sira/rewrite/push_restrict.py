@@ -33,7 +33,8 @@ from ..algebra.joins import Join, SemiJoin, SemiMinus
 from ..algebra.packing import Pack
 from ..algebra.setops import Intersect, Minus, Union
 from ..expressions.nodes import attributes_used
-from .facts import conjoin, conjuncts, is_plain, is_total, reads_intervals, reads_only, renamed
+from ..expressions.facts import conjoin, conjuncts, is_plain, is_total, renamed
+from .facts import reads_intervals, reads_only
 
 
 def push_restrict(node):

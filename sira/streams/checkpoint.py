@@ -809,8 +809,7 @@ class _Decoder:
                               _count(data["seq"]), decode_time(data["last"]))
 
     def query(self, engine, data):
-        import sira
-        from .runtime import QueryFailed, _Input, compile_query
+        from .runtime import QueryFailed, _Input, compile_query, parse_query
         _expect(isinstance(data, dict) and isinstance(data.get("text"), str), "a query")
         relations = {}
         for r in _list(data["relations"], "relations"):
@@ -818,7 +817,7 @@ class _Decoder:
             relations[r["name"]] = Relation(heading, frozenset(_Rows(heading).dec_all(r["body"])))
         catalog = {name: s.heading for name, s in engine.streams.items()}
         catalog.update(relations)
-        node = sira.parse(data["text"], catalog)
+        node = parse_query(data["text"], catalog)
         _expect(type(data["keep"]) is bool, "keep must be true or false")
         query = compile_query(node, engine.streams, relations, data["keep"], self.fuse)
         self.operators(query, _list(data["operators"], "operators"))

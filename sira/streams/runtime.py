@@ -68,7 +68,8 @@ from ..algebra.packing import interval_names
 from ..algebra.setops import Intersect, Minus, Union, XMinus
 from ..algebra.windows import Changes, DStream, IStream, Window, WindowTable
 from ..errors import SiraError, UnknownRelvar, closest_names
-from ..values import Relation, check_row, normalize_name
+from ..syntax.builder import build_text
+from ..values import Heading, Relation, check_row, normalize_name
 from .named import LOG, LateRowError, NamedStream, StreamError
 from .operators import (INFINITY, Merge, NotSupportedLive, RowMap, Sink, Source, StreamJoin,
                         ToStream)
@@ -340,6 +341,20 @@ class LiveQuery:
             raise CheckpointError(path=str(path), reason=f"it holds {len(engine.queries)} "
                                   f"queries; load it with StreamEngine.load")
         return engine.queries[0]
+
+
+def parse_query(text: str, catalog: dict):
+    """The tree of a live query's text, against the headings of the streams and relations it
+    may name (``catalog``: name -> Relation or heading); the Relations are its constants.
+
+        >>> from sira import INT
+        >>> parse_query("restrict(s, gt(v, 1))", {"s": {"v": INT}})
+        restrict(s,gt(v,1))
+    """
+    headings = {name: value.heading if isinstance(value, Relation) else Heading.of(value)
+                for name, value in catalog.items()}
+    constants = {name: value for name, value in catalog.items() if isinstance(value, Relation)}
+    return build_text(text, headings, constants)
 
 
 def failure_text(error) -> str:
@@ -673,11 +688,10 @@ class StreamEngine:
                 for ever passes False and reads its results through ``subscribe``, so its
                 memory stays bounded by its operators' state.
         """
-        import sira
         with self.lock:
             catalog = {name: s.heading for name, s in self.streams.items()}
             catalog.update({k: v for k, v in (relvars or {}).items()})
-            node = sira.parse(expr, catalog) if isinstance(expr, str) else expr
+            node = parse_query(expr, catalog) if isinstance(expr, str) else expr
             relations = {normalize_name(k): v for k, v in (relvars or {}).items()
                          if isinstance(v, Relation)}
             query = compile_query(node, self.streams, relations, keep, self.fuse)

@@ -11,7 +11,7 @@ from collections import deque
 from sortedcontainers import SortedDict, SortedList
 
 from ..algebra.aggregation import aggregations
-from ..engine.aggregation import fold
+from ..expressions.library import fold
 from ..expressions.nodes import AttrRef
 from ..types import INTEGER_TYPES
 from ..expressions.evaluate import compile_row

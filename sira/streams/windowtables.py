@@ -39,7 +39,7 @@ from sortedcontainers import SortedList
 from ..algebra.aggregation import SummarizeBy, aggregations
 from ..algebra.basic import Extend, Project, Rename, Restrict
 from ..algebra.windows import WINDOW_ATTRIBUTES, WindowTable
-from ..engine.aggregation import fold
+from ..expressions.library import fold
 from ..engine.windows import _Time, _window_values, _windows_of
 from ..expressions.evaluate import compile_row
 from ..expressions.nodes import attributes_used

@@ -15,8 +15,6 @@ nullary operator (``currentdate``); in a relational position a relvar, ``TABLE_D
 from __future__ import annotations
 
 import datetime
-import sys
-from contextlib import contextmanager
 
 from ..algebra.aggregation import Aggregate, SummarizeBy
 from ..algebra.basic import Extend, Project, RelationLiteral, RelvarRef, Rename, Restrict, Transform
@@ -30,7 +28,7 @@ from ..algebra.windows import (Changes, DStream, Duration, IStream, RStream, Win
 from ..algebra.setops import Intersect, Minus, Union, XMinus
 from ..algebra.windowby import IS_MISSING, Boundary, WindowBy, variable_type
 from ..errors import (ParseError, SiraError, SiraTypeError, SiraValueError, UnknownOperator,
-                      UnknownRelvar, closest_names, did_you_mean)
+                      UnknownRelvar, closest_names, deep_recursion, did_you_mean)
 from ..expressions.evaluate import compile_row, infer_type
 from ..expressions.library import LIBRARY
 from ..expressions.evaluate import RVA_AGGREGATES
@@ -48,19 +46,6 @@ _BINARY = {"+": "plus", "-": "minus", "*": "mult", "/": "div", "||": "concat", "
            "<>": "ne", "<": "lt", ">": "gt", "<=": "le", ">=": "ge", "and": "and", "or": "or"}
 
 _NAMED_RELATIONS = {"table_dee": TABLE_DEE, "table_dum": TABLE_DUM}
-
-
-@contextmanager
-def deep_recursion(limit: int = 20000):
-    """Allow the deep (but parser-bounded) recursion that walking a nested tree needs."""
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, limit))
-    try:
-        yield
-    except RecursionError:
-        raise SiraError("the expression is nested too deeply to evaluate") from None
-    finally:
-        sys.setrecursionlimit(old)
 
 
 def _where(node) -> str:
@@ -159,7 +144,7 @@ class Builder:
     # ------------------------------------------------------------------ relational
     def relation(self, node) -> Node:
         if isinstance(node, cst.Raw) and node.func in ("stream", "deltas"):
-            from ..streams.notation import parse_deltas, parse_stream
+            from .notation import parse_deltas, parse_stream
             return RelationLiteral((parse_stream if node.func == "stream" else parse_deltas)(
                 node.text))
         if isinstance(node, cst.Name):
