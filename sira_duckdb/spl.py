@@ -4,24 +4,18 @@ reference).
 Time arithmetic is done on BIGINT (the timestamp itself, or microseconds since the epoch for a
 TIMESTAMP); ``at`` and ``pane`` are turned back into the timestamp's type at the end.
 
-Tumbling and sliding windows are sequential: each partition's stream is sorted, gathered into
-one list of element structs ``(lp, t, a, p, ta)`` -- the position in the partition, the time,
-the delta values and the punctuation flag -- and folded with ``list_reduce`` whose state is the
-partition's window (the list of its current elements, the open time, trigger counter, next
-trigger time, last triggering value, last arrival time) plus the list of emissions
-``(ws, we, at)``. A window's content is always a run of consecutive positions ``ws..we`` of its
-partition, so ``tuples`` is a slice of the partition's sorted rows, emitted with ``unnest``
-(instance = its index). No Python function and no Python tuples.
-
-* Without a partition eviction, or with ``partitionage(T)`` (which only looks at the
-  partition's own tuples), the fold runs per partition key, in parallel across keys.
-* ``partitioncount(N)`` and ``tuplecount(N)`` couple the partitions, so the fold runs once over
-  the whole stream, its state holding a list of partition states (the least recently updated
-  one is found by its last update position); emissions are then joined back to each key's rows.
-
-Limits: a partition's whole sequence (the whole stream with ``partitioncount``/``tuplecount``)
-is one list; the fold copies its state at every step, so a partition of n tuples costs
-O(n * (window size + emissions)).
+Tumbling and sliding windows are a scan of the whole stream in order (IBM's timers tick for
+every partition at once, and partition eviction couples the partitions): DuckDB sorts the stream
+once into a temporary table, numbering each tuple's position ``g`` and its partition ``kid``;
+only the columns the policies read (partition number, time, delta values, punctuation flag)
+come out, as Arrow, to :class:`sira.engine.spl.SplScanner` -- the reference's own state machine,
+so both engines follow the same rules by construction -- which returns each window as its
+partition number, ``at`` and the positions of its tuples. Those go back to DuckDB as two Arrow
+tables (windows, and window/position pairs), and one join and GROUP BY assembles each window's
+``tuples`` from the sorted stream. Time and memory are linear in the input plus the size of the
+windows, whatever the partitions look like (one stream, a few long partitions, one partition
+holding most tuples): no partition is gathered into one list, no state is copied per tuple, and
+no Python tuple of the data is made.
 
 TimeInterval windows need no fold: over the whole stream in arrival order, ``max`` over the
 preceding rows is each tuple's watermark (tuples below watermark - discardAge are dropped); each
@@ -34,12 +28,13 @@ emission and every later (late) tuple one more emission holding the pane's tuple
 from __future__ import annotations
 
 from sira.algebra.spl import SplWindow
+from sira.engine.spl import SplScanner
 from sira.types import FLOAT
 
 from .compiler import translates
 from .functions import canonical_list
-from .sql import and_all, field, ident, struct_pack
-from .types import duckdb_type, struct_type
+from .sql import and_all, ident, struct_pack
+from .types import struct_type
 from .windows import from_time, order_columns, to_time
 
 _END_OF_INPUT = 2 ** 62  # the emission position of panes emitted at the end of input
@@ -66,256 +61,78 @@ def _splwindow(node, children, c):
     (child,) = children
     if node.kind == "timeinterval":
         return _time_interval(node, child, c)
-    pe = node.partition_eviction
-    if pe is not None and pe.kind in ("partitioncount", "tuplecount"):
-        return _sequential_global(node, child, c)
-    return _sequential_per_key(node, child, c)
+    return _sequential(node, child, c)
 
 
 # ---------------------------------------------------------------------- tumbling and sliding
 
-def _value_type(node, policy) -> str:
+def _sequential(node, child, c) -> str:
+    """Tumbling and sliding windows: DuckDB sorts the stream once (``g``: the position in
+    stream order, ``kid``: the partition's number); the five narrow columns the policies read go
+    to :class:`sira.engine.spl.SplScanner`, the reference's own state machine, which returns
+    each window as (partition number, instance, at, positions); DuckDB assembles the windows'
+    tuples from those positions. Linear in the input plus the windows' size, whatever the
+    partitions (one stream, a few long partitions, many short ones)."""
+    import pyarrow as pa
+
     h = node.source.heading
-    if policy is None or policy.kind != "delta":
-        return "BIGINT"
-    return "DOUBLE" if h.type_of(policy.attr) == FLOAT else "BIGINT"
-
-
-def _value(node, policy) -> str:
-    h = node.source.heading
-    if policy is None or policy.kind != "delta":
-        return "CAST(0 AS BIGINT)"
-    return to_time(ident(policy.attr), h.type_of(policy.attr))
-
-
-def _amount(node, policy) -> str:
-    """A delta threshold as a literal of the delta values' type."""
-    amount = node.delta_amount(policy)
-    if _value_type(node, policy) == "DOUBLE":
-        return f"CAST({float(amount)!r} AS DOUBLE)"
-    return f"CAST({int(amount)} AS BIGINT)"
-
-
-def _element(node, position: str) -> str:
-    """The element struct (lp, t, a, p, ta) of a row."""
-    ev = node.eviction
-    punct = ident(ev.attr) if ev.kind == "punct" else "FALSE"
-    return struct_pack([("lp", f"CAST({position} AS INTEGER)"),
-                        ("t", to_time(ident(node.ts), node.ts_type)),
-                        ("a", _value(node, ev)), ("p", punct),
-                        ("ta", _value(node, node.trigger))])
-
-
-def _content_type(node) -> str:
-    return f'STRUCT("lp" INTEGER, "t" BIGINT, "a" {_value_type(node, node.eviction)})[]'
-
-
-def _fresh(node) -> dict:
-    """The fields of an empty partition state (typed, so every fold step has the same type)."""
-    return {"c": f"CAST([] AS {_content_type(node)})", "o": "CAST(NULL AS BIGINT)",
-            "cnt": "CAST(0 AS INTEGER)", "nt": "CAST(NULL AS BIGINT)",
-            "la": f"CAST(NULL AS {_value_type(node, node.trigger)})",
-            "lt": "CAST(NULL AS BIGINT)"}
-
-
-def _state(fields: dict) -> str:
-    return struct_pack(list(fields.items()))
-
-
-def _when(cond, a, b) -> str:
-    return f"(CASE WHEN {cond} THEN {a} ELSE {b} END)"
-
-
-def _step(node, s: str, x: str, c) -> tuple:
-    """One element ``x`` into one partition state ``s``: the new state's fields and the
-    emission (condition, first position, last position), all SQL over ``s`` and ``x``."""
+    g, kid, t, a, p, ta = (c.helper(n) for n in ("g", "kid", "t", "a", "p", "ta"))
+    keys = [ident(k) for k in node.partition]
+    order = ", ".join(_stream_order(node))
+    number = (f"dense_rank() OVER (ORDER BY {', '.join(order_columns(h, node.partition))})"
+              if keys else "1")
     ev, tr = node.eviction, node.trigger
-    pe = node.partition_eviction
-    fields = {k: field(s, k) for k in _fresh(node)}
-    xf = {k: field(x, k) for k in ("lp", "t", "a", "p", "ta")}
-    if pe is not None and pe.kind == "partitionage":
-        reset = f"({fields['lt']} IS NOT NULL AND {xf['t']} - {fields['lt']} >= " \
-                f"{node.units(pe.amount)})"
-        fresh = _fresh(node)
-        fields = {k: _when(reset, fresh[k], v) for k, v in fields.items()}
-    content = fields["c"]
-    xe = f"[{struct_pack([('lp', xf['lp']), ('t', xf['t']), ('a', xf['a'])])}]"
-    c1 = f"list_concat({content}, {xe})"
-    empty = f"CAST([] AS {_content_type(node)})"
-    nonempty = f"(len({content}) > 0)"
-    first = f"({content})[1].lp"
-    out = dict(fields, lt=xf["t"])
-    if node.kind == "tumbling":
-        if ev.kind in ("count", "punct"):
-            emit = f"(len({c1}) = {ev.amount})" if ev.kind == "count" else xf["p"]
-            out["c"] = _when(emit, empty, c1)
-            return out, emit, f"({c1})[1].lp", xf["lp"]
-        if ev.kind == "time":
-            emit = f"({nonempty} AND {xf['t']} >= {fields['o']} + {node.units(ev.amount)})"
-            out["o"] = _when(f"{emit} OR NOT {nonempty}", xf["t"], fields["o"])
-        else:
-            emit = f"({nonempty} AND {xf['a']} - ({content})[1].a > {_amount(node, ev)})"
-        out["c"] = _when(emit, xe, c1)
-        return out, emit, first, f"{xf['lp']} - 1"
-    y = c.lambda_name()
-    if ev.kind == "count":
-        kept = f"list_slice({c1}, greatest(len({c1}) - {ev.amount} + 1, 1), len({c1}))"
-    else:
-        if ev.kind == "time":
-            keep = f"({y}).t > {xf['t']} - {node.units(ev.amount)}"
-        else:
-            keep = f"{xf['a']} - ({y}).a <= {_amount(node, ev)}"
-        start = f"list_position(list_transform({c1}, lambda {y}: {keep}), TRUE)"
-        kept = f"list_slice({c1}, {start}, len({c1}))"
-    out["c"] = kept
-    if tr is None:
-        emit = "TRUE"
-    elif tr.kind == "count":
-        cnt = f"({fields['cnt']} + 1)"
-        emit = f"({cnt} = {tr.amount})"
-        out["cnt"] = f"CAST({_when(emit, '0', cnt)} AS INTEGER)"
-    elif tr.kind == "time":
-        period = node.units(tr.amount)
-        nt = fields["nt"]
-        emit = f"({nt} IS NOT NULL AND {xf['t']} >= {nt})"
-        gap = f"({xf['t']} - {nt})"  # the next multiple after t: nt + gap - gap mod T + T
-        out["nt"] = (f"(CASE WHEN {nt} IS NULL THEN {xf['t']} + {period} WHEN {emit} THEN "
-                     f"{nt} + {gap} - ((({gap}) % {period} + {period}) % {period}) + {period} "
-                     f"ELSE {nt} END)")
-    else:
-        la = fields["la"]
-        emit = f"({la} IS NOT NULL AND {xf['ta']} - {la} > {_amount(node, tr)})"
-        out["la"] = _when(f"{la} IS NULL OR {emit}", xf["ta"], la)
-    return out, emit, f"({kept})[1].lp", xf["lp"]
-
-
-_EMISSION = 'STRUCT("ws" INTEGER, "we" INTEGER, "at" BIGINT)'
+    seq = c.materialize(
+        f"SELECT *, row_number() OVER (ORDER BY {order}) - 1 AS {g}, {number} AS {kid}, "
+        f"{to_time(ident(node.ts), node.ts_type)} AS {t}, {_delta(node, ev)} AS {a}, "
+        f"{ident(ev.attr) if ev.kind == 'punct' else 'FALSE'} AS {p}, "
+        f"{_delta(node, tr)} AS {ta} FROM {child}", "spl_seq", node)
+    columns = c.con.sql(f"SELECT {kid}, {t}, {a}, {p}, {ta} FROM {seq} ORDER BY {g}")
+    table = columns.to_arrow_table()
+    kids, times, avals, puncts, tavals = (table.column(i).to_pylist() for i in range(5))
+    scan = SplScanner(node)
+    push = scan.push
+    emissions = []
+    for i, key in enumerate(kids):
+        emissions.extend(push(key, times[i], i, avals[i], puncts[i], tavals[i]))
+    emissions.extend(scan.finish())
+    counters: dict = {}
+    w_e, w_kid, w_inst, w_at, m_e, m_g = [], [], [], [], [], []
+    for e, (key, at, ids) in enumerate(emissions):
+        counters[key] = counters.get(key, 0) + 1
+        w_e.append(e)
+        w_kid.append(key)
+        w_inst.append(counters[key])
+        w_at.append(at)
+        m_e.extend([e] * len(ids))
+        m_g.extend(ids)
+    at_type = pa.float64() if node.ts_type == FLOAT else pa.int64()
+    windows = c.register(pa.table({"e": pa.array(w_e, pa.int64()),
+                                   "instance": pa.array(w_inst, pa.int64()),
+                                   "at": pa.array(w_at, at_type)}), "spl_windows")
+    members = c.register(pa.table({"e": pa.array(m_e, pa.int64()),
+                                   "g": pa.array(m_g, pa.int64())}), "spl_members")
+    row = struct_pack([(n, f"s.{ident(n)}") for n in h.names])
+    key_cols = [f"s.{k}" for k in keys]
+    group = ", ".join(["w.e", "w.instance", "w.at"] + key_cols)
+    select = [f"{k} AS {k2}" for k, k2 in zip(key_cols, keys)]
+    select += ["CAST(w.instance AS BIGINT) AS instance",
+               f"{from_time('w.at', node.ts_type)} AS {ident('at')}",
+               f"{canonical_list(f'list({row})')} AS tuples"]
+    return (f"SELECT {', '.join(select)} FROM {members} AS m JOIN {windows} AS w ON w.e = m.e "
+            f"JOIN {seq} AS s ON s.{g} = m.g GROUP BY {group}")
 
 
 def _partition(keys) -> str:
     return f"PARTITION BY {', '.join(keys)} " if keys else ""
 
 
-def _sequential_per_key(node, child, c) -> str:
-    h = node.source.heading
-    keys = [ident(k) for k in node.partition]
-    lp, x, row, seq = c.helper("lp"), c.helper("x"), c.helper("row"), c.helper("seq")
-    w = f"({_partition(keys)}ORDER BY {', '.join(_stream_order(node))})"
-    elements = c.define(f"SELECT *, row_number() OVER {w} AS {lp} FROM {child}", "elements")
-    items = struct_pack([("lp", lp), ("x", _element(node, lp)), ("row", _row_struct(h))])
-    group = f" GROUP BY {', '.join(keys)}" if keys else ""
-    seqs = c.define(f"SELECT {', '.join(keys + [f'list({items} ORDER BY {lp}) AS {seq}'])} "
-                    f"FROM {elements}{group}", "sequences")
-    init = struct_pack([("s", _state(_fresh(node))), ("out", f"CAST([] AS {_EMISSION}[])")])
-    acc, e = c.lambda_name(), c.lambda_name()
-    fields, emit, ws, we = _step(node, field(acc, "s"), field(e, "x"), c)
-    emission = struct_pack([("ws", f"CAST({ws} AS INTEGER)"), ("we", f"CAST({we} AS INTEGER)"),
-                            ("at", f"CAST({field(e, 'lp')} AS BIGINT)")])
-    out = _when(emit, f"list_concat({field(acc, 'out')}, [{emission}])", field(acc, "out"))
-    merge = struct_pack([("s", _state(fields)), ("out", out)])
-    em, i = c.helper("em"), c.helper("i")
-    folded = c.define(f"SELECT {', '.join(keys + [seq])}, list_reduce({seq}, lambda {acc}, {e}: "
-                      f"{merge}, {init}).out AS {em} FROM {seqs}", "folded")
-    emitted = c.define(f"SELECT {', '.join(keys + [seq])}, unnest({em}) AS {em}, "
-                       f"generate_subscripts({em}, 1) AS {i} FROM {folded}", "emitted")
-    y = c.lambda_name()
-    rows = (f"list_transform(list_slice({seq}, ({em}).ws, ({em}).we), lambda {y}: ({y}).row)")
-    at = f"({seq})[CAST(({em}).at AS INTEGER)].row.{ident(node.ts)}"
-    return (f"SELECT {', '.join(keys)}{', ' if keys else ''}CAST({i} AS BIGINT) AS instance, "
-            f"{at} AS {ident('at')}, {canonical_list(rows)} AS tuples FROM {emitted}")
+def _delta(node, policy) -> str:
+    """The value a delta policy reads, as BIGINT (microseconds for TIMESTAMP) or DOUBLE."""
+    if policy is None or policy.kind != "delta":
+        return "CAST(NULL AS BIGINT)"
+    return to_time(ident(policy.attr), node.source.heading.type_of(policy.attr))
 
-
-def _sequential_global(node, child, c) -> str:
-    """partitioncount / tuplecount: one fold over the whole stream, partition states in a
-    list."""
-    pe = node.partition_eviction
-    h = node.source.heading
-    keys = [ident(k) for k in node.partition]
-    lp, g, k, x = c.helper("lp"), c.helper("g"), c.helper("k"), c.helper("x")
-    order = ", ".join(_stream_order(node))
-    key_struct = struct_pack([(n, ident(n)) for n in node.partition])
-    elements = c.define(f"SELECT *, row_number() OVER ({_partition(keys)}ORDER BY {order}) "
-                        f"AS {lp}, row_number() OVER (ORDER BY {order}) AS {g}, {key_struct} "
-                        f"AS {k} FROM {child}", "elements")
-    seq = c.helper("seq")
-    items = struct_pack([("g", g), ("k", k), ("x", _element(node, lp)),
-                         ("ts", ident(node.ts))])
-    seqs = c.define(f"SELECT list({items} ORDER BY {g}) AS {seq} FROM {elements}", "sequence")
-    key_type = struct_type(node.source.heading.project(node.partition))
-    fresh = _fresh(node)
-    part_fields = dict(k=f"CAST(NULL AS {key_type})", upd="CAST(0 AS INTEGER)", **fresh)
-    part_type = (f'STRUCT("k" {key_type}, "upd" INTEGER, "c" {_content_type(node)}, '
-                 f'"o" BIGINT, "cnt" INTEGER, "nt" BIGINT, '
-                 f'"la" {_value_type(node, node.trigger)}, "lt" BIGINT)')
-    emission = (f'STRUCT("k" {key_type}, "ws" INTEGER, "we" INTEGER, "at" '
-                f'{duckdb_type(node.ts_type)})')
-    init = struct_pack([("parts", f"CAST([] AS {part_type}[])"),
-                        ("out", f"CAST([] AS {emission}[])")])
-    acc, e = c.lambda_name(), c.lambda_name()
-    p1, p2, p3 = c.lambda_name(), c.lambda_name(), c.lambda_name()
-    ek, parts = field(e, "k"), field(acc, "parts")
-    present = f"list_bool_or(list_transform({parts}, lambda {p1}: ({p1}).k = {ek}))"
-    present = f"coalesce({present}, FALSE)"
-    if pe.kind == "partitioncount":
-        oldest = f"list_min(list_transform({parts}, lambda {p1}: ({p1}).upd))"
-        full = f"(NOT {present} AND len({parts}) >= {pe.amount})"
-        parts = _when(full, f"list_filter({parts}, lambda {p2}: ({p2}).upd <> {oldest})", parts)
-    new_part = _state(dict(k=ek, upd=f"CAST({field(e, 'g')} AS INTEGER)", **fresh))
-    parts = _when(present, parts, f"list_concat({parts}, [{new_part}])")
-    step_parts = c.lambda_name()
-    mine = f"list_filter({step_parts}, lambda {p3}: ({p3}).k = {ek})[1]"
-    fields, emit, ws, we = _step(node, mine, field(e, "x"), c)
-    updated = _state(dict(k=ek, upd=f"CAST({field(e, 'g')} AS INTEGER)", **fields))
-    p4 = c.lambda_name()
-    replaced = f"list_transform({step_parts}, lambda {p4}: {_when(f'({p4}).k = {ek}', updated, p4)})"
-    if pe.kind == "tuplecount":
-        replaced = _keep_recent(replaced, pe.amount, c)
-    em = struct_pack([("k", ek), ("ws", f"CAST({ws} AS INTEGER)"),
-                      ("we", f"CAST({we} AS INTEGER)"), ("at", field(e, "ts"))])
-    out = _when(emit, f"list_concat({field(acc, 'out')}, [{em}])", field(acc, "out"))
-    # the state after adding the partition is bound once (a one-element list_transform)
-    body = (f"list_transform([{parts}], lambda {step_parts}: "
-            f"{struct_pack([('parts', replaced), ('out', out)])})[1]")
-    ems, i = c.helper("ems"), c.helper("i")
-    folded = c.define(f"SELECT list_reduce({seq}, lambda {acc}, {e}: {body}, {init}).out AS "
-                      f"{ems} FROM {seqs}", "folded")
-    emitted = c.define(f"SELECT unnest({ems}) AS {ems}, generate_subscripts({ems}, 1) AS {i} "
-                       f"FROM {folded}", "emitted")
-    rows = c.helper("rows")
-    items = struct_pack([("lp", lp), ("row", _row_struct(h))])
-    group = f" GROUP BY {', '.join(keys)}" if keys else ""
-    per_key = c.define(f"SELECT {', '.join(keys + [f'list({items} ORDER BY {lp}) AS {rows}'])} "
-                       f"FROM {elements}{group}", "rows")
-    same = and_all(f"({field(f'em.{ems}', 'k')}).{ident(n)} = r.{ident(n)}"
-                   for n in node.partition)
-    y = c.lambda_name()
-    content = (f"list_transform(list_slice(r.{rows}, ({field(f'em.{ems}', 'ws')}), "
-               f"({field(f'em.{ems}', 'we')})), lambda {y}: ({y}).row)")
-    inst = f"row_number() OVER ({_partition([f'r.{q}' for q in keys])}ORDER BY em.{i})"
-    key_cols = [f"r.{q}" for q in keys]
-    return (f"SELECT {', '.join(key_cols + [f'CAST({inst} AS BIGINT) AS instance'])}, "
-            f"{field(f'em.{ems}', 'at')} AS {ident('at')}, {canonical_list(content)} AS tuples "
-            f"FROM {emitted} AS em JOIN {per_key} AS r ON {same}")
-
-
-def _keep_recent(parts: str, limit: int, c) -> str:
-    """tuplecount(N): keep the most recently updated partitions while their sizes sum to at
-    most N (evicting from the least recently updated one)."""
-    p, q, i, z = c.lambda_name(), c.lambda_name(), c.lambda_name(), c.lambda_name()
-    recent = (f"list_transform(list_sort(list_transform({parts}, lambda {p}: "
-              f"struct_pack(u := -({p}).upd, p := {p}))), lambda {q}: ({q}).p)")
-    return once_bound(c, recent, lambda r: (
-        f"list_transform(list_filter(list_transform({r}, lambda {p}, {i}: struct_pack(p := {p}, "
-        f"n := list_sum(list_transform(list_slice({r}, 1, {i}), lambda {q}: len(({q}).c))))), "
-        f"lambda {z}: ({z}).n <= {limit}), lambda {z}: ({z}).p)"))
-
-
-def once_bound(c, sql: str, fn) -> str:
-    v = c.lambda_name()
-    return f"list_transform([{sql}], lambda {v}: {fn(v)})[1]"
-
-
-# ---------------------------------------------------------------------- timeInterval
 
 def _time_interval(node, child, c) -> str:
     h = node.source.heading

@@ -1,5 +1,6 @@
 """SPL windows (seed 001, "Window clause"): SPLWINDOW on the Python engine, the text syntax, the
-errors raised when a tree is built, and a differential test against the Spark engine."""
+errors raised when a tree is built, and differential tests against the DuckDB and Spark
+engines."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from sira.algebra.spl import SplWindow
 from sira.errors import (DuplicateAttribute, SiraTypeError, SiraValueError, UnknownAttribute)
 from sira.explain import explain
 
-from conftest import spark_available
+from conftest import duckdb_available, spark_available
 
 HEADING = {"ts": LONG, "seq": LONG, "k": STRING, "i": INT, "p": BOOLEAN}
 
@@ -54,9 +55,22 @@ def test_tumbling_count_never_emits_a_trailing_partial_window():
         (1, 7, [1, 3, 6, 8]), (2, 21, [9, 14, 15, 16])]
 
 
-def test_tumbling_time_flushes_when_a_tuple_reaches_open_plus_t_and_that_tuple_opens_the_next():
+def test_tumbling_time_flushes_at_each_tick_of_a_fixed_period_from_the_first_tuple():
     assert windows("splwindow(s, ts, tumbling, time(10))", S) == [
         (1, 11, [1, 3, 6, 8]), (2, 21, [9, 14, 15])]
+
+
+def test_tumbling_time_windows_do_not_drift_after_a_quiet_stretch():
+    # IBM: "all tuples are evicted every T seconds independent of tuple arrival"; ticks at
+    # 10, 20, 30 from the first tuple (0): {0} at 10, {15} at 20; 21 is still open at the end
+    s = stream((0, 1), (15, 2), (21, 3))
+    assert windows("splwindow(s, ts, tumbling, time(10))", s) == [(1, 10, [1]), (2, 20, [2])]
+
+
+def test_tumbling_time_ticks_are_shared_by_every_partition():
+    s = stream((0, 1, "a"), (4, 2, "b"), (12, 3, "a"), (13, 4, "b"), (20, 5, "a"))
+    assert windows("splwindow(s, ts, tumbling, time(10) partitioned(k))", s) == [
+        ("a", 1, 10, [1]), ("a", 2, 20, [3]), ("b", 1, 10, [2]), ("b", 2, 20, [4])]
 
 
 def test_tumbling_delta_compares_with_the_oldest_tuple_only():
@@ -82,16 +96,21 @@ def test_sliding_without_trigger_emits_on_every_tuple():
         (1, 1, [1]), (2, 2, [1, 3]), (3, 4, [3, 6])]
 
 
-def test_sliding_time_evicts_a_tuple_exactly_t_old():
-    s = stream((2, 1), (5, 2), (12, 3))
-    assert windows("splwindow(s, ts, sliding, time(10))", s)[-1] == (3, 12, [2, 3])
+def test_sliding_time_keeps_a_tuple_exactly_t_old():
+    # IBM's eviction thread evicts when now - ts > T
+    s = stream((2, 1), (5, 2), (12, 3), (13, 4))
+    assert windows("splwindow(s, ts, sliding, time(10))", s)[-2:] == [
+        (3, 12, [1, 2, 3]), (4, 13, [2, 3, 4])]
 
 
-def test_sliding_delta_evicts_from_the_oldest_while_the_delta_exceeds_d():
-    # 10 - 1 > 5 evicts i 1; i 9 stays (10 - 9 <= 5), and so does i 2 behind it (SPL only looks
-    # at the oldest tuple), although 10 - 2 > 5
+def test_sliding_delta_evicts_every_tuple_of_the_window_beyond_d():
+    # IBM: "existing tuples in the window for which the delta ... is greater than the eviction
+    # policy size are evicted": 10 - 1 and 10 - 2 exceed 5, 10 - 9 does not
     s = stream((1, 1), (2, 9), (3, 2), (4, 10))
-    assert windows("splwindow(s, ts, sliding, delta(i, 5))", s)[-1] == (4, 4, [9, 2, 10])
+    assert windows("splwindow(s, ts, sliding, delta(i, 5))", s)[-1] == (4, 4, [9, 10])
+    s = stream((1, 10), (2, 3), (3, 12))  # the issue's case: the middle tuple leaves
+    assert windows("splwindow(s, ts, sliding, delta(i, 5) trigger(count(1)))", s)[-1] == (
+        3, 3, [10, 12])
 
 
 def test_sliding_count_trigger_fires_every_mth_tuple():
@@ -99,17 +118,23 @@ def test_sliding_count_trigger_fires_every_mth_tuple():
         (1, 7, [3, 6, 8]), (2, 21, [14, 15, 16])]
 
 
-def test_sliding_time_trigger_fires_once_when_a_tuple_passes_several_periods():
+def test_sliding_time_trigger_fires_at_every_tick_before_the_tuples_of_its_time():
     s = stream((0, 1), (3, 2), (25, 3), (29, 4), (30, 5))
-    # trigger times 10, 20, 30...: ts 25 passes 10 and 20 (one emission), ts 30 reaches 30
+    # ticks 10, 20, 30 from the first tuple, each whether or not a tuple arrives; the tick at
+    # 30 comes before the tuple of ts 30
     assert windows("splwindow(s, ts, sliding, count(5) trigger(time(10)))", s) == [
-        (1, 25, [1, 2, 3]), (2, 30, [1, 2, 3, 4, 5])]
+        (1, 10, [1, 2]), (2, 20, [1, 2]), (3, 30, [1, 2, 3, 4])]
 
 
-def test_sliding_delta_trigger_measures_from_the_last_triggering_tuple():
+def test_sliding_delta_trigger_fires_before_the_tuple_is_inserted():
+    # IBM: the TRIGGER event precedes the EVICTION and INSERTION events; the reference is the
+    # last triggering tuple (the first tuple to begin with)
     s = stream((1, 0), (2, 5), (3, 6), (4, 11), (5, 12))
     assert windows("splwindow(s, ts, sliding, count(2) trigger(delta(i, 5)))", s) == [
-        (1, 3, [5, 6]), (2, 5, [11, 12])]
+        (1, 3, [0, 5]), (2, 5, [6, 11])]
+    s = stream((1, 0), (2, 1), (3, 2), (4, 3))  # the issue's case
+    assert windows("splwindow(s, ts, sliding, count(5) trigger(delta(i, 2)))", s) == [
+        (1, 4, [0, 1, 2])]
 
 
 # --------------------------------------------------------------------------- partitions
@@ -122,9 +147,10 @@ def test_partitioned_windows_number_their_instances_per_partition():
 
 def test_partitionage_drops_an_idle_partitions_window():
     got = windows("splwindow(s, ts, tumbling, count(2) partitioned(k, partitionage(5)))", S)
-    # a: 1, 6 flush at 4 | 8 at 7 is evicted by 14 at 12 (12 - 7 = 5), 14 by 16 at 21;
-    # b: 3 at 2 is evicted by 9 at 11; 9, 15 flush at 15; 23 at 22 (22 - 15 = 7) starts alone
-    assert got == [("a", 1, 4, [1, 6]), ("b", 1, 15, [9, 15])]
+    # a partition is evicted when now - its last insertion > 5 (IBM: last + age < now):
+    # a: 1, 6 flush at 4; 8 at 7 is still there at 12 (12 - 7 = 5): 8, 14 flush at 12;
+    # b: 3 at 2 is evicted at 11; 9, 15 flush at 15; 16 and 23 stay alone
+    assert got == [("a", 1, 4, [1, 6]), ("a", 2, 12, [8, 14]), ("b", 1, 15, [9, 15])]
 
 
 def test_partitioncount_evicts_the_least_recently_updated_partition():
@@ -177,7 +203,7 @@ def test_timestamp_streams_take_durations_with_units():
     z = Relation.from_rows({"et": TIMESTAMP, "i": INT}, rows)
     r = sira.evaluate("splwindow(z, et, tumbling, time(10 second))", {"z": z})
     (t,) = r.to_rows()
-    assert t["at"] == t0 + datetime.timedelta(seconds=11)
+    assert t["at"] == t0 + datetime.timedelta(seconds=10)  # the tick, 10 s after the first
     assert sorted(x["i"] for x in t["tuples"].to_rows()) == [0, 1, 2]
     r = sira.evaluate("splwindow(z, et, timeinterval, intervalduration(1 minute))", {"z": z})
     assert r.heading["pane"].name == "TIMESTAMPINTERVAL"
@@ -295,6 +321,18 @@ def window_texts(draw):
     if draw(st.booleans()):
         parts.append("arrival(seq)")
     return f"splwindow(s,ts,{kind},{' '.join(parts)})"
+
+
+@pytest.mark.skipif(not duckdb_available(), reason="DuckDB is not available here")
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(_stream_rows(), window_texts())
+def test_python_and_duckdb_compute_the_same_windows(rows, text):
+    s = stream(*rows)
+    node = sira.parse(text, {"s": s})
+    expected = sira.evaluate(node, {"s": s})
+    got = sira.evaluate(node, {"s": s}, engine="duckdb")
+    assert got == expected, f"{text}\n{s}\npython:\n{expected}\nduckdb:\n{got}"
 
 
 @pytest.mark.skipif(not spark_available(), reason="Spark is not available here")

@@ -1,5 +1,10 @@
 """Python evaluation of SPL windows (seed 001, "Window clause"): the reference semantics.
 
+The rules are IBM Streams' own (its SPL window runtime, ``SPL/Runtime/Window/*Impl.h`` in
+IBMStreams/OSStreams, and the ``DeltaWindowPolicy``/``StreamWindowEvent`` reference text), read
+on the stream's own time: where IBM's runtime looks at the system clock, sira looks at the
+timestamp attribute (``ts``), and "now" is the time of the tuple arriving or of a timer tick.
+
 The stream is read once, tuple by tuple, as an SPL input port would see it:
 
 * tumbling and sliding windows in (ts, arrival) order (ties without ``arrival(...)``: the
@@ -7,32 +12,55 @@ The stream is read once, tuple by tuple, as an SPL input port would see it:
 * timeInterval windows in arrival order (``arrival(...)``; without it, ts order), the watermark
   being the largest ts seen so far on the whole stream.
 
-Every window instance the port would hand to its operator becomes one tuple: its partition
-attributes, ``instance`` (1-based per partition, in order of emission), ``at`` and ``tuples``
-(and ``pane`` for timeInterval windows).
+Every window instance the port would hand to its operator, holding at least one tuple, becomes
+one tuple: its partition attributes, ``instance`` (1-based per partition, in order of emission),
+``at`` and ``tuples`` (and ``pane`` for timeInterval windows). (IBM's runtime also reports a
+time-triggered window that holds nothing; a relation of windows leaves those out.)
 
-Tumbling windows (the arriving tuple is added, except where said):
+**Timers.** ``time(T)`` as a tumbling eviction or a sliding trigger is a timer of the whole
+window, as in IBM's runtime (one thread for every partition): it ticks at o + T, o + 2T, ...
+where o is the ts of the stream's first tuple, whether or not tuples arrive. A tick at time t
+happens before the tuples whose ts is t (so a tumbling time window is [o + kT, o + (k+1)T)), and
+only ticks up to the last tuple's ts happen (no final punctuation ends the stream).
 
-* ``count(N)``: flush when the window holds N tuples; ``at`` is the N-th tuple's ts. A trailing
-  partial window is never emitted (no punctuation or final marker ends the stream).
-* ``time(T)``: a window opens at its first tuple's ts o; a tuple arriving with ts >= o + T
-  flushes it (``at`` = that tuple's ts) and starts the next window; the final open window is
-  never emitted.
-* ``delta(a, D)``: a tuple whose a exceeds the window's first a by more than D flushes the window
-  and starts the next; the final open window is never emitted.
-* ``punct(p)``: a tuple with p true is followed by a punctuation: it is added and the window
+Tumbling windows:
+
+* ``count(N)``: the tuple is inserted; the window flushes when it holds N tuples (``at``: that
+  tuple's ts). A trailing partial window is never emitted.
+* ``time(T)``: at each tick every partition holding tuples flushes (``at``: the tick's time).
+  (Before issue 23 a window opened at its partition's first tuple and flushed when a tuple
+  reached open + T, so its windows drifted after a quiet stretch.)
+* ``delta(a, D)``: a tuple whose a exceeds the window's oldest a by more than D flushes the
+  window (``at``: its ts) and is then inserted into the next; the final open window is never
+  emitted.
+* ``punct(p)``: a tuple with p true is followed by a punctuation: it is inserted and the window
   flushed; tuples after the last punctuation are never emitted.
 
-Sliding windows add the arriving tuple, evict, then ask the trigger:
+A tumbling window's partition ends when it flushes (IBM removes it; ``partitioncount`` no
+longer counts it) and starts again with its next tuple.
 
-* eviction ``count(N)`` keeps the last N tuples; ``time(T)`` the tuples with ts > now - T (now:
-  the arriving tuple's ts); ``delta(a, D)`` evicts from the oldest while newest.a - oldest.a > D
-  (for a non-decreasing a: the tuples with newest.a - a <= D).
-* trigger (default: every tuple) ``count(M)``: every M-th tuple of the partition; ``time(T)``: at
-  each multiple of T after the partition's first tuple, when a tuple arrives at or after it (one
-  emission however many multiples it passes); ``delta(a, D)``: when a tuple's a exceeds the last
-  triggering tuple's a by more than D (the first tuple is the first reference and does not
-  trigger). The emission holds the window after the arriving tuple was added.
+Sliding windows, on the arrival of a tuple, in IBM's order:
+
+* a ``delta`` trigger first: IBM's reference "The TRIGGER event occurs before any EVICTION
+  event when the window has a count or delta based eviction policy, and thus also precedes the
+  INSERTION event" (and ``TimeDeltaSlidingWindowImpl`` does the same with a time eviction): the
+  tuple triggers when its a exceeds the last triggering tuple's a by more than D, and the
+  emission holds the window *before* the tuple is inserted. The partition's first tuple is the
+  first reference and does not trigger.
+* then the eviction: ``count(N)`` evicts the oldest tuple when the window holds N;
+  ``delta(a, D)`` evicts *every* tuple of the window whose a is more than D below the new
+  tuple's ("existing tuples in the window for which the delta between the eviction policy
+  attribute value of the new tuple and that of the existing tuple is greater than the eviction
+  policy size are evicted"), so when a goes down and up again a tuple in the middle may leave
+  while older ones stay; ``time(T)`` evicts, at every moment, the tuples more than T old
+  (now - ts > T: a tuple exactly T old stays);
+* then the insertion, then a ``count(M)`` trigger (the default, ``count(1)``): every M-th tuple
+  of the partition, the emission holding the window with the new tuple.
+* a ``time(T)`` trigger is a timer: at each tick every partition holding tuples emits its
+  window as it is then (``at``: the tick's time).
+
+A sliding window's partition ends when time eviction empties it (IBM removes it); its trigger
+counters and delta reference live on until the partition is evicted.
 
 TimeInterval windows: panes ``[offset + k*period, offset + k*period + duration)``; a tuple goes
 to every pane holding its ts, unless ts < watermark - discardAge (dropped; discardAge defaults
@@ -42,18 +70,26 @@ to 0). A pane is created by its first tuple and emitted when the watermark reach
 emit again with everything it holds (SPL's late trigger), ``at`` being the watermark then.
 
 Partition eviction (tumbling and sliding windows) drops a partition's whole state -- window
-content, open time, trigger counters -- without emitting it; ``instance`` keeps counting.
-``partitionage(T)``: when a tuple arrives T or more after the partition's previous tuple.
-``partitioncount(N)``: a tuple for a new partition when N partitions exist evicts the least
-recently updated one (a partition exists from its first tuple until evicted, even empty).
-``tuplecount(N)``: after each tuple (and its emission), while the partitions hold more than N
-tuples, the least recently updated partition is evicted (possibly the current one, last).
+content, trigger counters -- without emitting it; ``instance`` keeps counting. As in IBM's
+``WindowImpl``:
+
+* ``partitionage(T)``: before each insertion and each tick, every partition whose last insertion
+  is more than T ago (now - last > T) is evicted;
+* ``partitioncount(N)``: after each insertion, while more than N partitions exist, the least
+  recently updated one is evicted;
+* ``tuplecount(N)``: after each insertion, while the partitions hold more than N tuples, the
+  least recently updated partition is evicted (the current one last). An evicted partition emits
+  nothing, not even the count trigger of the tuple just inserted.
+
+:class:`SplScanner` is the whole of it for tumbling and sliding windows: an incremental state
+machine fed one tuple at a time, used by the batch engines and by the live runtime.
 """
 
 from __future__ import annotations
 
 import datetime
 import heapq
+from collections import OrderedDict, deque
 
 from ..algebra.spl import SplWindow
 from ..intervals import Interval
@@ -88,18 +124,222 @@ def stream_order(relation, node) -> list:
 
 
 class _Partition:
-    """One partition's window state."""
+    """One partition's window: the ids of its tuples in arrival order (``items``) and what its
+    eviction policy needs."""
 
-    __slots__ = ("content", "opened", "count", "next_trigger", "last_a", "last_t", "updated")
+    __slots__ = ("items", "heap", "first_a", "last_t", "size")
 
-    def __init__(self):
-        self.content: list = []  # (row, t, a, p)
-        self.opened = None
-        self.count = 0
-        self.next_trigger = None
-        self.last_a = None
-        self.last_t = None
-        self.updated = -1
+    def __init__(self, delta_eviction: bool):
+        # a delta-evicted window loses tuples from its middle: id -> None keeps arrival order
+        self.items = {} if delta_eviction else deque()
+        self.heap = [] if delta_eviction else None  # (a, id) of the tuples still in the window
+        self.first_a = None  # tumbling delta: the oldest tuple's a
+        self.last_t = None  # the last insertion's time (partitionage)
+        self.size = 0
+
+    def content(self) -> list:
+        return list(self.items)
+
+
+class SplScanner:
+    """The tumbling and sliding windows of one SPLWINDOW node, tuple by tuple.
+
+    ``push(key, t, id, a, p, ta)`` takes the next tuple in stream order -- its partition key,
+    its time ``t`` (an int: the ts, or microseconds for a TIMESTAMP), an id the caller chooses
+    (the emissions name tuples by it), the eviction delta value ``a``, the punctuation flag
+    ``p`` and the trigger delta value ``ta`` (None when the policy does not use them) -- and
+    returns the windows that became complete: ``[(key, at, [id, ...]), ...]`` in emission
+    order, ``at`` an int time, the ids in arrival order. ``advance(t)`` fires the timer ticks up
+    to t without a tuple (a live stream whose bound has passed t; ``push`` does it itself).
+    ``finish()`` ends the input: tumbling and sliding windows emit nothing more. Each call
+    costs O(log n) amortised plus the size of what it emits.
+
+        >>> from sira import parse
+        >>> node = parse("splwindow(relation(heading(ts(long) k(int)) body()), ts, sliding, "
+        ...              "count(2) trigger(count(2)))")
+        >>> scan = SplScanner(node)
+        >>> [scan.push((), t, t, None, None, None) for t in (1, 2, 3, 4)]
+        [[], [((), 2, [1, 2])], [], [((), 4, [3, 4])]]
+    """
+
+    def __init__(self, node: SplWindow):
+        ev, tr = node.eviction, node.trigger
+        self.kind = node.kind
+        self.ev = ev.kind
+        self.ev_amount = (ev.amount if ev.kind == "count" else node.units(ev.amount)
+                          if ev.kind == "time" else node.delta_amount(ev)
+                          if ev.kind == "delta" else None)
+        self.tr = None if self.kind == "tumbling" else (tr.kind if tr is not None else "count")
+        self.tr_amount = (1 if tr is None else tr.amount if tr.kind == "count"
+                          else node.units(tr.amount) if tr.kind == "time"
+                          else node.delta_amount(tr))
+        pe = node.partition_eviction
+        self.pe = None if pe is None else pe.kind
+        self.pe_amount = None if pe is None else (node.units(pe.amount)
+                                                  if pe.kind == "partitionage" else pe.amount)
+        if self.kind == "tumbling" and self.ev == "time":
+            self.period = self.ev_amount
+        elif self.tr == "time":
+            self.period = self.tr_amount
+        else:
+            self.period = None
+        self.parts: OrderedDict = OrderedDict()  # key -> _Partition, least recently updated first
+        self.total = 0  # tuples held by every partition (tuplecount)
+        self.counts: dict = {}  # key -> tuples since the last count trigger
+        self.refs: dict = {}  # key -> the last triggering tuple's delta value
+        self.expiry: deque = deque()  # (t, key, partition) of each tuple (time eviction), oldest first
+        self.origin = None
+        self.next_tick = None
+
+    # ------------------------------------------------------------------ the stream
+    def push(self, key, t, ident, a=None, p=None, ta=None) -> list:
+        out = self.advance(t) if self.period is not None and self.origin is not None else []
+        if self.origin is None:
+            self.origin = t
+            if self.period is not None:
+                self.next_tick = t + self.period
+        if self.ev == "time" and self.kind == "sliding":
+            self._expire(t)
+        if self.pe == "partitionage":
+            self._age(t)
+        if self.kind == "tumbling":
+            self._tumbling(key, t, ident, a, p, out)
+        else:
+            self._sliding(key, t, ident, a, ta, out)
+        return out
+
+    def advance(self, now) -> list:
+        """Fire the timer ticks at or before ``now`` (each before the tuples of its time)."""
+        out: list = []
+        if self.period is None or self.next_tick is None:
+            return out
+        while self.next_tick <= now:
+            if not self.parts:  # nothing to emit: skip to the first tick after now
+                self.next_tick += ((now - self.next_tick) // self.period + 1) * self.period
+                break
+            self._tick(self.next_tick, out)
+            self.next_tick += self.period
+        return out
+
+    def finish(self) -> list:
+        """The end of the input: a trailing partial window is never emitted."""
+        return []
+
+    # ------------------------------------------------------------------ policies
+    def _tumbling(self, key, t, ident, a, p, out):
+        part = self.parts.get(key)
+        if self.ev == "delta" and part is not None and a - part.first_a > self.ev_amount:
+            out.append((key, t, part.content()))
+            self._remove(key)
+            part = None
+        part = self._insert(key, part, t, ident, a)
+        if part is None:
+            return  # evicted by tuplecount
+        if (self.ev == "count" and part.size == self.ev_amount) or (self.ev == "punct" and p):
+            out.append((key, t, part.content()))
+            self._remove(key)
+
+    def _sliding(self, key, t, ident, a, ta, out):
+        part = self.parts.get(key)
+        if self.tr == "delta":
+            ref = self.refs.get(key)
+            if ref is None:
+                self.refs[key] = ta
+            elif ta - ref > self.tr_amount:
+                if part is not None and part.size:
+                    out.append((key, t, part.content()))
+                self.refs[key] = ta
+        if part is not None:
+            if self.ev == "count" and part.size == self.ev_amount:
+                part.items.popleft()
+                part.size -= 1
+                self.total -= 1
+            elif self.ev == "delta":
+                heap, items = part.heap, part.items
+                while heap and a - heap[0][0] > self.ev_amount:
+                    del items[heapq.heappop(heap)[1]]
+                    part.size -= 1
+                    self.total -= 1
+        part = self._insert(key, part, t, ident, a)
+        if part is None or self.tr != "count":
+            return
+        n = self.counts.get(key, 0) + 1
+        if n == self.tr_amount:
+            out.append((key, t, part.content()))
+            n = 0
+        self.counts[key] = n
+
+    def _insert(self, key, part, t, ident, a):
+        """Insert a tuple into its partition (made when missing), then evict partitions as the
+        partition eviction policy says; the partition, or None when it was evicted."""
+        if part is None:
+            part = self.parts[key] = _Partition(self.ev == "delta" and self.kind == "sliding")
+            part.first_a = a
+        else:
+            self.parts.move_to_end(key)
+        if part.heap is not None:
+            part.items[ident] = None
+            heapq.heappush(part.heap, (a, ident))
+        else:
+            part.items.append(ident)
+        part.size += 1
+        part.last_t = t
+        self.total += 1
+        if self.ev == "time" and self.kind == "sliding":
+            self.expiry.append((t, key, part))
+        if self.pe == "partitioncount":
+            while len(self.parts) > self.pe_amount:
+                self._evict(next(iter(self.parts)))
+        elif self.pe == "tuplecount":
+            while self.total > self.pe_amount:
+                self._evict(next(iter(self.parts)))
+        return self.parts.get(key) if self.pe == "tuplecount" else part
+
+    def _tick(self, t, out):
+        if self.pe == "partitionage":
+            self._age(t)
+        if self.kind == "tumbling":
+            for key in list(self.parts):
+                out.append((key, t, self.parts[key].content()))
+                self._remove(key)
+            return
+        if self.ev == "time":
+            self._expire(t)
+        for key, part in self.parts.items():
+            out.append((key, t, part.content()))
+
+    def _expire(self, now):
+        """Time eviction at ``now``: every tuple more than T old leaves, every partition it
+        empties ends."""
+        limit = now - self.ev_amount
+        expiry = self.expiry
+        while expiry and expiry[0][0] < limit:
+            _, key, part = expiry.popleft()
+            if self.parts.get(key) is not part:
+                continue  # its partition was evicted
+            part.items.popleft()
+            part.size -= 1
+            self.total -= 1
+            if not part.size:
+                self._remove(key)
+
+    def _age(self, now):
+        parts = self.parts
+        while parts:
+            key = next(iter(parts))
+            if parts[key].last_t + self.pe_amount >= now:
+                break
+            self._evict(key)
+
+    def _remove(self, key):
+        """The partition ends (flushed, or emptied by time): its trigger state lives on."""
+        self.total -= self.parts.pop(key).size
+
+    def _evict(self, key):
+        """Partition eviction: the partition and its trigger state go."""
+        self._remove(key)
+        self.counts.pop(key, None)
+        self.refs.pop(key, None)
 
 
 def _value_getter(h, policy):
@@ -111,79 +351,9 @@ def _value_getter(h, policy):
     return lambda row: row[i]
 
 
-def _step(node, part: _Partition, item, out: list):
-    """One tuple into one partition's tumbling or sliding window; emissions go to ``out``."""
-    row, t, a, p, _ = item
-    ev = node.eviction
-    c = part.content
-    if node.kind == "tumbling":
-        if ev.kind == "count":
-            c.append(item)
-            if len(c) == ev.amount:
-                out.append(c)
-                part.content = []
-        elif ev.kind == "time":
-            if c and t >= part.opened + node.units(ev.amount):
-                out.append(c)
-                part.content = c = []
-            if not c:
-                part.opened = t
-            c.append(item)
-        elif ev.kind == "delta":
-            if c and a - c[0][2] > node.delta_amount(ev):
-                out.append(c)
-                part.content = c = []
-            c.append(item)
-        else:  # punct
-            c.append(item)
-            if p:
-                out.append(c)
-                part.content = []
-        return
-    c.append(item)
-    if ev.kind == "count":
-        del c[:-ev.amount]
-    elif ev.kind == "time":
-        limit = t - node.units(ev.amount)
-        drop = 0
-        while c[drop][1] <= limit:
-            drop += 1
-        del c[:drop]
-    else:
-        d = node.delta_amount(ev)
-        drop = 0
-        while a - c[drop][2] > d:
-            drop += 1
-        del c[:drop]
-    tr = node.trigger
-    if tr is None:
-        out.append(list(c))
-    elif tr.kind == "count":
-        part.count += 1
-        if part.count == tr.amount:
-            part.count = 0
-            out.append(list(c))
-    elif tr.kind == "time":
-        period = node.units(tr.amount)
-        if part.next_trigger is None:
-            part.next_trigger = t + period
-        elif t >= part.next_trigger:
-            out.append(list(c))
-            part.next_trigger += ((t - part.next_trigger) // period + 1) * period
-    else:
-        ta = item[4]
-        if part.last_a is None:
-            part.last_a = ta
-        elif ta - part.last_a > node.delta_amount(tr):
-            out.append(list(c))
-            part.last_a = ta
-
-
 def sequential_windows(rows, node) -> list:
-    """[(partition key, at, [rows])] in emission order, for tumbling and sliding windows.
-
-    An item is (row, time, eviction delta value, punctuation flag, trigger delta value).
-    """
+    """[(partition key, at, [indexes into rows])] in emission order, for tumbling and sliding
+    windows (``at`` in the timestamp's own type); ``rows`` in stream order."""
     h = node.source.heading
     ts = h.index(node.ts)
     timestamp = node.ts_type == TIMESTAMP
@@ -191,33 +361,16 @@ def sequential_windows(rows, node) -> list:
     value = _value_getter(h, node.eviction)
     trigger_value = _value_getter(h, node.trigger)
     punct = h.index(node.eviction.attr) if node.eviction.kind == "punct" else None
-    pe = node.partition_eviction
-    age = node.units(pe.amount) if pe is not None and pe.kind == "partitionage" else None
-    parts: dict = {}
-    emissions = []
+    scan = SplScanner(node)
+    push = scan.push
+    emissions: list = []
     for g, row in enumerate(rows):
         t = _micros(row[ts]) if timestamp else row[ts]
-        key = part_of(row)
-        part = parts.get(key)
-        if part is not None and age is not None and t - part.last_t >= age:
-            part = None
-        if part is None:
-            if pe is not None and pe.kind == "partitioncount" and key not in parts \
-                    and len(parts) >= pe.amount:
-                del parts[min(parts, key=lambda k: parts[k].updated)]
-            part = parts[key] = _Partition()
-        item = (row, t, value(row), None if punct is None else row[punct], trigger_value(row))
-        out: list = []
-        _step(node, part, item, out)
-        emissions.extend((key, row[ts], [i[0] for i in content]) for content in out)
-        part.last_t, part.updated = t, g
-        if pe is not None and pe.kind == "tuplecount":
-            total = 0
-            for k in sorted(parts, key=lambda k: -parts[k].updated):
-                total += len(parts[k].content)
-                if total > pe.amount:
-                    del parts[k]
-    return emissions
+        emissions.extend(push(part_of(row), t, g, value(row),
+                              None if punct is None else row[punct], trigger_value(row)))
+    emissions.extend(scan.finish())
+    back = _from_micros if timestamp else (lambda v: v)
+    return [(key, back(at), ids) for key, at, ids in emissions]
 
 
 def interval_windows(rows, node) -> list:
@@ -271,8 +424,8 @@ def _splwindow(node, ctx):
     if node.kind == "timeinterval":
         emissions = interval_windows(rows, node)
     else:
-        emissions = [(key, at, None, content)
-                     for key, at, content in sequential_windows(rows, node)]
+        emissions = [(key, at, None, [rows[g] for g in ids])
+                     for key, at, ids in sequential_windows(rows, node)]
     h = node.heading
     names = list(node.partition) + ["instance", "at", "tuples"]
     if node.kind == "timeinterval":
