@@ -84,8 +84,11 @@ def evaluate(expr: str | Node | Expr, relvars: Mapping[str, Any] | None = None,
 
     Args:
         expr: text, an algebra :class:`Node`, or a scalar :class:`Expr`.
-        relvars: mapping relvar name -> Relation; on the python engine also a pandas DataFrame
-            or an Arrow table (converted by :func:`sira.from_pandas` / :func:`sira.from_arrow`).
+        relvars: mapping relvar name -> a Relation, a pandas or polars DataFrame, an Arrow
+            table, a DuckDB relation, a Spark DataFrame, or a file ``"csv:PATH"``,
+            ``"parquet:PATH"``, ``"json:PATH"``, ``"arrow:PATH"`` (read as :func:`read_csv`
+            ... read them); on DuckDB and Spark also ``"table:NAME"`` (see
+            :mod:`sira.io.intake`). Anything else is refused with ``SiraTypeError``.
         engine: ``"python"`` (the embedded engine), ``"spark"`` or ``"duckdb"``, or an engine
             object with an ``evaluate(node, relvars)`` method.
         rewrite: run the rewrite pass (:mod:`sira.rewrite`) on the tree first (default True;
@@ -95,13 +98,23 @@ def evaluate(expr: str | Node | Expr, relvars: Mapping[str, Any] | None = None,
             raise :class:`~sira.errors.TooManyTuples` before building the rest (on Spark:
             TCLOSE/GTCLOSE after each round and UNPACK before it runs; a Spark join is not
             counted). See :mod:`sira.engine.guards`.
+        nulls: ``"error"`` (default: a NULL or NaN in a relvar that is not a Relation is refused
+            with ``NullValue``) or ``"drop"`` (rows holding one are left out), on every engine.
     Returns:
         a :class:`Relation` for a relational expression, a Python value for a scalar one.
+    Raises:
+        SiraValueError: an unknown option (naming the closest one) or a bad ``nulls`` policy.
+        SiraTypeError: a relvar value that is not a relation.
     """
+    from .engine.guards import check_options
     from .errors import deep_recursion
     relvars = relvars or {}
-    if engine == "python":  # pandas DataFrames and Arrow tables as relvars
-        relvars = _relations_of(relvars)
+    if isinstance(engine, str):
+        check_options(options)
+    if engine == "python":  # DataFrames, Arrow tables, files... as relvars (sira.io.intake)
+        from .io.intake import relation_of
+        relvars = {k: relation_of(v, k, nulls=options.get("nulls", "error"))
+                   for k, v in relvars.items()}
     if isinstance(expr, str) and engine == "python":
         expr = parse(expr, relvars)
     rewrite = options.pop("rewrite", True)

@@ -3,8 +3,11 @@ Parquet and CSV files and tables of the connection.
 
 A Relation is sent to DuckDB as an Arrow table; a DataFrame, an Arrow table or a DuckDB
 relation is registered as a view and scanned where it is, never converted through Python
-tuples. Files are read by DuckDB (``"parquet:/path"``, ``"csv:/path"``), tables named
-(``"table:name"``). Column names are lowercased; each column's DuckDB type gives the
+tuples. Parquet files are read by DuckDB (``"parquet:/path"``), tables named
+(``"table:name"``). CSV, JSON and Arrow files (``"csv:/path"`` ...) and Spark DataFrames are
+read by sira's own readers (:mod:`sira.io.intake`), so they give the relation, or the error,
+that :func:`sira.read_csv` and its siblings give: typed headers, inference, a ragged row refused
+(DuckDB's sniffer would guess). Any other value is refused naming the relvar. Column names are lowercased; each column's DuckDB type gives the
 attribute's sira type (``types.sira_type_of``). A source DuckDB cannot read (a missing file or
 table) is a DataSourceError naming the relvar.
 
@@ -23,8 +26,8 @@ from __future__ import annotations
 
 import duckdb
 
-from sira.errors import (DataSourceError, DuplicateAttribute, NullValue, SiraTypeError,
-                         SiraValueError)
+from sira.errors import DataSourceError, DuplicateAttribute, NullValue, SiraValueError
+from sira.io.intake import kind_of, path_of, refuse, relation_of
 from sira.intervals import IntervalType
 from sira.types import AVERAGE, FLOAT, RelationType, TupleType
 from sira.values import Heading, Relation
@@ -34,6 +37,9 @@ from .sql import DEE, DEE_NAME, ident, sira_error, string
 from .types import duckdb_type, sira_type_of
 
 NULL_POLICIES = ("error", "drop")
+
+#: relvar kinds DuckDB does not read itself: sira's readers make them Relations first
+READ_BY_SIRA = ("csv", "json", "arrow-file", "spark")
 
 
 class Unique:
@@ -75,6 +81,8 @@ def scan(c, name: str, value) -> Scan:
     asserted = isinstance(value, Unique)
     if asserted:
         value = value.value
+    if kind_of(value) in READ_BY_SIRA:  # the same relation and errors as sira's own readers
+        value = relation_of(value, name, nulls="drop" if _policy(c) == "drop" else "error")
     if isinstance(value, Relation):
         return _relation_scan(c, name, value)
     source = _source(c, name, value)
@@ -85,7 +93,6 @@ def scan(c, name: str, value) -> Scan:
         raise DataSourceError(relvar=name, source=_describe(value),
                               reason=str(err).strip().splitlines()[0]) from None
     heading, selects = _columns(c, name, names, types)
-    heading, selects = _narrow_csv_integers(c, source, heading, selects)
     conditions = _null_conditions(c, name, value, heading, names, types, source)
     distinct = not (asserted or c.engine.trust_unique)
     return Scan(name, source, heading, selects, conditions, distinct)
@@ -126,61 +133,10 @@ def _source(c, name, value) -> str:
         if sep and kind == "table":
             return ".".join(ident(part) for part in rest.split("."))
         if sep and kind == "parquet":
-            return f"read_parquet({string(rest)})"
-        if sep and kind == "csv":
-            return _csv_source(name, rest)
+            return f"read_parquet({string(path_of(value))})"
     elif isinstance(value, duckdb.DuckDBPyRelation) or _registrable(value):
         return c.register(value, "relvar")
-    raise SiraTypeError(f"relvar '{name}': a DuckDB relvar must be a Relation, a pandas "
-                        f"DataFrame, an Arrow table, a DuckDB relation, 'parquet:PATH', "
-                        f"'csv:PATH' or 'table:NAME' (got {value!r:.80})", operator="RELVAR",
-                        expected="a relation value, DataFrame, Arrow table, file or table",
-                        got=type(value).__name__)
-
-
-def _csv_source(name: str, path: str) -> str:
-    """``read_csv`` of a CSV file. A header of ``name:type`` cells (sira's CSV convention, as
-    ``Relation.write_csv`` writes it) gives the columns' types; otherwise DuckDB detects them
-    (integer columns whose values all fit INT are INT, as ``sira.read_csv`` infers)."""
-    import csv
-
-    from sira.types import SCALAR_TYPES
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
-            header = next(csv.reader(f), [])
-    except OSError as err:
-        raise DataSourceError(relvar=name, source=f"csv:{path}", reason=str(err)) from None
-    typed = [cell.rpartition(":") for cell in header]
-    if header and all(sep for _, sep, _ in typed):
-        columns = []
-        for column, _, type_name in typed:
-            t = SCALAR_TYPES.get(type_name.strip().lower())
-            if t is None or t.name == "AVERAGE":
-                raise DataSourceError(relvar=name, source=f"csv:{path}", reason=(
-                    f"column '{column}' is {type_name}, which DuckDB cannot read from CSV text "
-                    f"(read the file with sira.read_csv and pass the relation)"))
-            columns.append(f"{string(column)}: {string(duckdb_type(t))}")
-        return (f"read_csv({string(path)}, header = true, "
-                f"columns = {{{', '.join(columns)}}})")
-    return f"read_csv({string(path)})"
-
-
-def _narrow_csv_integers(c, source, heading, selects):
-    """INT for the LONG columns of a CSV file whose values all fit INT (DuckDB detects BIGINT)."""
-    from sira.types import INT, LONG
-    longs = [n for n, t in heading.attributes if t == LONG]
-    if not longs or not source.startswith("read_csv(") or "columns =" in source:
-        return heading, selects
-    fits = ", ".join(f"coalesce(bool_and({ident(n)} BETWEEN {INT.min} AND {INT.max}), TRUE)"
-                     for n in longs)
-    found = c.con.sql(f"SELECT {fits} FROM {source}").fetchall()[0]
-    narrow = {n for n, ok in zip(longs, found) if ok}
-    if not narrow:
-        return heading, selects
-    heading = Heading.of([(n, INT if n in narrow else t) for n, t in heading.attributes])
-    selects = [f"CAST({ident(n)} AS INTEGER) AS {ident(n)}" if n in narrow else sel
-               for n, sel in zip(heading.names, selects)]
-    return heading, selects
+    raise refuse(value, name, "DuckDB")
 
 
 def _registrable(value) -> bool:

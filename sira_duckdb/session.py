@@ -12,7 +12,7 @@
 ``evaluate`` gives a Relation (Python tuples); ``arrow`` an Arrow table and ``relation`` a
 DuckDB relation, neither going through Python tuples; ``sql`` the SQL text and ``explain``
 DuckDB's plan. Relvars may be Relations, pandas DataFrames, Arrow tables, DuckDB relations,
-``"parquet:PATH"``, ``"csv:PATH"`` and ``"table:NAME"`` (see ``relvars.py``).
+``"parquet:PATH"``, ``"csv:PATH"`` (and JSON, Arrow) and ``"table:NAME"`` (see ``relvars.py``).
 
 With ``memory_limit`` (``"500MB"``) and ``temp_directory`` DuckDB spills what does not fit to
 disk, so relations larger than memory can be packed and joined.
@@ -100,7 +100,9 @@ class DuckDBEngine:
     # ------------------------------------------------------------------ compiling
     def _prepare(self, expr, relvars, options):
         import sira
+        from sira.engine.guards import check_options
         from sira.rewrite import optimize
+        check_options(options)
         options = dict(options)
         rewrite = options.pop("rewrite", True)
         c = Compiler(self, relvars or {}, options)

@@ -84,6 +84,7 @@ def _relvar(node, children, c):
     except KeyError:
         from sira.errors import UnknownRelvar
         raise UnknownRelvar(relvar=node.name, available=tuple(sorted(c.relvars))) from None
+    value = c.engine.intake(value, node.name, c.options.get("nulls"))
     df = c.engine.load(value, relvar=node.name)
     from sira.values import Relation
 

@@ -6,7 +6,10 @@
     >>> sira.evaluate(expr, relvars, engine=engine)  # doctest: +SKIP
 
 Relvars may be Relations, DataFrames, table names (``"table:name"``) or Parquet paths
-(``"parquet:/path"``), so big relations never pass through Python.
+(``"parquet:/path"``), so big relations never pass through Python; the other kinds every engine
+takes (a pandas or polars DataFrame, an Arrow table, a DuckDB relation, ``"csv:PATH"``,
+``"json:PATH"``, ``"arrow:PATH"``) are read by sira's own readers first (``sira.io.intake``), so
+they give the same relation, or the same error, as on the other engines.
 
 A DataFrame, table or Parquet file may hold duplicate rows, so sira applies ``distinct()`` to
 it when it is read. When you know it holds none, say so and that (a full shuffle) is skipped:
@@ -48,7 +51,8 @@ import os
 import shutil
 import sys
 
-from sira.errors import DataSourceError, EngineUnavailable, SiraError
+from sira.errors import DataSourceError, EngineUnavailable
+from sira.io.intake import kind_of, path_of, refuse, relation_of
 from sira.values import Relation
 
 _DEFAULT = None
@@ -216,7 +220,9 @@ class SparkEngine:
         """The tree of ``expr`` (text parsed against the relvars' headings), rewritten by
         :mod:`sira.rewrite` unless ``options`` say ``rewrite=False``."""
         import sira
+        from sira.engine.guards import check_options
         from sira.rewrite import optimize
+        check_options(options)
         if isinstance(expr, str):
             catalog = {k: self.heading_of(v, relvar=k) for k, v in (relvars or {}).items()}
             expr = sira.parse(expr, catalog)
@@ -237,8 +243,10 @@ class SparkEngine:
         """Whether a relvar value is known to hold no duplicate rows (no ``distinct`` needed)."""
         return self.trust_unique or isinstance(value, (Unique, Relation))
 
-    def load(self, value, relvar: str | None = None):
-        """A DataFrame for a relvar value (a Relation is sent to Spark).
+    def load(self, value, relvar: str | None = None, nulls: str | None = None):
+        """A DataFrame for a relvar value (a Relation is sent to Spark; a pandas or polars
+        DataFrame, an Arrow table, a DuckDB relation or a CSV, JSON or Arrow file is read by
+        sira's readers first, under the ``nulls`` policy, default the engine's).
 
         Raises:
             DataSourceError: a missing table or Parquet path, or a file Spark cannot read.
@@ -254,15 +262,33 @@ class SparkEngine:
             return to_dataframe(self.spark, value)
         if isinstance(value, DataFrame):
             return value
-        if isinstance(value, str):
-            kind, _, rest = value.partition(":")
-            if kind == "table":
-                return self._read(value, relvar, lambda: self.spark.table(rest))
-            if kind == "parquet":
-                return self._read(value, relvar, lambda: self.spark.read.parquet(rest))
-        where = f"relvar '{relvar}': " if relvar else ""
-        raise SiraError(f"{where}a Spark relvar must be a Relation, a DataFrame, 'table:NAME' or "
-                        f"'parquet:PATH' (got {value!r})")
+        kind = kind_of(value)
+        if kind == "table":
+            rest = value.partition(":")[2]
+            return self._read(value, relvar, lambda: self.spark.table(rest))
+        if kind == "parquet":
+            return self._read(value, relvar, lambda: self.spark.read.parquet(path_of(value)))
+        return to_dataframe(self.spark, self.intake(value, relvar, nulls))
+
+    def intake(self, value, relvar: str | None = None, nulls: str | None = None):
+        """A relvar value as Spark reads it: Relations, DataFrames, ``table:`` and
+        ``parquet:`` names as they are; a pandas or polars DataFrame, an Arrow table, a DuckDB
+        relation or a CSV, JSON or Arrow file read by sira's own readers into a Relation, as on
+        every engine (:mod:`sira.io.intake`), under the ``nulls`` policy (default the engine's).
+
+        Raises:
+            SiraTypeError: a value that is not a relation (a plain string, a dict...).
+        """
+        from pyspark.sql import DataFrame
+        if isinstance(value, (Relation, DataFrame, Unique)):
+            return value
+        kind = kind_of(value)
+        if kind in ("table", "parquet"):
+            return value
+        if kind == "unknown":
+            raise refuse(value, relvar or "?", "Spark")
+        policy = self.nulls if nulls is None else nulls
+        return relation_of(value, relvar or "?", nulls="drop" if policy == "drop" else "error")
 
     def _read(self, source: str, relvar, read):
         from .compiler import quiet_task_failures
@@ -299,6 +325,12 @@ class SparkEngine:
         source = value if isinstance(value, str) else "a DataFrame"
         raise DataSourceError(relvar=relvar, source=source, reason=spark_message(failure))
 
+    def _intake(self, relvars, options: dict) -> dict:
+        """Every relvar as Spark reads it (:meth:`intake`), once per call."""
+        from sira.engine.guards import check_options
+        check_options(options)
+        return {k: self.intake(v, k, options.get("nulls")) for k, v in (relvars or {}).items()}
+
     def _options(self, options: dict) -> dict:
         from .convert import null_policy
         if "nulls" in options:
@@ -311,8 +343,9 @@ class SparkEngine:
         from .compiler import Compiler
         self.require_running()
         options = dict(options)
+        relvars = self._intake(relvars, options)
         node = self._tree(expr, relvars, options)
-        return Compiler(self, relvars or {}, self._options(options)).dataframe(node)
+        return Compiler(self, relvars, self._options(options)).dataframe(node)
 
     def evaluate(self, expr, relvars=None, **options):
         """Evaluate on Spark and collect the result as a Relation (or a scalar).
@@ -323,8 +356,9 @@ class SparkEngine:
         from .compiler import Compiler
         self.require_running()
         options = dict(options)
+        relvars = self._intake(relvars, options)
         node = self._tree(expr, relvars, options)
-        return Compiler(self, relvars or {}, self._options(options)).evaluate(node)
+        return Compiler(self, relvars, self._options(options)).evaluate(node)
 
     def explain(self, expr, relvars=None, extended: bool = False) -> str:
         """Spark's physical plan for an expression."""

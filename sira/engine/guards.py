@@ -71,6 +71,34 @@ def max_tuples(options: dict) -> int:
     return value
 
 
+#: the options one evaluation takes, on every engine
+OPTIONS = ("max_tuples", "nulls", "rewrite")
+
+
+def check_options(options: dict, known=OPTIONS) -> None:
+    """Refuse an option no engine knows, naming the closest one, and a bad ``nulls`` policy.
+
+        >>> check_options({"max_tupels": 3})
+        Traceback (most recent call last):
+        ...
+        sira.errors.SiraValueError: unknown option 'max_tupels' (did you mean max_tuples?); the options are max_tuples, nulls, rewrite
+
+    Raises:
+        SiraValueError: an unknown option, or ``nulls`` other than ``"error"``/``"drop"``.
+    """
+    from ..errors import closest_names
+    for name in options:
+        if name not in known:
+            near = closest_names(str(name), known)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            raise SiraValueError(f"unknown option {name!r}{hint}; the options are "
+                                 f"{', '.join(sorted(known))}", operator="options", value=name)
+    nulls = options.get("nulls", "error")
+    if nulls not in ("error", "drop"):
+        raise SiraValueError(f"nulls must be 'error' or 'drop' (got {nulls!r})",
+                             operator="nulls", value=repr(nulls))
+
+
 def operator_label(node) -> str:
     """The operator's name as the user wrote it: ``JOINUSING`` for a join with a USING list."""
     name = node.operator_name

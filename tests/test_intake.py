@@ -1,0 +1,121 @@
+"""One intake on every engine (issue 22, points 2 and 3): file relvars give sira's readers'
+relation or error, options and relvar kinds are checked the same way everywhere."""
+
+from __future__ import annotations
+
+import datetime
+
+import pandas as pd
+import pytest
+
+import sira
+from sira import DATE, INT, LONG, STRING, Relation
+from sira.errors import DataFormatError, NullValue, SiraTypeError, SiraValueError
+
+GOOD_CSV = "name:string,n:int,day:date\nann,1,2020-01-02\nbob,2,2021-03-04\nann,1,2020-01-02\n"
+INFERRED_CSV = "k,v,code\n1,x,007\n2,y,010\n"
+RAGGED_CSV = "a,b\n1,2\n3\n4,x\n"
+MISTYPED_CSV = "a:int,b:string\n1,x\nzwei,y\n"
+NULL_CSV = "a:int,b:string\n1,x\n,y\nNA,z\n"
+
+
+@pytest.fixture
+def files(tmp_path):
+    out = {}
+    for name, text in (("good", GOOD_CSV), ("inferred", INFERRED_CSV), ("ragged", RAGGED_CSV),
+                       ("mistyped", MISTYPED_CSV), ("nulls", NULL_CSV)):
+        path = tmp_path / f"{name}.csv"
+        path.write_text(text)
+        out[name] = path
+    return out
+
+
+def test_a_csv_relvar_is_read_as_sira_read_csv_reads_it(engine, files):
+    for name in ("good", "inferred"):
+        expected = sira.read_csv(files[name])
+        assert sira.evaluate("r", {"r": f"csv:{files[name]}"}, engine=engine) == expected
+    inferred = sira.evaluate("r", {"r": f"csv:{files['inferred']}"}, engine=engine)
+    assert inferred.heading == sira.Heading.of({"k": INT, "v": STRING, "code": STRING})
+
+
+@pytest.mark.parametrize("name, error", [("ragged", DataFormatError),
+                                         ("mistyped", DataFormatError), ("nulls", NullValue)])
+def test_a_bad_csv_relvar_is_refused_as_sira_read_csv_refuses_it(engine, files, name, error):
+    with pytest.raises(error) as expected:
+        sira.read_csv(files[name], name="r")
+    with pytest.raises(error) as got:
+        sira.evaluate("r", {"r": f"csv:{files[name]}"}, engine=engine)
+    assert str(got.value) == str(expected.value)
+
+
+def test_nulls_drop_leaves_out_the_rows_holding_one_on_every_engine(engine, files):
+    expected = sira.read_csv(files["nulls"], nulls="drop")
+    got = sira.evaluate("r", {"r": f"csv:{files['nulls']}"}, engine=engine, nulls="drop")
+    assert got == expected and len(got) == 1
+    frame = pd.DataFrame({"a": [1.0, None, 3.0]})
+    got = sira.evaluate("r", {"r": frame}, engine=engine, nulls="drop")
+    assert sorted(got.to_rows(), key=lambda t: t["a"]) == [{"a": 1.0}, {"a": 3.0}]
+    with pytest.raises(NullValue):
+        sira.evaluate("r", {"r": frame}, engine=engine)
+
+
+def test_a_parquet_relvar_is_read_as_sira_read_parquet_reads_it(engine, tmp_path):
+    r = Relation.from_rows({"name": STRING, "n": LONG, "day": DATE},
+                           [("ann", 1, datetime.date(2020, 1, 2)), ("bob", 2, None or
+                                                                    datetime.date(2021, 3, 4))])
+    path = tmp_path / "r.parquet"
+    r.write_parquet(path)
+    assert sira.evaluate("r", {"r": f"parquet:{path}"}, engine=engine) == \
+        sira.read_parquet(path) == r
+    holes = tmp_path / "holes.parquet"
+    pd.DataFrame({"a": [1, None], "b": ["x", "y"]}).to_parquet(holes)
+    with pytest.raises(NullValue):
+        sira.read_parquet(holes)
+    with pytest.raises(NullValue):
+        sira.evaluate("r", {"r": f"parquet:{holes}"}, engine=engine)
+
+
+@pytest.mark.parametrize("option", ["max_tupels", "bogus", "null"])
+def test_an_unknown_option_is_refused_naming_the_closest(engine, option):
+    r = Relation.from_rows({"a": INT}, [(1,)])
+    with pytest.raises(SiraValueError) as info:
+        sira.evaluate("r", {"r": r}, engine=engine, **{option: 3})
+    assert repr(option) in str(info.value)
+    if option != "bogus":
+        assert "did you mean" in str(info.value)
+
+
+def test_a_bad_null_policy_is_refused(engine):
+    r = Relation.from_rows({"a": INT}, [(1,)])
+    with pytest.raises(SiraValueError):
+        sira.evaluate("r", {"r": r}, engine=engine, nulls="ignore")
+
+
+@pytest.mark.parametrize("value, hint", [("data.csv", "csv:data.csv"), ({"a": 1}, "dict"),
+                                         ([(1,)], "list"), (42, "int")])
+def test_a_value_that_is_not_a_relation_is_refused_naming_the_relvar(engine, value, hint):
+    with pytest.raises(SiraTypeError) as info:
+        sira.evaluate("r", {"r": value}, engine=engine)
+    message = str(info.value)
+    assert "relvar 'r'" in message and hint in message and len(message) < 600
+
+
+def test_a_table_name_is_refused_on_the_python_engine():
+    with pytest.raises(SiraTypeError) as info:
+        sira.evaluate("r", {"r": "table:t"})
+    assert "table" in str(info.value)
+
+
+def test_pandas_and_arrow_relvars_are_accepted_on_every_engine(engine):
+    import pyarrow as pa
+    frame = pd.DataFrame({"k": [1, 2, 2], "v": ["x", "y", "y"]})
+    expected = sira.from_pandas(frame)
+    assert sira.evaluate("r", {"r": frame}, engine=engine) == expected
+    assert sira.evaluate("r", {"r": pa.Table.from_pandas(frame)}, engine=engine) == expected
+
+
+def test_a_big_frame_never_appears_in_a_message(engine):
+    frame = pd.DataFrame({"k": list(range(5000)), "v": [None] * 5000})
+    with pytest.raises(sira.SiraError) as info:
+        sira.evaluate("r", {"r": frame}, engine=engine)
+    assert len(str(info.value)) < 600
