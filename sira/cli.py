@@ -161,8 +161,15 @@ def _scalar_type(expr):
     return infer_type(expr, Heading())
 
 
-def render(value, fmt: str = "table", value_type: Type | None = None) -> str:
-    """A result (a relation or a scalar) as text: ``table``, ``csv``, ``json`` or ``text``.
+#: how many tuples ``sira eval`` prints as a table unless ``--limit`` says otherwise (as
+#: ``print`` of a relation)
+DEFAULT_LIMIT = 20
+
+
+def render(value, fmt: str = "table", value_type: Type | None = None,
+           limit: int | None = None) -> str:
+    """A result (a relation or a scalar) as text: ``table`` (the first ``limit`` tuples, then
+    how many were left out; None: all), ``csv``, ``json`` or ``text``.
 
     Raises:
         UsageError: a binary format (``parquet``, ``arrow``), which needs ``--output``.
@@ -170,10 +177,10 @@ def render(value, fmt: str = "table", value_type: Type | None = None) -> str:
     if fmt in _BINARY_FORMATS:
         raise UsageError(f"--format {fmt} writes a file: add --output FILE")
     with unlimited_int_digits():  # print BIGINTs of any size
-        return _render_text(value, fmt, value_type)
+        return _render_text(value, fmt, value_type, limit)
 
 
-def _render_text(value, fmt: str, value_type: Type | None) -> str:
+def _render_text(value, fmt: str, value_type: Type | None, limit: int | None = None) -> str:
     if isinstance(value, Relation):
         if fmt == "json":
             return dumps(relation_to_json(value))
@@ -183,7 +190,7 @@ def _render_text(value, fmt: str, value_type: Type | None) -> str:
             return buffer.getvalue().rstrip("\r\n")
         if fmt == "text":
             return value.literal()
-        return value.to_table(limit=None)
+        return value.to_table(limit=limit)
     if value_type is None:
         from .types import type_of_python
         value_type = type_of_python(value)
@@ -198,15 +205,17 @@ def _render_text(value, fmt: str, value_type: Type | None) -> str:
     return value_type.format(value)
 
 
-def emit(value, fmt: str | None, output: str | None, value_type: Type | None = None) -> None:
-    """Print a result, or write it to ``output`` in ``fmt`` (by default the format of the
-    file's extension, else a table).
+def emit(value, fmt: str | None, output: str | None, value_type: Type | None = None,
+         limit: int | None = None) -> None:
+    """Print a result (a table of at most ``limit`` tuples; every tuple in the other formats),
+    or write it whole to ``output`` in ``fmt`` (by default the format of the file's extension,
+    else a table).
 
     Raises:
         UsageError: a scalar asked for as parquet or arrow, or a file that cannot be written.
     """
     if output is None:
-        print(render(value, fmt or "table", value_type))
+        print(render(value, fmt or "table", value_type, limit))
         return
     fmt = fmt or sio.format_of(output) or "table"
     try:
@@ -276,7 +285,29 @@ def _read_expression(text: str) -> str:
 
 def _evaluate(expr, relvars, args):
     """Evaluate with the options the command line gave."""
-    return sira.evaluate(expr, relvars, engine=args.engine, **_limits(args.max_tuples))
+    return sira.evaluate(expr, relvars, engine=_engine(args), **_limits(args.max_tuples))
+
+
+def _engine(args):
+    """The engine the command line names: its name, or a DuckDB engine with the
+    ``--memory-limit`` it gave."""
+    memory = getattr(args, "memory_limit", None)
+    if memory is None:
+        return args.engine
+    if args.engine != "duckdb":
+        raise UsageError("--memory-limit is DuckDB's memory_limit: use it with --engine duckdb")
+    try:
+        from sira_duckdb import DuckDBEngine
+    except ImportError:
+        raise UsageError("--engine duckdb needs duckdb: pip install 'sira[duckdb]'") from None
+    return DuckDBEngine(memory_limit=memory)
+
+
+def _row_limit(text: str):
+    """A ``--limit`` value: a non-negative number of tuples, or ``all``."""
+    if text.strip().lower() in ("all", "none"):
+        return None
+    return _tuple_count(text)
 
 
 def _limits(max_tuples) -> dict:
@@ -301,14 +332,14 @@ def cmd_eval(args) -> int:
     expr = sira.parse(text, relvars)
     if args.explain:
         shown = args.format if args.format in ("json", "text", "csv") else "table"
-        print(explain_steps(expr, relvars, engine=args.engine, display=display, fmt=shown,
+        print(explain_steps(expr, relvars, engine=_engine(args), display=display, fmt=shown,
                             **_limits(args.max_tuples)))
         if args.format in (None, "table") and args.output is None:
             return 0
         print()
     value = _evaluate(expr, relvars, args)
     value_type = None if isinstance(value, Relation) else _scalar_type(expr)
-    emit(value, args.format, args.output, value_type)
+    emit(value, args.format, args.output, value_type, args.limit)
     return 0
 
 
@@ -501,7 +532,7 @@ def _setup_readline():
 
 def cmd_repl(args) -> int:
     relvars, display = load_relvars(args.relvar)
-    repl = Repl(relvars, display, engine=args.engine, max_tuples=args.max_tuples)
+    repl = Repl(relvars, display, engine=_engine(args), max_tuples=args.max_tuples)
     save_history = _setup_readline()
     repl.say(f"sira {sira.__version__} repl: :help for help, :quit to leave")
     if relvars:
@@ -567,6 +598,13 @@ def build_parser() -> argparse.ArgumentParser:
     p_eval.add_argument("--engine", default="python", help=engine_help)
     p_eval.add_argument("--max-tuples", type=_tuple_count, default=None, metavar="N",
                         help=max_tuples_help)
+    p_eval.add_argument("--limit", type=_row_limit, default=DEFAULT_LIMIT, metavar="N",
+                        help=f"print at most N tuples of a table and say how many were left "
+                             f"out (default {DEFAULT_LIMIT}; 'all' prints every tuple; other "
+                             f"formats and --output get every tuple)")
+    p_eval.add_argument("--memory-limit", default=None, metavar="SIZE",
+                        help="with --engine duckdb: DuckDB's memory_limit (e.g. 2GB; default "
+                             "half of the machine's memory), beyond which it spills to disk")
     p_eval.set_defaults(handler=cmd_eval)
 
     p_repl = sub.add_parser(
@@ -578,6 +616,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_repl.add_argument("--engine", default="python", help=engine_help)
     p_repl.add_argument("--max-tuples", type=_tuple_count, default=None, metavar="N",
                         help=max_tuples_help)
+    p_repl.add_argument("--memory-limit", default=None, metavar="SIZE",
+                        help="with --engine duckdb: DuckDB's memory_limit (e.g. 2GB)")
     p_repl.set_defaults(handler=cmd_repl)
 
     p_demo = sub.add_parser("demo", help="a tour of the operators on the seed's relations",

@@ -148,7 +148,7 @@ def _summarized(node, children, c):
     if node.using:
         key = [n for n in node.by if n not in node.using]
         (split_sql,) = split(c, [source if source == child else c.define(
-            f"SELECT * FROM {source}", "guarded")], [h], list(node.using), key)
+            f"SELECT * FROM {source}", "guarded")], [h], list(node.using), key, node=node)
         source = c.define(split_sql, "split")
     by = [ident(n) for n in node.by]
     if by:  # groups are never empty

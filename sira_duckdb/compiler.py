@@ -155,6 +155,8 @@ class Compiler:
         self.options = options or {}
         self.ctes: list = []
         self.recursive = False
+        self.materialized: set = set()  # names of the expressions computed once
+        self.lowering: list = []  # the derived operators being compiled as their definition
         self.resources: list = []  # ("view" | "table", quoted name): dropped after evaluate
         self._memo: dict = {}
         self._loaded: dict = {}
@@ -200,10 +202,13 @@ class Compiler:
         return self._loaded[key]
 
     # ------------------------------------------------------------------ building
-    def define(self, sql: str, hint: str = "q") -> str:
-        """Name ``sql`` as the next common table expression; returns its quoted name."""
+    def define(self, sql: str, hint: str = "q", materialized: bool = False) -> str:
+        """Name ``sql`` as the next common table expression; returns its quoted name
+        (``materialized``: computed once, whoever reads it)."""
         name = fresh_name(hint)
         self.ctes.append((name, sql))
+        if materialized:
+            self.materialized.add(name)
         return name
 
     def define_recursive(self, name: str, sql: str) -> str:
@@ -221,7 +226,9 @@ class Compiler:
         if not ctes:
             return ""
         head = "WITH RECURSIVE " if self.recursive else "WITH "
-        return head + ",\n".join(f"{n} AS (\n{sql}\n)" for n, sql in ctes) + "\n"
+        return head + ",\n".join(
+            f"{n} AS {'MATERIALIZED ' if n in self.materialized else ''}(\n{sql}\n)"
+            for n, sql in ctes) + "\n"
 
     def compile(self, node) -> str:
         """The name of the common table expression computing ``node``."""
@@ -231,7 +238,13 @@ class Compiler:
             pass
         lower = LOWERED.get(type(node))
         if lower is not None:
-            name = self.compile(lower(node))
+            for child in node.children:  # its operands keep their own names in errors
+                self.compile(child)
+            self.lowering.append(node)
+            try:
+                name = self.compile(lower(node))
+            finally:
+                self.lowering.pop()
         else:
             fn = TRANSLATIONS.get(type(node))
             if fn is None:
@@ -245,7 +258,7 @@ class Compiler:
                 if node.packs and node.pack_list:
                     from .packing import pack_sql
                     sql = pack_sql(self, self.define(sql, "unpacked"), node.heading,
-                                   node.pack_list)
+                                   node.pack_list, node)
             name = self.define(f"SELECT {column_list(node.heading)} FROM ({sql}) AS q",
                                _hint(node))
         self._memo[node] = name
@@ -364,6 +377,9 @@ def translate_failure(err: Exception, node) -> SiraError:
         operator = m.group(2) or where
         message = f"{m.group(3)} (in {where} on DuckDB)"
         fields = {"operator": operator} if "operator" in cls.fields else {}
+        limit = re.search(r"more than (\d+) tuples", m.group(3))
+        if "limit" in cls.fields and limit:
+            fields["limit"] = int(limit.group(1))
         return cls(message, **fields)
     low = text.lower()
     if "division by zero" in low:

@@ -11,6 +11,7 @@ from sira.algebra.joins import Join, LeftJoin, SemiJoin, SemiMinus
 
 from .basic import computed_on_every_row, guarded
 from .compiler import translates
+from .guards import limited, refuse_product
 from .functions import Scope, expression
 from .packing import split
 from .sql import and_all, columns, ident
@@ -22,7 +23,7 @@ def pointwise_pair(node, c, left, lh, right, rh):
     if not shared:
         return left, right
     key = [n for n in lh.names if n in rh and n not in shared]
-    split_sql = split(c, [left, right], [lh, rh], shared, key)
+    split_sql = split(c, [left, right], [lh, rh], shared, key, node=node)
     return tuple(c.define(s, "split") for s in split_sql)
 
 
@@ -60,7 +61,9 @@ def _join(node, children, c):
     for source, other in zip(node.sources[1:], children[1:]):
         name, other = pointwise_pair(node, c, name, h, other, source.heading)
         out = h.union(source.heading)
-        name = c.define(natural_join(name, h, other, source.heading, out), "join")
+        if not any(n in source.heading for n in h.names):
+            refuse_product(c, node, (name, other))  # its size is known now: refuse it early
+        name = limited(c, node, natural_join(name, h, other, source.heading, out), "join")
         h = out
     return f"SELECT * FROM {name}"
 
@@ -92,4 +95,5 @@ def _leftjoin(node, children, c):
     cols = ", ".join(columns(node.heading))
     extended = computed_on_every_row(f"SELECT {', '.join(values)} FROM {source}",
                                      fallible_attributes(node))
-    return f"SELECT {cols} FROM {joined} UNION ALL SELECT {cols} FROM ({extended}) AS e"
+    result = f"SELECT {cols} FROM {joined} UNION ALL SELECT {cols} FROM ({extended}) AS e"
+    return f"SELECT * FROM {limited(c, node, result, 'leftjoin')}"  # max_tuples

@@ -91,13 +91,13 @@ def greatest_point(point) -> str:
     return f"CAST('infinity' AS {duckdb_type(point)})"
 
 
-def pack_sql(c, source: str, heading, names) -> str:
+def pack_sql(c, source: str, heading, names, node=None) -> str:
     """PACK on ``names`` in order (split first when there are several)."""
     names = list(names)
     twins = len(names) > 1
     if twins:
         key = [n for n in heading.names if n not in names]
-        (split_sql,) = split(c, [source], [heading], names, key, distinct=False)
+        (split_sql,) = split(c, [source], [heading], names, key, distinct=False, node=node)
         source = c.define(split_sql, "split")
     for n in names:
         source = c.define(pack_one(c, source, heading, n, twins), "pack")
@@ -109,7 +109,10 @@ def _key_join(left: str, right: str, key, heading) -> str:
                    for k in key)
 
 
-def split(c, sources, headings, names, key, distinct=True) -> list:
+SPLITTING = "splitting the intervals at their boundaries"
+
+
+def split(c, sources, headings, names, key, distinct=True, node=None) -> list:
     """Split several relations together on interval attributes ``names`` within groups
     ``key``: every interval is cut at every boundary of its group (begins and ends of that
     attribute in every input) strictly inside it. Returns one SELECT per input."""
@@ -148,6 +151,10 @@ def split(c, sources, headings, names, key, distinct=True) -> list:
                                       "split"))
         out = split_out
     selects = [f"SELECT {'DISTINCT ' if distinct else ''}* FROM {name}" for name in out]
+    if node is not None:  # max_tuples counts the pieces (sira.engine.guards)
+        from .guards import limited
+        selects = [f"SELECT * FROM {limited(c, node, sql, 'split', SPLITTING)}"
+                   for sql in selects]
     return selects
 
 

@@ -46,6 +46,28 @@ def _deep(method):
     return wrapper
 
 
+def default_memory_limit() -> str:
+    """Half of the machine's physical memory (DuckDB's own default, 80%, leaves too little for
+    the Python process that reads the results), as DuckDB's ``memory_limit``."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return "4GB"
+    return f"{max(total // 2 // (1 << 20), 256)}MB"
+
+
+@functools.lru_cache(maxsize=None)
+def default_temp_directory() -> str:
+    """A directory of this process's own under the system's temporary directory, where DuckDB
+    spills what does not fit its ``memory_limit`` (removed when the process ends)."""
+    import atexit
+    import shutil
+    import tempfile
+    path = tempfile.mkdtemp(prefix="sira-duckdb-")
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
 class DuckDBEngine:
     """Evaluates sira trees on DuckDB.
 
@@ -54,9 +76,12 @@ class DuckDBEngine:
             when None a new one is opened on ``database``, with ``preserve_insertion_order``
             off (a relation has no order; DuckDB then needs less memory for large results).
         database: the database file for a connection opened here (``":memory:"``).
-        memory_limit: DuckDB's ``memory_limit`` (``"500MB"``); beyond it DuckDB spills.
+        memory_limit: DuckDB's ``memory_limit`` (``"500MB"``); beyond it DuckDB spills. A
+            connection opened here defaults to half of the machine's memory
+            (:func:`default_memory_limit`).
         threads: DuckDB's worker threads.
-        temp_directory: where DuckDB spills.
+        temp_directory: where DuckDB spills; a connection opened here defaults to a directory
+            of its own under the system's temporary directory.
         trust_unique: treat every DataFrame / Arrow / file / table relvar as duplicate-free
             (no DISTINCT when it is read); ``unique(value)`` says it for one relvar.
         nulls: ``"error"`` (a NULL or NaN in a relvar raises NullValue) or ``"drop"`` (rows
@@ -78,6 +103,10 @@ class DuckDBEngine:
         self.connection = duckdb.connect(database) if own else connection
         if own:  # relations are sets: no result needs DuckDB to keep an order (less memory)
             self.connection.execute("SET preserve_insertion_order = false")
+            if memory_limit is None:
+                memory_limit = default_memory_limit()
+            if temp_directory is None:
+                temp_directory = default_temp_directory()
         self.trust_unique = trust_unique
         self.nulls = nulls
         self.trust_no_nulls = trust_no_nulls

@@ -24,7 +24,7 @@ def pointwise(node, c, names):
     if not attrs:
         return list(names)
     key = [n for n in node.heading.names if n not in attrs]
-    split_sql = split(c, names, [node.heading] * len(names), attrs, key)
+    split_sql = split(c, names, [node.heading] * len(names), attrs, key, node=node)
     return [c.define(s, "split") for s in split_sql]
 
 

@@ -290,9 +290,11 @@ def _rstream(node, children, c):
     ticked = c.define(f"SELECT DISTINCT CAST({ident(node.at)} AS {duckdb_type(point)}) AS {tick} "
                       f"FROM {ticks}", "ticks")
     cols = ", ".join([f"r.{ident(n)}" for n in node.source.heading.names if n != node.during])
-    return (f"SELECT DISTINCT {cols}, k.{tick} AS {ident(node.at)} FROM {child} AS r JOIN {ticked} "
-            f"AS k ON k.{tick} >= {field('r.' + iv, 'begin')} AND ({field('r.' + iv, 'end')} "
-            f"IS NULL OR k.{tick} < {field('r.' + iv, 'end')})")
+    result = (f"SELECT DISTINCT {cols}, k.{tick} AS {ident(node.at)} FROM {child} AS r JOIN "
+              f"{ticked} AS k ON k.{tick} >= {field('r.' + iv, 'begin')} AND "
+              f"({field('r.' + iv, 'end')} IS NULL OR k.{tick} < {field('r.' + iv, 'end')})")
+    from .guards import limited
+    return f"SELECT * FROM {limited(c, node, result, 'rstream')}"  # max_tuples
 
 
 def summarize_window(node, c):

@@ -22,6 +22,7 @@ from math import gcd
 from sira.algebra.windows import WINDOW_ATTRIBUTES, WindowTable
 
 from .compiler import translates
+from .guards import limited
 from .sql import ident
 from .windows import floor_to, from_time, to_time
 
@@ -63,14 +64,16 @@ def _window_table(node, children, c):
             offsets = f"range(0, {base} + {size} - {u}, {slide})"
         starts = c.define(f"SELECT *, {base} - unnest({offsets}) AS {s} FROM {timed}", "hop")
         values = _window_values(node, s, f"{s} + {size}")
-        return f"SELECT {cols}, {', '.join(values)} FROM {starts} WHERE {s} + {size} > {u}"
+        result = f"SELECT {cols}, {', '.join(values)} FROM {starts} WHERE {s} + {size} > {u}"
+        return f"SELECT * FROM {limited(c, node, result, 'hop')}"  # max_tuples
     if node.kind == "cumulate":
         period = f"({floor_to(f'{u} - {offset}', size)} + {offset})"
         first = f"(({u} - {period}) // {slide} + 1)"
         steps = c.define(f"SELECT *, {period} AS {s}, unnest(range({first}, {size // slide + 1}))"
                          f" AS {k} FROM {timed}", "cumulate")
         values = _window_values(node, s, f"{s} + {k} * {slide}")
-        return f"SELECT {cols}, {', '.join(values)} FROM {steps}"
+        result = f"SELECT {cols}, {', '.join(values)} FROM {steps}"
+        return f"SELECT * FROM {limited(c, node, result, 'cumulate')}"  # max_tuples
     gap = size
     part = f"PARTITION BY {', '.join(ident(p) for p in node.partition)} " \
         if node.partition else ""

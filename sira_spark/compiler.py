@@ -75,6 +75,7 @@ class Compiler:
         self.relvars = relvars
         self.options = options or {}
         self._memo: dict = {}
+        self.lowering: list = []  # the derived operators being compiled as their definition
 
     def compile(self, node):
         """The DataFrame of ``node`` (not collected)."""
@@ -84,18 +85,27 @@ class Compiler:
             pass
         lower = LOWERED.get(type(node))
         if lower is not None:
-            df = self.compile(lower(node))
+            for child in node.children:  # its operands keep their own names in errors
+                self.compile(child)
+            self.lowering.append(node)
+            try:
+                df = self.compile(lower(node))
+            finally:
+                self.lowering.pop()
         else:
             fn = TRANSLATIONS.get(type(node))
             if fn is None:
                 raise NotSupportedOnSpark(node=node.operator_name)
             children = [self.compile(c) for c in node.children]
-            df = fn(node, children, self)
+            from .guards import guarding
+            with guarding(self, node):
+                df = fn(node, children, self)
             if isinstance(df, Packed):
                 df = df.df
             elif node.packs and node.pack_list:
                 from .packing import pack_dataframe
-                df = pack_dataframe(df, node.heading, node.pack_list)
+                with guarding(self, node):
+                    df = pack_dataframe(df, node.heading, node.pack_list)
         df = ordered(df, node.heading)
         self._memo[node] = df
         return df

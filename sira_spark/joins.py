@@ -15,6 +15,7 @@ from sira.algebra.joins import Join, LeftJoin, SemiJoin, SemiMinus
 from .basic import computed_on_every_row, formula_column
 from .compiler import ordered, translates
 from .functions import column
+from .guards import check_join, check_rows
 from .packing import split_dataframes
 from .types import equal
 
@@ -51,6 +52,7 @@ def _join(node, children, c):
     for source, other in zip(node.sources[1:], children[1:]):
         df, other = pointwise_pair(node, df, h, other, source.heading)
         out = h.union(source.heading)
+        check_join(c, node, df, h, other, source.heading)  # max_tuples, before it runs
         df = ordered(natural_join(df, h, other, source.heading), out)
         h = out
     return df
@@ -80,4 +82,6 @@ def _leftjoin(node, children, c):
     extended = computed_on_every_row(unmatched.select("*", *[
         formula_column(column(e, lh, c), n in fallible).alias(n) for n, e in node.defaults]),
         fallible)
-    return joined.unionByName(ordered(extended, node.heading))
+    result = joined.unionByName(ordered(extended, node.heading))
+    check_rows(c, node, result)  # max_tuples
+    return result

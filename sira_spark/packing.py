@@ -178,7 +178,11 @@ def split_dataframes(dfs, headings, names, key, distinct=True):
             exploded = joined.withColumn(name, F.explode(pieces)).drop("__bounds")
             split.append(ordered(exploded, heading))
         out = split
-    return [df.distinct() for df in out] if distinct else out
+    out = [df.distinct() for df in out] if distinct else out
+    from .guards import check_current
+    for df in out:  # max_tuples counts the pieces
+        check_current(df, "splitting the intervals at their boundaries")
+    return out
 
 
 @translates(Pack)

@@ -319,7 +319,10 @@ def _rstream(node, children, c):
     iv = _c(node.during)
     cond = (F.col("__tick") >= iv["begin"]) & (iv["end"].isNull() | (F.col("__tick") < iv["end"]))
     joined = df.join(ticks, cond, "inner").withColumn(node.at, F.col("__tick"))
-    return ordered(joined, node.heading).distinct()
+    result = ordered(joined, node.heading).distinct()
+    from .guards import check_rows
+    check_rows(c, node, result)  # max_tuples
+    return result
 
 
 # ------------------------------------------------------------------ windowed aggregates, fused

@@ -15,6 +15,7 @@ from sira.algebra.windows import WINDOW_ATTRIBUTES, WindowTable
 from sira.types import TIMESTAMP
 
 from .compiler import translates
+from .guards import check_rows
 
 
 def _units(node, c):
@@ -70,13 +71,17 @@ def _window_table(node, children, c):
             out = df.withColumn("__k", F.explode(F.sequence(
                 F.lit(0).cast("bigint"), last * slide, F.lit(slide).cast("bigint"))))
             start = base - F.col("__k")
-        return _window_columns(out, back, start, start + size).drop("__k")
+        result = _window_columns(out, back, start, start + size).drop("__k")
+        check_rows(c, node, result)  # max_tuples
+        return result
     if node.kind == "cumulate":
         period = _floor_to(t - offset, size) + offset
         first = F.call_function("div", t - period, F.lit(slide).cast("bigint")) + 1
         j = F.explode(F.sequence(first, F.lit(size // slide).cast("bigint")))
         out = df.withColumn("__j", j)
-        return _window_columns(out, back, period, period + F.col("__j") * slide).drop("__j")
+        result = _window_columns(out, back, period, period + F.col("__j") * slide).drop("__j")
+        check_rows(c, node, result)  # max_tuples
+        return result
     gap = size
     w = SparkWindow.partitionBy(*[F.col(f"`{p}`") for p in node.partition]).orderBy(t)
     prev = F.lag(t).over(w)

@@ -473,3 +473,44 @@ def test_repl_loads_parquet_and_prints_csv(monkeypatch, tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0 and "R := 2 tuples {a: INT}" in out
     assert "a:int\r\n1\r\n2" in out or "a:int\n1\n2" in out
+
+
+# ------------------------------------------------------------------------------ limits
+@pytest.fixture
+def numbers_files(tmp_path):
+    for name, attr in (("a", "a"), ("b", "b")):
+        (tmp_path / f"{name}.csv").write_text(f"{attr}:int\n" + "".join(f"{i}\n"
+                                                                       for i in range(300)))
+    return tmp_path
+
+
+def test_eval_prints_at_most_limit_tuples_and_says_how_many_it_left_out(numbers_files, capsys):
+    a = numbers_files / "a.csv"
+    assert main(["eval", "A", "-r", f"A={a}"]) == 0
+    out = capsys.readouterr().out
+    assert "... and 280 more tuples" in out and "300 tuples" in out
+    assert main(["eval", "A", "-r", f"A={a}", "--limit", "2"]) == 0
+    assert "... and 298 more tuples" in capsys.readouterr().out
+    assert main(["eval", "A", "-r", f"A={a}", "--limit", "all"]) == 0
+    assert "more tuples" not in capsys.readouterr().out
+    assert main(["eval", "A", "-r", f"A={a}", "--format", "csv"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 301  # data formats are never cut
+
+
+@pytest.mark.parametrize("engine", ["python", "duckdb"])
+def test_eval_refuses_a_runaway_cartesian_product_on_every_engine(numbers_files, capsys,
+                                                                  engine):
+    a, b = numbers_files / "a.csv", numbers_files / "b.csv"
+    argv = ["eval", "join(A, B)", "-r", f"A={a}", "-r", f"B={b}", "--engine", engine,
+            "--max-tuples", "1000"]
+    assert main(argv) == 1
+    assert "TooManyTuples: JOIN" in capsys.readouterr().err
+
+
+def test_eval_memory_limit_goes_to_duckdb_and_only_to_duckdb(numbers_files, capsys):
+    a = numbers_files / "a.csv"
+    assert main(["eval", "count(A)", "-r", f"A={a}", "--engine", "duckdb",
+                 "--memory-limit", "300MB"]) == 0
+    assert capsys.readouterr().out.strip() == "300"
+    assert main(["eval", "count(A)", "-r", f"A={a}", "--memory-limit", "300MB"]) == 2
+    assert "--engine duckdb" in capsys.readouterr().err

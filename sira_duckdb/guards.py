@@ -1,0 +1,75 @@
+"""``max_tuples`` on DuckDB: every operator the README's Limits name refuses to make more tuples
+than the limit, in bounded memory, as on the Python engine (``sira.engine.guards``).
+
+* A cartesian product's size is the product of its operands' sizes: they are counted first
+  and an oversized product is refused before it runs, in about the time the Python engine
+  takes, with memory near the inputs'.
+* Any other such operator (a keyed JOIN, UNGROUP, GROUP, the pointwise split, HOP and CUMULATE,
+  RSTREAM) names its result as a materialized expression that reads at most ``max_tuples + 1``
+  of its tuples (DuckDB stops making them there) and fails the query with ``TooManyTuples``
+  when it got that one tuple too many. Under the limit the result is computed once and read
+  from there, so a query pays almost nothing for the guard; past it DuckDB holds at most the
+  limit's tuples, spilled to its ``temp_directory`` when they do not fit its ``memory_limit``.
+
+    >>> import sira
+    >>> r = sira.Relation.from_rows({"a": sira.INT}, [(1,), (2,), (3,)])
+    >>> s = sira.Relation.from_rows({"b": sira.INT}, [(1,), (2,), (3,)])
+    >>> sira.evaluate("join(R, S)", {"R": r, "S": s}, engine="duckdb", max_tuples=8)
+    Traceback (most recent call last):
+    ...
+    sira.errors.TooManyTuples: JOIN: the result would hold more than 8 tuples (raise max_tuples to allow it)
+"""
+
+from __future__ import annotations
+
+from sira.engine.guards import Guard, operator_label
+
+from .sql import sira_error
+
+
+def guard_of(c, node) -> tuple:
+    """(guard, making): the Guard of ``node``; inside a derived operator DuckDB lowers
+    (DIVIDEBY), the guard names that operator and ``making`` the one inside it, as the Python
+    engine does (``DIVIDEBY: its JOIN would make more than ...``)."""
+    guard = Guard.of(node, c.options)
+    outer = c.lowering[-1] if c.lowering else None
+    if outer is None:
+        return guard, None
+    return Guard(operator_label(outer), guard.limit), f"its {guard.operator}"
+
+
+def limited(c, node, sql: str, hint: str = "guarded", making: str | None = None) -> str:
+    """The name of an expression holding ``sql``'s rows, the query failing with
+    ``TooManyTuples`` (naming ``node``'s operator) when there are more than ``max_tuples``."""
+    guard, inside = guard_of(c, node)
+    rows = c.define(f"SELECT * FROM ({sql}) AS g LIMIT {guard.limit + 1}", hint,
+                    materialized=True)
+    return c.define(f"SELECT * FROM {rows} WHERE {within(guard, rows, inside or making)}", hint)
+
+
+def within(guard, rows: str, making: str | None = None) -> str:
+    """A predicate that fails the query with the guard's TooManyTuples when the expression
+    ``rows`` (holding at most ``limit + 1`` rows) holds more than ``limit``."""
+    fail = sira_error("TooManyTuples", guard.operator, guard.error(making).message)
+    return (f"(SELECT CASE WHEN count(*) > {guard.limit} THEN {fail} ELSE TRUE END "
+            f"FROM {rows})")
+
+
+def counted(c, node, sql: str, making: str | None = None) -> str:
+    """A predicate failing the query when ``sql`` (rows to count, made by ``node`` but not
+    its result) holds more than ``max_tuples`` rows; DuckDB stops counting past the limit."""
+    guard, inside = guard_of(c, node)
+    return within(guard, f"(SELECT 1 FROM ({sql}) AS g LIMIT {guard.limit + 1}) AS n",
+                  inside or making)
+
+
+def refuse_product(c, node, operands) -> None:
+    """Refuse, before it runs, a cartesian product of the named ``operands`` holding more than
+    ``max_tuples`` tuples (their sizes multiplied, counted now)."""
+    guard, inside = guard_of(c, node)
+    counts = ", ".join(f"(SELECT count(*) FROM {name})" for name in operands)
+    sizes = c.fetch(f"SELECT {counts}", node)[0]
+    product = 1
+    for size in sizes:
+        product *= size
+    guard.check(product, inside)

@@ -1,0 +1,96 @@
+"""``max_tuples`` on Spark: every operator the README's Limits name refuses to make more tuples
+than the limit, as on the Python engine (``sira.engine.guards``), before its plan runs.
+
+* A JOIN's exact size is known from its keys: each operand's tuples are counted per join key
+  (two aggregations, a join of the counts), and the sum of the products is checked before the
+  join runs; a cartesian product's size is the product of its operands' counts. The operand
+  whose keys hold most of the data is never gathered anywhere.
+* Any other such operator (LEFTJOIN, the pointwise split, GROUP, UNGROUP, HOP and CUMULATE,
+  RSTREAM) counts its result, or what it nests, with ``limit(max_tuples + 1).count()``: Spark
+  stops making tuples past the limit, and an oversized result is refused before the rest of the
+  query runs. (TCLOSE and GTCLOSE count after every round, UNPACK before it runs: see their
+  modules.)
+
+    >>> import sira
+    >>> r = sira.Relation.from_rows({"a": sira.INT}, [(1,), (2,), (3,)])
+    >>> s = sira.Relation.from_rows({"b": sira.INT}, [(1,), (2,), (3,)])
+    >>> sira.evaluate("join(R, S)", {"R": r, "S": s}, engine="spark", max_tuples=8)  # doctest: +SKIP
+    Traceback (most recent call last):
+    ...
+    sira.errors.TooManyTuples: JOIN: the result would hold more than 8 tuples (raise max_tuples to allow it)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from functools import reduce
+
+from pyspark.sql import functions as F
+
+from sira.engine.guards import Guard, operator_label
+
+from .types import equal
+
+#: (compiler, node) of the translation running now, for checks deep inside shared helpers
+_CURRENT = contextvars.ContextVar("sira_spark_guarded", default=None)
+
+
+@contextlib.contextmanager
+def guarding(c, node):
+    """Within it, :func:`check_current` checks against ``node``'s guard."""
+    token = _CURRENT.set((c, node))
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
+def guard_of(c, node) -> tuple:
+    """(guard, making): ``node``'s guard; inside a derived operator Spark lowers (DIVIDEBY) the
+    guard names that operator and ``making`` the one inside it, as the Python engine does."""
+    guard = Guard.of(node, c.options)
+    if c.lowering:
+        return Guard(operator_label(c.lowering[-1]), guard.limit), f"its {guard.operator}"
+    return guard, None
+
+
+def check_rows(c, node, df, making: str | None = None) -> None:
+    """Refuse ``df`` (made by ``node``) when it holds more than ``max_tuples`` rows."""
+    guard, inside = guard_of(c, node)
+    with _quiet(c):
+        count = df.limit(guard.limit + 1).count()
+    guard.check(count, inside or making)
+
+
+def check_current(df, making: str | None = None) -> None:
+    """:func:`check_rows` against the translation running now (no-op outside one)."""
+    current = _CURRENT.get()
+    if current is not None:
+        check_rows(*current, df, making)
+
+
+def check_join(c, node, left, lh, right, rh) -> None:
+    """Refuse a natural join of ``left`` and ``right`` whose result would hold more than
+    ``max_tuples`` tuples, from the operands' counts per join key."""
+    guard, inside = guard_of(c, node)
+    common = [n for n in lh.names if n in rh]
+    with _quiet(c):
+        if not common:
+            size = left.count() * right.count()
+        else:
+            lk = left.groupBy(*[F.col(f"`{n}`") for n in common]).count() \
+                .withColumnRenamed("count", "__ln")
+            rk = right.groupBy(*[F.col(f"`{n}`").alias(f"__r_{n}") for n in common]).count() \
+                .withColumnRenamed("count", "__rn")
+            cond = reduce(lambda a, b: a & b, [equal(F.col(f"`{n}`"), F.col(f"`__r_{n}`"),
+                                                     lh.type_of(n)) for n in common])
+            total = lk.join(rk, cond).select(
+                F.sum(F.col("__ln").cast("decimal(38,0)") * F.col("__rn"))).first()[0]
+            size = int(total or 0)
+    guard.check(size, inside)
+
+
+def _quiet(c):
+    from .compiler import quiet_task_failures
+    return quiet_task_failures(c.spark)
