@@ -226,7 +226,7 @@ class Average:
     value: float
 
     def __repr__(self):
-        return f"average(count({self.count})value({self.value!r}))"
+        return f"average(count({self.count})value({FLOAT.literal(self.value)}))"
 
     def plus(self, other: "Average") -> "Average":
         """Combine two averages; the formula reproduces the seed's figures to the last bit."""
@@ -246,7 +246,7 @@ class AverageType(Type):
         return value
 
     def format(self, value):
-        return f"COUNT({value.count})VALUE({value.value!r})"
+        return f"COUNT({value.count})VALUE({FLOAT.literal(value.value)})"
 
     def literal(self, value):
         return repr(value)

@@ -138,6 +138,9 @@ def read_integer(t: IntegerType, text: str) -> int:
     return t.fit(text_to_int(text))
 
 
+_SELECTOR = re.compile(r"\s*[A-Za-z_]+\s*\(")
+
+
 def read_scalar(t: Type, text: str, report=None):
     """One cell of a scalar type (INT LONG BIGINT FLOAT STRING BOOLEAN DATE TIMESTAMP) or,
     for any other type, a literal in the text syntax (:func:`read_literal`).
@@ -147,6 +150,8 @@ def read_scalar(t: Type, text: str, report=None):
     """
     if t == STRING:
         return text
+    if _SELECTOR.match(text):  # a literal as sira prints it: long(5), float(1e999), date(...)
+        return read_literal(t, text)
     if isinstance(t, IntegerType):
         return read_integer(t, text)
     if t == FLOAT:
@@ -193,7 +198,7 @@ def read_literal(t: Type, text: str):
     """
     from ..syntax.parser import parse_expression
     try:
-        node = parse_expression(text)
+        node = parse_expression(_named(t, text))
         return _literal(t, node)
     except ParseError as err:
         reason = err.message.splitlines()[0]
@@ -205,6 +210,19 @@ def read_literal(t: Type, text: str):
         reason = str(err)
     raise DataFormatError(f"{_clip(text)!r} is not {_article(t)} literal ({reason})",
                           value=_clip(text))
+
+
+_BARE = {"interval": ("from(", "begin("), "average": ("count(",)}
+
+
+def _named(t: Type, text: str) -> str:
+    """``text`` with its type's selector around it when a cell of an interval or AVERAGE
+    column leaves it out, as tables print them: ``BEGIN(4)END(8)``, ``from(4)to(7)``,
+    ``COUNT(5)VALUE(2.5)``."""
+    kind = "interval" if isinstance(t, IntervalType) else "average" if t == AVERAGE else None
+    if kind and text.strip().lower().startswith(_BARE[kind]):
+        return f"{t.name.lower()}({text})"
+    return text
 
 
 def _clip(text: str, limit: int = 60) -> str:
@@ -336,6 +354,9 @@ def _keywords(node, name: str, allowed: tuple, required: tuple) -> dict:
     out = {}
     for arg in call.args:
         key = arg.name.lower() if isinstance(arg, cst.Call) else None
+        if key in ("to", "end") and not arg.args and key not in out:  # end(): no end
+            out[key] = None
+            continue
         if key not in allowed or key in out or len(arg.args) != 1:
             raise _NotALiteral(f"{name} takes {' '.join(k + '(...)' for k in allowed)}")
         out[key] = _unwrap(arg.args[0])

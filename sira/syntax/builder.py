@@ -407,15 +407,18 @@ class Builder:
                                 got="a scalar expression elsewhere")
         return CallExpr(IS_MISSING, tuple(self.scalar(a, heading) for a in node.args))
 
-    def keyword_args(self, node, allowed) -> dict:
+    def keyword_args(self, node, allowed, may_be_empty=()) -> dict:
+        """``name(k1(v1) k2(v2))`` -> {k1: v1, ...}; a keyword of ``may_be_empty`` written
+        ``k()`` is left out (an interval's ``end()``: no end)."""
         out = {}
         for a in node.args:
-            if not isinstance(a, cst.Call) or a.name.lower() not in allowed or len(a.args) != 1 \
-                    or a.name.lower() in out:
+            empty = isinstance(a, cst.Call) and not a.args and a.name.lower() in may_be_empty
+            if not isinstance(a, cst.Call) or a.name.lower() not in allowed or \
+                    (len(a.args) != 1 and not empty) or a.name.lower() in out:
                 raise _error(a, f"{node.name.upper()} takes {' '.join(k + '(...)' for k in allowed)}"
                              f", found {_show(a)}", " ".join(k + "(...)" for k in allowed))
-            out[a.name.lower()] = a.args[0]
-        return out
+            out[a.name.lower()] = None if empty else a.args[0]
+        return {k: v for k, v in out.items() if v is not None} if may_be_empty else out
 
     def average(self, node, heading):
         kw = self.keyword_args(node, ("count", "value"))
@@ -429,11 +432,13 @@ class Builder:
 
     def interval(self, node, heading):
         itype = INTERVAL_TYPES[node.name.lower()]
-        kw = self.keyword_args(node, ("from", "to", "begin", "end"))
-        closed = "from" in kw or "to" in kw
-        if closed and ("begin" in kw or "end" in kw) or ("from" not in kw and "begin" not in kw):
+        written = {a.name.lower() for a in node.args if isinstance(a, cst.Call)}
+        kw = self.keyword_args(node, ("from", "to", "begin", "end"), ("to", "end"))
+        closed = "from" in written or "to" in written
+        if closed and ("begin" in written or "end" in written) or ("from" not in kw and
+                                                                    "begin" not in kw):
             raise _error(node, f"{itype.name} takes from(a)to(b) or begin(a)end(b) (the end may "
-                         f"be left out for an interval unbounded above)",
+                         f"be left out, or written end(), for an interval unbounded above)",
                          "from(a)to(b) or begin(a)end(b)")
         first = self.scalar(kw["from" if closed else "begin"], heading)
         last_node = kw.get("to" if closed else "end")
