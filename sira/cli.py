@@ -62,6 +62,7 @@ import re
 import sys
 
 import sira
+from sira.types import article
 from . import io as sio
 from .errors import SiraError, SiraValueError
 from .io._support import unlimited_int_digits
@@ -453,7 +454,7 @@ class Repl:
             value = self.evaluate(expr)
             if not isinstance(value, Relation):
                 raise SiraValueError(f"only relations can be bound to a relvar; {body.strip()} "
-                                     f"is a {_scalar_type(expr).name}")
+                                     f"is {article(_scalar_type(expr).name)}")
             self.bind(name, value)
             return True
         expr = sira.parse(text, self.relvars)

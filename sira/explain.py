@@ -84,6 +84,32 @@ def spec_text(node) -> str:
     return rest
 
 
+def step_spec(node) -> str:
+    """The SPEC of a step: the node's own arguments (:func:`spec_text`), or, for the joins that
+    have none, the attributes they match on (what the seed's examples leave implicit).
+
+        >>> from sira import parse
+        >>> step_spec(parse("join(relation(heading(a(int) b(int)) body()), "
+        ...                 "relation(heading(b(int) c(int)) body()))"))
+        'on the common attributes (b)'
+    """
+    from .algebra.joins import Join, SemiJoin, SemiMinus
+    spec = spec_text(node)
+    if spec or not isinstance(node, (Join, SemiJoin, SemiMinus)):
+        return spec
+    operands = node.sources if isinstance(node, Join) else (node.left, node.right)
+    common = set(operands[0].heading.names)
+    for operand in operands[1:]:
+        common &= set(operand.heading.names)
+    if len(operands) > 2:
+        shared = sorted({n for i, a in enumerate(operands) for b in operands[i + 1:]
+                         for n in a.heading.names if n in b.heading.names})
+        return f"on the attributes they share ({', '.join(shared) or 'none: a product'})"
+    if not common:
+        return "no common attributes: every pair of tuples (a cartesian product)"
+    return f"on the common attributes ({', '.join(sorted(common))})"
+
+
 def plan_text(node) -> str:
     """The plan of an algebra tree as indented text, one operator per line."""
     from .errors import deep_recursion
@@ -183,7 +209,7 @@ def evaluate_steps(expr, relvars: Mapping, engine="python",
         number = len(steps) + 1
         results[node] = (number, result)
         steps.append(Step(number, node.operator_name, repr(node),
-                          spec_text(node) if node.children else None,
+                          step_spec(node) if node.children else None,
                           arguments(node.children), result, None, inner(node.children)))
 
     if isinstance(expr, Node):
@@ -370,7 +396,16 @@ def explain(expr, relvars: Mapping | None = None, *, engine="python",
     from .algebra.node import Node
     limit = check_limit(limit)
     if isinstance(expr, str):
-        expr = sira.parse(expr, relvars)
+        try:
+            expr = sira.parse(expr, relvars)
+        except sira.UnknownRelvar as err:
+            if relvars:
+                raise
+            raise sira.UnknownRelvar(
+                f"{err.message}; explaining a text needs the headings of the relvars it names "
+                f"(for the plan) or their relations (for every step): sira.explain(text, "
+                f"{{'{err.relvar}': relation_or_heading}}), a heading being a dict such as "
+                f"{{'a': sira.INT}}", **err.field_values()) from None
     rewritten = rewrite_text(expr) if isinstance(expr, Node) else ""
     after = f"\n\n{rewritten}" if rewritten else ""
     if relvars is None or not _evaluates(relvars):

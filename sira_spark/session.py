@@ -116,6 +116,7 @@ def local_session(master: str = "local[2]", shuffle_partitions: int = 4,
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    quiet_python_workers()
     from pyspark.sql import SparkSession
     builder = SparkSession.builder.master(master).appName(app_name)
     if driver_memory is not None:
@@ -129,13 +130,32 @@ def local_session(master: str = "local[2]", shuffle_partitions: int = 4,
                  .config("spark.sql.ansi.enabled", "true")
                  .config("spark.sql.session.timeZone", "UTC")
                  .config("spark.log.structuredLogging.enabled", "false")
-                 .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=error")
+                 .config("spark.driver.extraJavaOptions",
+                         f"-Dlog4j2.level=error -Dlog4j2.configurationFile={LOG4J}")
                  .getOrCreate())
     except Exception as err:  # the JVM did not start (a wrong Java, no memory...)
         raise EngineUnavailable(engine="spark", reason=f"Spark could not start: "
                                 f"{spark_message(err)}") from err
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+#: errors only on the console for the sessions sira starts
+LOG4J = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
+
+#: pandas 3 makes pyspark warn on every import, in the driver and in every Python worker
+_PANDAS_WARNING = "ignore:PySpark does not yet fully support pandas:FutureWarning"
+
+
+def quiet_python_workers() -> None:
+    """Silence pyspark's warning about pandas 3 (sira converts without the features it warns
+    about) in this process and in the Python workers Spark starts from it."""
+    import warnings
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas",
+                            category=FutureWarning)
+    current = os.environ.get("PYTHONWARNINGS", "")
+    if _PANDAS_WARNING not in current:
+        os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [current, _PANDAS_WARNING]))
 
 
 def spark_message(err: Exception) -> str:

@@ -154,7 +154,7 @@ def test_explain_of_a_binary_operator_shows_both_arguments(files, capsys):
                  "-r", f"CATEGORIES={files['sira']}", "--explain"]) == 0
     out = capsys.readouterr().out
     assert "ARG1: relvar DBMSFILE" in out and "ARG2: relvar CATEGORIES" in out
-    assert "SEMIJOIN SPEC: (none)" in out
+    assert "SEMIJOIN SPEC: on the common attributes (pagesize)" in out
 
 
 # ------------------------------------------------------------------------------------ errors

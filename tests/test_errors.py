@@ -536,3 +536,29 @@ def test_a_relvar_missing_at_evaluation_is_an_unknown_relvar_with_a_suggestion()
     with pytest.raises(sira.UnknownRelvar) as info:
         sira.evaluate(tree, {"dbmsfile": DBMSFILE})
     assert info.value.suggestions == ("dbmsfile",)
+
+
+# ------------------------------------------------------------------------------ words
+def test_explaining_a_text_without_relvars_says_how_to_give_their_headings():
+    with pytest.raises(sira.UnknownRelvar) as info:
+        sira.explain("project(R, (a))")
+    assert "headings" in str(info.value) and "sira.explain(text, {'r'" in str(info.value)
+
+
+def test_a_bare_string_in_an_aggregate_spec_names_an_attribute():
+    from sira import INT, STRING
+    r = sira.Relation.from_rows({"k": STRING, "salary": INT}, [("a", 1), ("a", 2)])
+    R = sira.relvar("r", r.heading)
+    got = sira.evaluate(R.summarizeby("k", total=("plus", "salary")), {"r": r})
+    assert got.to_rows() == [{"k": "a", "total": 3}]
+    with pytest.raises(sira.UnknownAttribute) as info:
+        R.aggregate(total=("plus", "salry"))
+    assert "lit('salry')" in str(info.value)
+
+
+def test_type_errors_use_the_right_article():
+    from sira import INT
+    r = sira.Relation.from_rows({"a": INT}, [(1,)])
+    with pytest.raises(sira.SiraTypeError) as info:
+        sira.parse("restrict(r, plus(a, 1))", {"r": r})
+    assert "an INT" in str(info.value) and "a INT" not in str(info.value)

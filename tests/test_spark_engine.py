@@ -512,3 +512,21 @@ def test_spark_errors_print_nothing_but_the_sira_error(fresh_process):
     assert "\tat org.apache" not in err
     assert "Exception in task" not in err
     assert "QueryContextLogger" not in err
+
+
+def test_a_spark_query_is_quiet_on_the_console(tmp_path):
+    """No log4j INFO/WARN lines and no pandas warnings from the driver or the workers."""
+    import subprocess
+    import sys
+    script = ("import sira, pandas as pd\n"
+              "from sira_spark import SparkEngine\n"
+              "e = SparkEngine.local()\n"
+              "r = sira.evaluate('r', {'r': pd.DataFrame({'a': [1, 2]})}, engine=e)\n"
+              "print(len(r))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "2"
+    noisy = [ln for ln in done.stderr.splitlines()
+             if " WARN " in ln or " INFO " in ln or "Warning" in ln]
+    assert noisy == []

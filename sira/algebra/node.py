@@ -168,9 +168,10 @@ class Node:
         return Ungroup(self, _names(names))
 
     def aggregate(self, **specs):
-        """AGGREGATE: ``r.aggregate(total=("plus", attr("pagesize")))``."""
+        """AGGREGATE: ``r.aggregate(total=("plus", attr("pagesize")))`` (or ``("plus",
+        "pagesize")``: a bare string names an attribute)."""
         from .aggregation import Aggregate
-        return Aggregate(self, _agg_specs(specs))
+        return Aggregate(self, _agg_specs(specs, self.heading))
 
     def pack(self, *names):
         """PACK on an ordered list of interval attributes."""
@@ -186,7 +187,7 @@ class Node:
         """SUMMARIZEBY: ``r.summarizeby(("filename",), cnt=("plus", 1))``."""
         from .aggregation import SummarizeBy
         by = (by,) if isinstance(by, str) else tuple(by)
-        return SummarizeBy(self, by, _agg_specs(specs))
+        return SummarizeBy(self, by, _agg_specs(specs, self.heading))
 
 
 def _pairs(pairs) -> tuple:
@@ -199,9 +200,29 @@ def _pairs(pairs) -> tuple:
     return tuple(flat)
 
 
-def _agg_specs(specs) -> tuple:
-    from ..expressions.nodes import as_expr
-    return tuple((name, op, as_expr(expr)) for name, (op, expr) in specs.items())
+def _agg_specs(specs, heading) -> tuple:
+    """``name=(operator, operand)`` specs as (name, operator, expression). A bare string operand
+    names an attribute of ``heading`` (``total=("plus", "salary")`` is ``attr("salary")``, as a
+    pandas user writes it); a string constant is ``lit("...")``.
+
+    Raises:
+        UnknownAttribute: a bare string that names no attribute (saying how to write a string
+            constant).
+    """
+    from ..errors import UnknownAttribute
+    from ..expressions.nodes import as_expr, attr
+    out = []
+    for name, (op, expr) in specs.items():
+        if isinstance(expr, str):
+            if expr.lower() not in heading:
+                raise UnknownAttribute(
+                    f"{op.upper()}: {expr!r} names no attribute (the heading has "
+                    f"{', '.join(heading.names) or 'none'}); a string constant is "
+                    f"lit({expr!r})", attribute=expr, operator=op.upper(),
+                    available=tuple(heading.names))
+            expr = attr(expr)
+        out.append((name, op, as_expr(expr)))
+    return tuple(out)
 
 
 def node_class(cls):

@@ -68,7 +68,7 @@ from ..errors import DuplicateAttribute, SiraTypeError, SiraValueError
 from ..expressions.evaluate import aggregated_type, infer_type
 from ..expressions.nodes import Aggregated, AttrRef, Call, FieldOf, Literal, as_expr, \
     attributes_used
-from ..types import BOOLEAN, LONG, RelationType, TupleType
+from ..types import article, BOOLEAN, LONG, RelationType, TupleType
 from ..values import Heading, normalize_name
 from .basic import _lower_names
 from .node import Node, node_class
@@ -451,7 +451,7 @@ def check_condition(expr, scope: Heading, what: str) -> None:
         return _map_children(e, typed)
     t = infer_type(typed(expr), scope, op)
     if t != BOOLEAN:
-        raise SiraTypeError(f"{op}: {what} must be BOOLEAN (got {expr!r}, a {t})",
+        raise SiraTypeError(f"{op}: {what} must be BOOLEAN (got {expr!r}, {article(str(t))})",
                             operator=op, expected=str(BOOLEAN), got=str(t))
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from operator import itemgetter
 
 from ..errors import SiraTypeError, SiraValueError
-from ..types import FLOAT, INT, Average, IntegerType, RelationType, TupleType
+from ..types import article, FLOAT, INT, Average, IntegerType, RelationType, TupleType
 from .library import aggregation, fold, resolve
 from .nodes import Aggregated, AttrRef, Call, FieldOf, Literal, RelationArg
 
@@ -83,7 +83,7 @@ def require_type(expr, heading, expected, operator, what):
     """Check ``expr`` has type ``expected`` (e.g. a RESTRICT condition must be BOOLEAN)."""
     t = infer_type(expr, heading, operator)
     if t != expected:
-        raise SiraTypeError(f"{operator}: {what} must be {expected} (got {expr!r}, a {t})",
+        raise SiraTypeError(f"{operator}: {what} must be {expected} (got {expr!r}, {article(str(t))})",
                             operator=operator, expected=str(expected), got=str(t))
     return t
 

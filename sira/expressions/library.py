@@ -29,7 +29,7 @@ import attrs
 from ..errors import (DivisionByZero, FloatOverflow, IntervalError, SiraTypeError, SiraValueError,
                       UnknownOperator)
 from ..intervals import Interval, IntervalType, predecessor, successor
-from ..types import (AVERAGE, BIGINT, BOOLEAN, DATE, FLOAT, INT, INTEGER_TYPES, LONG,
+from ..types import (article, AVERAGE, BIGINT, BOOLEAN, DATE, FLOAT, INT, INTEGER_TYPES, LONG,
                      NUMERIC_TYPES, STRING, TIMESTAMP, Average, IntegerType, RelationType, Type,
                      TupleType, wider_integer)
 
@@ -588,7 +588,7 @@ def _contains(name, types):
     if types[1] == t.point or (isinstance(types[1], IntegerType)
                                and isinstance(t.point, IntegerType)):
         return BOOLEAN, lambda i, p: i.begin <= p and (i.end is None or p < i.end)
-    raise _bad(name, f"an interval and a {t.point} point or {t}", types)
+    raise _bad(name, f"an interval and {article(str(t.point))} point or {t}", types)
 
 
 @operator("duration,count_points", 1, 1, "the number of points of an interval (FLOAT: length)")

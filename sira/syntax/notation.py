@@ -30,7 +30,7 @@ import datetime
 import re
 
 from ..errors import ParseError, SiraValueError
-from ..types import LONG, STRING, type_named
+from ..types import article, LONG, STRING, type_named
 from ..values import Heading, Relation
 
 _TYPE_ALIASES = {"integer": "int", "char": "string", "varchar": "string", "double": "float",
@@ -75,7 +75,7 @@ def _value(t, text: str, lineno: int, line: str):
             return datetime.date.fromisoformat(text)
         return STRING.check(text)
     except (ValueError, SiraValueError):
-        raise ParseError(f"'{text}' is not a {t.name}", line=lineno, col=1, source_line=line,
+        raise ParseError(f"'{text}' is not {article(t.name)}", line=lineno, col=1, source_line=line,
                          expected=t.name) from None
 
 
