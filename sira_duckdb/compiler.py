@@ -389,9 +389,10 @@ def translate_failure(err: Exception, node) -> SiraError:
         return IntOverflow(f"{where}: a value does not fit its type (on DuckDB: "
                            f"{_first_line(text)})", operator=where)
     if isinstance(err, duckdb.OutOfMemoryException):
-        return ExecutionError(f"DuckDB ran out of memory while running {where} (give it a "
-                              f"memory_limit and a temp_directory to spill to): "
-                              f"{_first_line(text)}", node=where)
+        return ExecutionError(f"DuckDB ran out of memory while running {where} (raise its "
+                              f"memory limit: DuckDBEngine(memory_limit='8GB'), sira eval "
+                              f"--memory-limit 8GB; what does not fit spills to its "
+                              f"temp_directory): {_first_line(text)}", node=where)
     return ExecutionError(f"DuckDB failed while running {where}: {_first_line(text)}",
                           node=where)
 

@@ -29,7 +29,8 @@ import threading
 from sira.algebra.derived import lower_changes, lower_divideby
 from sira.algebra.joins import DivideBy
 from sira.algebra.windows import Changes
-from sira.errors import (ArithmeticFault, DataSourceError, DivisionByZero, ExecutionError,
+from sira.errors import (ArithmeticFault, DataSourceError, DivisionByZero, EngineUnavailable,
+                         ExecutionError,
                          IntOverflow, NotSupportedOnSpark, SiraError)
 from sira.expressions.nodes import Expr
 from sira import errors as sira_errors
@@ -129,14 +130,22 @@ class Compiler:
         return self._run(node, lambda: self.compile(node))
 
     def _run(self, node, action):
-        with quiet_task_failures(self.spark):
-            try:
-                return action()
-            except SiraError:
-                raise
-            except Exception as err:  # a Spark/Java failure: say which sira node was running
-                failure = err
-            error = self.sira_error(failure, node)
+        from .session import session_stopped
+        try:
+            with quiet_task_failures(self.spark):
+                try:
+                    return action()
+                except SiraError:
+                    raise
+                except Exception as err:  # a Spark/Java failure: say which node was running
+                    failure = err
+                if session_stopped(self.spark):  # the JVM died (out of memory, killed...)
+                    raise _jvm_gone(node, failure) from None
+                error = self.sira_error(failure, node)
+        except (ConnectionError, EOFError, OSError) as err:  # the gateway is gone
+            if session_stopped(self.spark):
+                raise _jvm_gone(node, err) from None
+            raise
         if isinstance(error, ExecutionError):
             raise error from failure  # not understood: Spark's own account is the cause
         raise error
@@ -165,6 +174,16 @@ class Compiler:
             except Exception:
                 return self.failing_node(child)
         return node
+
+
+def _jvm_gone(node, failure) -> EngineUnavailable:
+    """The error for a query whose Spark JVM died under it: never a Py4J error."""
+    from .session import spark_message
+    return EngineUnavailable(engine="spark", reason=(
+        f"its JVM stopped while running {_name(node)} (most often out of memory: give the "
+        f"driver more with SparkEngine.local(driver_memory='8g') or spark.driver.memory, or "
+        f"use more partitions; Spark said: {spark_message(failure)}); make a new SparkEngine "
+        f"(sira.evaluate(..., engine='spark') starts a new shared session by itself)"))
 
 
 # --------------------------------------------------------------------------- quiet failures
@@ -353,4 +372,9 @@ def translate_failure(err: Exception, node) -> SiraError:
             in text:
         return IntOverflow(f"{where}: a value does not fit its type (on Spark)", operator=where)
     first = text.strip().splitlines()[0] if text.strip() else type(err).__name__
+    if "OutOfMemoryError" in text or "Java heap space" in text:
+        return ExecutionError(f"Spark ran out of memory while running {where} (give the driver "
+                              f"and executors more: spark.driver.memory, spark.executor.memory, "
+                              f"SparkEngine.local(driver_memory='8g'); or more partitions): "
+                              f"{first}", node=where)
     return ExecutionError(f"Spark failed while running {where}: {first}", node=where)

@@ -193,6 +193,7 @@ class SparkEngine:
         spark: a SparkSession to use; when None a local one is created (``master``).
         master: the master URL for a session created here (``local[2]``, ``spark://host:7077``).
         shuffle_partitions: ``spark.sql.shuffle.partitions`` for a session created here.
+        driver_memory: ``spark.driver.memory`` (``"8g"``) for a session created here.
         trust_unique: treat every DataFrame / table / Parquet relvar as duplicate-free (no
             ``distinct()`` when it is read); ``unique(df)`` says it for one relvar.
         nulls: what to do with DataFrame / table / Parquet rows holding a NULL or NaN:
@@ -206,11 +207,13 @@ class SparkEngine:
     """
 
     def __init__(self, spark=None, master: str = "local[2]", shuffle_partitions: int = 4,
-                 trust_unique: bool = False, nulls: str = "error", trust_no_nulls: bool = False):
+                 trust_unique: bool = False, nulls: str = "error", trust_no_nulls: bool = False,
+                 driver_memory: str | None = None):
         from .convert import null_policy
         self.nulls = null_policy(nulls)
         self.trust_no_nulls = trust_no_nulls
-        self.spark = spark if spark is not None else local_session(master, shuffle_partitions)
+        self.spark = spark if spark is not None else local_session(master, shuffle_partitions,
+                                                                   driver_memory)
         self.trust_unique = trust_unique
         self.require_running()
         # ANSI mode makes Spark raise on overflow and division by zero, as sira does; a UTC
@@ -221,8 +224,11 @@ class SparkEngine:
     @classmethod
     def local(cls, master: str = "local[2]", shuffle_partitions: int = 4,
               trust_unique: bool = False, nulls: str = "error",
-              trust_no_nulls: bool = False) -> "SparkEngine":
-        return cls(None, master, shuffle_partitions, trust_unique, nulls, trust_no_nulls)
+              trust_no_nulls: bool = False, driver_memory: str | None = None) -> "SparkEngine":
+        """An engine on a local session (``driver_memory``: ``"8g"``, when this starts the
+        JVM)."""
+        return cls(None, master, shuffle_partitions, trust_unique, nulls, trust_no_nulls,
+                   driver_memory)
 
     @property
     def stopped(self) -> bool:
@@ -232,9 +238,10 @@ class SparkEngine:
     def require_running(self) -> None:
         """Raise ``EngineUnavailable`` when the engine's SparkSession has been stopped."""
         if self.stopped:
-            raise EngineUnavailable(engine="spark", reason="its SparkSession has been stopped; "
-                                    "make a new SparkEngine (sira.evaluate(..., engine='spark') "
-                                    "starts a new shared session by itself)")
+            raise EngineUnavailable(engine="spark", reason="its SparkSession has been stopped "
+                                    "(or its JVM is gone); make a new SparkEngine "
+                                    "(sira.evaluate(..., engine='spark') starts a new shared "
+                                    "session by itself)")
 
     def _tree(self, expr, relvars, options: dict):
         """The tree of ``expr`` (text parsed against the relvars' headings), rewritten by

@@ -464,3 +464,17 @@ def test_an_interval_ending_before_its_begin_is_refused_when_read(engine):
         engine.evaluate("r", {"r": inverted})
     empty = pa.table({"x": pa.array([{"begin": 5, "end": 5}], iv)})
     assert engine.evaluate("r", {"r": empty}).to_rows() == [{"x": Interval(5, 5)}]
+
+
+def test_running_out_of_memory_is_a_sira_error_and_the_engine_goes_on(tmp_path):
+    import pyarrow as pa
+    from sira_duckdb import DuckDBEngine
+    engine = DuckDBEngine(memory_limit="16MB", temp_directory=str(tmp_path / "spill"))
+    big = pa.table({"k": pa.array(range(3_000_000), pa.int64()),
+                    "s": pa.array([f"text number {i}" for i in range(3_000_000)])})
+    with pytest.raises(sira.SiraError) as info:
+        engine.evaluate("group(r, (all(k, s)))", {"r": big})
+    message = str(info.value)
+    assert "ran out of memory while running" in message and "memory_limit" in message
+    small = Relation.from_rows({"a": INT}, [(1,), (2,)])
+    assert len(engine.evaluate("r", {"r": small})) == 2

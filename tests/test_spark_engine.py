@@ -530,3 +530,27 @@ def test_a_spark_query_is_quiet_on_the_console(tmp_path):
     noisy = [ln for ln in done.stderr.splitlines()
              if " WARN " in ln or " INFO " in ln or "Warning" in ln]
     assert noisy == []
+
+
+JVM_KILLER = """
+import os, signal, sys, time
+import sira
+from sira_spark import SparkEngine
+e = SparkEngine.local()
+r = sira.Relation.from_rows({"a": sira.INT}, [(1,), (2,)])
+assert len(sira.evaluate("r", {"r": r}, engine=e)) == 2
+os.kill(e.spark.sparkContext._gateway.proc.pid, signal.SIGKILL)
+time.sleep(1)
+try:
+    sira.evaluate("restrict(r, gt(a, 1))", {"r": r}, engine=e)
+except Exception as err:
+    print(type(err).__name__, file=sys.stdout)
+"""
+
+
+def test_a_dead_jvm_is_engine_unavailable_never_a_py4j_error(tmp_path):
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", JVM_KILLER], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert done.stdout.strip() == "EngineUnavailable", done.stderr[-2000:]
