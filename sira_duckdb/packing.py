@@ -115,10 +115,17 @@ SPLITTING = "splitting the intervals at their boundaries"
 def split(c, sources, headings, names, key, distinct=True, node=None) -> list:
     """Split several relations together on interval attributes ``names`` within groups
     ``key``: every interval is cut at every boundary of its group (begins and ends of that
-    attribute in every input) strictly inside it. Returns one SELECT per input."""
+    attribute in every input) strictly inside it. Returns one SELECT per input.
+
+    The boundaries of each group are numbered in order (``i``), each with the next one
+    (``q``); an interval from the boundary numbered ``i_b`` to the one numbered ``i_e`` (the
+    group's last, when it is unbounded above) is one row per piece number in
+    ``[i_b, i_e)``, and each piece takes its bounds ``[p, q)`` from the numbered boundaries by
+    an equi-join on (group, number). Hash joins and one sort per group only: linear in the
+    input plus the pieces made, however many boundaries a group has."""
     out = list(sources)
     key_heading = headings[0]
-    p, i, bs, g = c.helper("p"), c.helper("i"), c.helper("bs"), c.helper("g")
+    p, i, q, n, g = (c.helper(x) for x in ("p", "i", "q", "n", "g"))
     keys = [ident(k) for k in key]
     for name in names:
         iv = ident(name)
@@ -129,26 +136,28 @@ def split(c, sources, headings, names, key, distinct=True, node=None) -> list:
                                  f" WHERE {end_of(name)} IS NOT NULL"))
         distinct_points = c.define(
             f"SELECT DISTINCT * FROM ({' UNION ALL '.join(points)}) AS pts", "points")
-        index = c.define(f"SELECT *, row_number() OVER ({_partition(key)}ORDER BY {p}) AS {i} "
-                         f"FROM {distinct_points}", "bounds")
-        group = f" GROUP BY {', '.join(keys)}" if keys else ""
-        lists = c.define(select(keys + [f"list({p} ORDER BY {p}) AS {bs}"], distinct_points,
-                                group), "boundlists")
+        w = f"({_partition(key)}ORDER BY {p})"
+        index = c.define(f"SELECT *, row_number() OVER {w} AS {i}, lead({p}) OVER {w} AS {q}, "
+                         f"count(*) OVER ({_partition(key)}) AS {n} FROM {distinct_points}",
+                         "bounds")
         split_out = []
         for src, heading in zip(out, headings):
-            rest = [ident(n) for n in heading.names if n != name]
+            rest = [ident(x) for x in heading.names if x != name]
             begin_at = _key_join("r", "ib", key, key_heading) + \
                 f" AND ib.{p} = {field('r.' + iv, 'begin')}"
             end_at = _key_join("r", "ie", key, key_heading) + \
                 f" AND ie.{p} = {field('r.' + iv, 'end')}"
-            pieces = (f"SELECT r.*, bl.{bs}, unnest(range(ib.{i}, coalesce(ie.{i}, "
-                      f"len(bl.{bs}) + 1))) AS {g} FROM {src} AS r "
-                      f"JOIN {index} AS ib ON {begin_at} "
-                      f"LEFT JOIN {index} AS ie ON {end_at} "
-                      f"JOIN {lists} AS bl ON {_key_join('r', 'bl', key, key_heading)}")
-            piece = interval(f"{bs}[{g}]", f"{bs}[{g} + 1]")
-            split_out.append(c.define(select(rest + [f"{piece} AS {iv}"], f"({pieces}) AS pc"),
-                                      "split"))
+            numbered = c.define(
+                f"SELECT r.*, unnest(range(ib.{i}, coalesce(ie.{i}, ib.{n} + 1))) AS {g} "
+                f"FROM {src} AS r JOIN {index} AS ib ON {begin_at} "
+                f"LEFT JOIN {index} AS ie ON {end_at}", "pieces")
+            piece = interval(f"bd.{p}", f"bd.{q}")
+            picked = [f"pc.{x}" for x in rest] + [f"{piece} AS {iv}"]
+            on = _key_join("pc", "bd", key, key_heading)
+            on = f"{on} AND bd.{i} = pc.{g}" if on else f"bd.{i} = pc.{g}"
+            split_out.append(c.define(
+                f"SELECT {', '.join(picked)} FROM {numbered} AS pc JOIN {index} AS bd ON {on}",
+                "split"))
         out = split_out
     selects = [f"SELECT {'DISTINCT ' if distinct else ''}* FROM {name}" for name in out]
     if node is not None:  # max_tuples counts the pieces (sira.engine.guards)
