@@ -613,3 +613,32 @@ def test_spark_matches_the_python_engine_on_random_three_valued_conditions(case)
     relvars = {"r": rel}
     q = windowby_text(kind, start, end)
     assert sira.evaluate(q, relvars, engine="spark") == sira.evaluate(q, relvars), q
+
+
+# ------------------------------------------------------------------------------ the searches
+PINNED_QUERIES = [
+    "windowby(r, order(t) sliding, label(as(l) at(lp) when(l.v < 10)), "
+    "start(as(s) at(sp) when(s.v > 25)), end(at(ep) when(ep - lp = 2)))",
+    "windowby(r, order(t) sliding, label(as(l) at(lp)), start(at(sp) when(lp - sp = 3)), "
+    "end(at(ep) when(lp - ep = 1)))",
+    "windowby(r, order(t) sliding, label(as(l) at(lp)), start(at(sp) when(sp = lp)), "
+    "end(as(e) at(ep) when(e.v > 20 and ep - sp = 2)))",
+    "windowby(r, order(t) sliding, start(as(s) at(sp) when(s.v < 5)), "
+    "end(at(ep) when(ep - sp = 3)))",
+]
+
+
+@pytest.mark.parametrize("text", PINNED_QUERIES)
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 30), max_size=30))
+def test_pinned_and_shared_searches_find_what_the_plain_scan_finds(text, values):
+    import sira.engine.windowby as engine_windowby
+    r = Relation.from_rows({"t": INT, "v": INT}, list(enumerate(values)))
+    fast = sira.evaluate(text, {"r": r})
+    pin, reads = engine_windowby._pin, engine_windowby._reads_roles
+    engine_windowby._pin, engine_windowby._reads_roles = (lambda *a: None), (lambda *a: True)
+    try:
+        plain = sira.evaluate(text, {"r": r})
+    finally:
+        engine_windowby._pin, engine_windowby._reads_roles = pin, reads
+    assert fast == plain

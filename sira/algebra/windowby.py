@@ -336,6 +336,72 @@ class Absence:
     part: object
 
 
+def pinned_offset(expr, target: str, others) -> tuple | None:
+    """``(other, k)`` when ``expr`` holds only where the AT variable ``target`` equals the AT
+    variable ``other`` plus the integer ``k``, by one of its top-level conjuncts
+    (``lp - sp = 4``, ``ep = sp + 2``, ``sp = lp``...); None when no conjunct says so. A
+    clause's position is then found by arithmetic instead of a scan (the seed's LABEL
+    windows, Fig. 17-19).
+
+        >>> from sira import attr
+        >>> pinned_offset((attr("lp") - attr("sp")).eq(4) & (attr("x") > 1), "sp", {"lp"})
+        ('lp', -4)
+    """
+    def conjuncts(e):
+        if isinstance(e, Call) and e.op == "and":
+            for a in e.args:
+                yield from conjuncts(a)
+        else:
+            yield e
+
+    def linear(e):
+        """(name, sign, constant) of ``e`` = sign * name + constant, or None."""
+        if isinstance(e, AttrRef):
+            return e.name, 1, 0
+        if isinstance(e, Call) and e.op in ("plus", "minus") and len(e.args) == 2:
+            a, b = e.args
+            sign = 1 if e.op == "plus" else -1
+            la = linear(a)
+            if la is not None and _integer(b) is not None:
+                return la[0], la[1], la[2] + sign * _integer(b)
+            lb = linear(b)
+            if lb is not None and _integer(a) is not None and e.op == "plus":
+                return lb[0], lb[1], lb[2] + _integer(a)
+        return None
+
+    def difference(e):
+        """(x, y, c) of ``e`` = x - y + c with x, y AT variables, or None."""
+        if isinstance(e, Call) and e.op == "minus" and len(e.args) == 2:
+            la, lb = linear(e.args[0]), linear(e.args[1])
+            if la and lb and la[1] == 1 and lb[1] == 1:
+                return la[0], lb[0], la[2] - lb[2]
+        return None
+
+    for c in conjuncts(expr):
+        if not (isinstance(c, Call) and c.op == "eq" and len(c.args) == 2):
+            continue
+        for left, right in (c.args, c.args[::-1]):
+            k = _integer(right)
+            d = difference(left)
+            if k is not None and d is not None:  # x - y + c = k
+                x, y, const = d
+                if x == target and y in others:
+                    return y, k - const
+                if y == target and x in others:
+                    return x, const - k
+            lx, ly = linear(left), linear(right)
+            if lx and ly and lx[1] == 1 and ly[1] == 1:  # x + a = y + b
+                if lx[0] == target and ly[0] in others:
+                    return ly[0], ly[2] - lx[2]
+    return None
+
+
+def _integer(e):
+    if isinstance(e, Literal) and isinstance(e.value, int) and not isinstance(e.value, bool):
+        return e.value
+    return None
+
+
 def three_valued(expr, absent: frozenset, scope: Heading):
     """Split a WINDOWBY condition for three-valued evaluation.
 

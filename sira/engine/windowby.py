@@ -20,7 +20,8 @@ are folded as its positions are scanned and no relation-valued attribute is buil
 
 from __future__ import annotations
 
-from ..algebra.windowby import Absence, Strict, WindowBy
+from ..algebra.windowby import Absence, Strict, WindowBy, pinned_offset
+from ..expressions.nodes import attributes_used
 from ..expressions.evaluate import aggregated_type, compile_row, rows_aggregate
 from ..types import RelationType
 from ..values import Heading, Relation, Tuple
@@ -197,13 +198,51 @@ def _or3(fns):
     return disjunction
 
 
+def _at_name(node, role):
+    return next((name for kind, name in node.variables(role) if kind == "at"), None)
+
+
+def _pin(node, which, roles):
+    """``(role, k)`` when clause ``which`` can hold only at the position of ``role`` plus k
+    (:func:`sira.algebra.windowby.pinned_offset`), else None."""
+    b = node.boundary(which)
+    target = _at_name(node, which)
+    if b is None or b.when is None or target is None:
+        return None
+    names = {_at_name(node, r): r for r in roles if _at_name(node, r) is not None}
+    found = pinned_offset(b.when, target, set(names))
+    return None if found is None else (names[found[0]], found[1])
+
+
+def _reads_roles(node, which, roles) -> bool:
+    b = node.boundary(which)
+    if b is None or b.when is None:
+        return False
+    names = {name for r in roles for _, name in node.variables(r)}
+    return bool(attributes_used(b.when) & names)
+
+
 def find_windows(node, seq: _Sequence, label, start, end) -> list:
-    """The windows of one sequence: (label position or None, start, end, opened, closed)."""
+    """The windows of one sequence: (label position or None, start, end, opened, closed).
+
+    A window's END is searched forward from its start, position by position, so the search
+    walks the window it finds (its tuples are the result); when END pins its position to
+    another variable's (``ep - sp = 3``, ``lp - ep = 2``) the one candidate is tested instead.
+    A LABEL window's START is the first position where START holds: computed once per sequence
+    when START does not read the label's variables, tested at its one candidate when it is
+    pinned to them (``lp - sp = 4``), else searched from the first position."""
     n = seq.n
+    end_pin = None if node.end.unbounded else _pin(node, "end", ("label", "start"))
 
     def find_end(positions, s):
         if node.end.unbounded:
             return n, True
+        if end_pin is not None and positions.get(end_pin[0]) is not None:
+            q = positions[end_pin[0]] + end_pin[1]
+            positions["end"] = q
+            if s <= q <= n and end(seq, positions):
+                return q, True
+            return n, False
         for q in range(s, n + 1):
             positions["end"] = q
             if end(seq, positions):
@@ -212,12 +251,29 @@ def find_windows(node, seq: _Sequence, label, start, end) -> list:
 
     out = []
     if node.label is not None:
+        start_pin = None if node.start.unbounded else _pin(node, "start", ("label",))
+        shared_start = None  # START's first position when it does not read the label
+        if not node.start.unbounded and start_pin is None and \
+                not _reads_roles(node, "start", ("label",)):
+            shared_start = next((p for p in range(1, n + 1)
+                                 if start(seq, {"label": 1, "start": p})), 0)
         for lp in range(1, n + 1):
             pos = {"label": lp}
             if not label(seq, pos):
                 continue
             s, opened = 1, True
-            if not node.start.unbounded:
+            if node.start.unbounded:
+                pass
+            elif shared_start is not None:
+                s, opened = (shared_start, True) if shared_start else (1, False)
+            elif start_pin is not None:
+                p = lp + start_pin[1]
+                pos["start"] = p
+                if 1 <= p <= n and start(seq, pos):
+                    s = p
+                else:
+                    s, opened = 1, False
+            else:
                 for p in range(1, n + 1):
                     pos["start"] = p
                     if start(seq, pos):
