@@ -1,36 +1,26 @@
 """DuckDB translation of WINDOWBY (seed 003), the windows of ``sira/engine/windowby.py``.
 
-Each partition's tuples are gathered into one list of structs, sorted by the order attributes
-and then by the tuple itself (the canonical tie-break; interval attributes sort by (begin,
-unbounded, end) as in Python). The windows are then found with list functions and lambdas on
-positions 1..n of that list, never with Python:
-
-* a condition is the clause's ``when`` compiled by :func:`condition_sql` with a ``Scope`` that
-  maps each variable to SQL: AS/PREV/NEXT to ``seq[p]`` / ``seq[p-1]`` / ``seq[p+1]``, AT to the
-  position. MISSING is NULL: a part reading a PREV/NEXT that does not exist is NULL (its
-  expression is not evaluated), SQL's AND/OR/NOT on NULLs are SQL++'s three-valued truth
-  tables on MISSING, ``is_missing`` is ``IS NULL`` of such a part, and the clause fires only
-  where the condition is TRUE: no NULL leaves the condition;
-* sliding starts are ``list_filter(range(1, n+1), START)``; each end is the first element of
-  ``list_filter(range(s, n+1), END)`` (NULL: unclosed, the end is n);
-* tumbling windows are a sequential ``list_reduce`` over the positions whose accumulator holds
-  the next free position, a stop flag (an unclosed window ends the scan) and the windows so
-  far; the end search runs only for the positions that do start a window;
-* LABEL: ``list_filter`` the label positions, then for each the first START position (or 1,
-  with ``opened`` false, its start variables MISSING in END) and its end;
-* ``unnest`` gives one row per window; ``w`` is the sorted slice of the sequence (an RVA's
-  canonical form) and pushed-down aggregates fold that slice.
-
 Segmentations -- TUMBLING without LABEL, START without a condition, END reading only its own
-variables, as in sessions by timeout (seed 003, section 4.3) -- need no list: the windows are
-the runs of positions cut after each position satisfying END, found with window functions (one
-sort per partition, END on each row with its lag/lead, a running count of END positions) and
-one GROUP BY (see ``_segments``).
+variables, as in sessions by timeout (seed 003, section 4.3) -- are window functions: one sort
+per partition, END on each row with its lag/lead, a running count of END positions, and one
+GROUP BY (see ``_segments``). Conditions there are compiled to SQL by :func:`condition_sql`
+with a ``Scope`` mapping each variable to a column: MISSING is NULL (a part reading a PREV/NEXT
+that does not exist is NULL), SQL's AND/OR/NOT on NULLs are SQL++'s three-valued truth tables on
+MISSING, ``is_missing`` is ``IS NULL`` of such a part, and a clause fires only where its
+condition is TRUE.
 
-Limits (other windows): a partition's whole sequence is one list; the end search is quadratic
-in the worst case (every position starting a window that never ends). Ties on the order
-attributes between tuples that differ only in relation-valued attributes may break in another
-order than on the Python engine.
+Every other WINDOWBY (sliding, LABEL, ONLY, START conditions, ENDs reading the start or the
+label) numbers each partition and each position of it into a temporary table of rows; the
+windows are found by the reference's own search (``sira.engine.windowby.find_windows``, which
+walks only the windows it finds, or uses arithmetic for positions pinned to another variable)
+over those rows as DuckDB sorted them, so positions and three-valued conditions are the Python
+engine's by construction; each window's variables are rows looked up by (partition, position)
+and its tuples the rows at its positions, by equi-joins, gathered into the sorted list of an RVA
+or folded into the pushed-down aggregates. No partition is gathered into one list: time and
+memory are linear in the input plus the windows' tuples, whatever the partitions look like.
+
+Ties on the order attributes are broken by the tuple itself (the canonical tie-break; interval
+attributes sort by (begin, unbounded, end) as in Python).
 """
 
 from __future__ import annotations
@@ -50,7 +40,6 @@ from .windows import order_columns
 _VISIBLE = {"label": ("label",), "start": ("label", "start"),
             "end": ("label", "start", "end")}
 
-_WINDOW = 'STRUCT("l" BIGINT, "s" BIGINT, "e" BIGINT, "opened" BOOLEAN, "closed" BOOLEAN)'
 
 
 # ---------------------------------------------------------------------- three-valued conditions
@@ -102,118 +91,6 @@ def _part_sql(part, scope, c, values, exists):
 
 # ---------------------------------------------------------------------- sequences
 
-class _Windows:
-    """The SQL of one node's windows over the partition's sequence ``seq``."""
-
-    def __init__(self, node, c, seq: str):
-        self.node = node
-        self.c = c
-        self.seq = seq
-        self.n = f"len({seq})"
-        self.heading = node.source.heading
-
-    def exists(self, kind, p):
-        if kind == "prev":
-            return f"({p} > 1)"
-        if kind == "next":
-            return f"({p} < {self.n})"
-        return None
-
-    def value(self, kind, p, in_condition: bool) -> str:
-        if kind == "at":
-            return f"CAST({p} AS BIGINT)"
-        if kind == "as":
-            return f"{self.seq}[{p}]"
-        q = f"({p} - 1)" if kind == "prev" else f"({p} + 1)"
-        one = f"{self.seq}[{q}]"
-        if in_condition:
-            return one
-        empty = f"CAST([] AS {duckdb_type(RelationType(self.heading))})"
-        return f"(CASE WHEN {self.exists(kind, p)} THEN [{one}] ELSE {empty} END)"
-
-    def condition(self, which, positions: dict) -> str:
-        """The clause's condition at ``positions`` (SQL per role; ``"opened"``, when given,
-        says whether a LABEL window's start exists)."""
-        values, exists = {}, {}
-        for role in _VISIBLE[which]:
-            for kind, name in self.node.variables(role):
-                values[name] = self.value(kind, positions[role], True)
-                there = self.exists(kind, positions[role])
-                if role == "start" and "opened" in positions:
-                    there = positions["opened"] if there is None else \
-                        f"({positions['opened']} AND {there})"
-                if there is not None:
-                    exists[name] = there
-        return condition_sql(self.node, which, self.c, values, exists)
-
-    def first_end(self, positions: dict, s: str) -> str:
-        """The first position >= s whose END holds (NULL when none)."""
-        q = self.c.lambda_name()
-        cond = self.condition("end", {**positions, "end": q})
-        return f"list_filter(range({s}, {self.n} + 1), lambda {q}: {cond})[1]"
-
-    def window(self, label, s, opened, end_found) -> str:
-        if self.node.end.unbounded:
-            e, closed = self.n, "TRUE"
-        else:
-            e, closed = f"coalesce({end_found}, {self.n})", f"({end_found} IS NOT NULL)"
-        return (f"CAST({struct_pack([('l', label), ('s', s), ('e', e), ('opened', opened), ('closed', closed)])}"
-                f" AS {_WINDOW})")
-
-    def _end_or_null(self, positions, s) -> str:
-        if self.node.end.unbounded:
-            return "CAST(NULL AS BIGINT)"
-        return self.first_end(positions, s)
-
-    def _bind(self, sql: str, fn) -> str:
-        v = self.c.lambda_name()
-        return f"list_transform([{sql}], lambda {v}: {fn(v)})[1]"
-
-    def all(self) -> str:
-        """The list of window structs of the sequence."""
-        node, c = self.node, self.c
-        positions = f"range(1, {self.n} + 1)"
-        none = "CAST(NULL AS BIGINT)"
-        if node.label is not None:
-            lv, x = c.lambda_name(), c.lambda_name()
-            labels = f"list_filter({positions}, lambda {lv}: " \
-                     f"{self.condition('label', {'label': lv})})"
-            if node.start.unbounded:
-                return (f"list_transform({labels}, lambda {x}: "
-                        f"{self.window(x, '1', 'TRUE', self._end_or_null({'label': x, 'start': '1'}, '1'))})")
-            pv = c.lambda_name()
-            found = lambda l: f"list_filter({positions}, lambda {pv}: " \
-                              f"{self.condition('start', {'label': l, 'start': pv})})[1]"  # noqa
-            y = c.lambda_name()
-            starts = (f"list_transform({labels}, lambda {x}: struct_pack(l := {x}, "
-                      f"s := coalesce({found(x)}, 1), opened := {found(x)} IS NOT NULL))")
-            fields = {"l": f"({y}).l", "s": f"({y}).s", "opened": f"({y}).opened"}
-            end = self._end_or_null({"label": fields["l"], "start": fields["s"],
-                                     "opened": fields["opened"]}, fields["s"])
-            return (f"list_transform({starts}, lambda {y}: "
-                    f"{self.window(fields['l'], fields['s'], fields['opened'], end)})")
-        if node.start.unbounded:
-            return f"[{self.window(none, '1', 'TRUE', self._end_or_null({'start': '1'}, '1'))}]"
-        if node.kind == "sliding":
-            sv = c.lambda_name()
-            starts = f"list_filter({positions}, lambda {sv}: " \
-                     f"{self.condition('start', {'start': sv})})"
-            x = c.lambda_name()
-            return (f"list_transform({starts}, lambda {x}: "
-                    f"{self.window(none, x, 'TRUE', self._end_or_null({'start': x}, x))})")
-        # tumbling: a sequential scan; a window starts only after the previous one ended
-        acc, i, w = c.lambda_name(), c.lambda_name(), c.lambda_name()
-        init = (f"struct_pack(next := CAST(1 AS BIGINT), stop := FALSE, wins := "
-                f"CAST([] AS {_WINDOW}[]))")
-        take = f"(NOT ({acc}).stop AND {i} >= ({acc}).next AND " \
-               f"{self.condition('start', {'start': i})})"
-        window = self.window(none, i, "TRUE", self._end_or_null({"start": i}, i))
-        extend = (f"list_transform([{window}], lambda {w}: struct_pack(next := ({w}).e + 1, "
-                  f"stop := NOT ({w}).closed, wins := list_concat(({acc}).wins, [{w}])))[1]")
-        return (f"list_reduce({positions}, lambda {acc}, {i}: CASE WHEN {take} THEN {extend} "
-                f"ELSE {acc} END, {init}).wins")
-
-
 def _sequence_order(node) -> list:
     """ORDER BY items: the order attributes, then the tuple (canonical tie-break)."""
     h = node.source.heading
@@ -241,29 +118,104 @@ def _windows_of(node, children, c):
     (child,) = children
     if _segmentation(node):
         return _segments(node, child, c)
+    return _searched(node, child, c)
+
+
+def _searched(node, child, c) -> str:
+    """WINDOWBY in general: DuckDB numbers each partition (``pidx``) and each position in it
+    (``pos``, in sequence order) into a temporary table of rows; the windows (label, start,
+    end, opened, closed per partition) are found by the reference's own search over those
+    rows (:func:`_found_windows`); each window's variables are rows looked up by (partition,
+    position) and its tuples the rows at positions ``s..e`` (one row per member, an equi-join),
+    gathered into the sorted list of an RVA or folded into the pushed-down aggregates. Hash
+    joins and one sort per partition: linear in the input plus the windows' tuples, whatever
+    the partitions look like."""
     h = node.source.heading
     keys = [ident(n) for n in node.partition]
-    seq, win = c.helper("seq"), c.helper("w")
-    group = f" GROUP BY {', '.join(keys)}" if keys else ""
-    ordered = f"list({_row(h)} ORDER BY {', '.join(_sequence_order(node))}) AS {seq}"
-    seqs = c.define(f"SELECT {', '.join(keys + [ordered])} FROM {child}{group}",
-                    "sequences")  # no row for an empty input
-    windows = _Windows(node, c, seq)
-    exploded = c.define(f"SELECT *, unnest({windows.all()}) AS {win} FROM {seqs}", "windows")
-    cols = list(keys)
-    for role, p in (("label", f"({win}).l"), ("start", f"({win}).s"), ("end", f"({win}).e")):
+    pidx, pos, r = c.helper("pidx"), c.helper("pos"), c.helper("r")
+    number = (f"dense_rank() OVER (ORDER BY {', '.join(order_columns(h, node.partition))})"
+              if keys else "1")
+    part = f"PARTITION BY {', '.join(keys)} " if keys else ""
+    rows = c.materialize(
+        f"SELECT {', '.join(keys + [''])}{number} AS {pidx}, row_number() OVER ({part}ORDER BY "
+        f"{', '.join(_sequence_order(node))}) AS {pos}, {_row(h)} AS {r} FROM {child}",
+        "sequences", node)
+    found = c.register(_found_windows(node, c, rows, pidx, pos, r), "windows")
+    wid = c.helper("wid")
+    windows = c.define(f"SELECT *, row_number() OVER () AS {wid} FROM {found}", "windows")
+    members = c.define(
+        f"SELECT m.{wid}, list(q.{r}) AS {r} FROM (SELECT {wid}, pidx, "
+        f"unnest(range(s, e + 1)) AS {pos} FROM {windows}) AS m JOIN {rows} AS q "
+        f"ON q.{pidx} = m.pidx AND q.{pos} = m.{pos} GROUP BY m.{wid}", "members")
+    joins, cols = [], []
+    if keys:
+        joins.append(f"JOIN (SELECT DISTINCT {', '.join(keys)}, {pidx} FROM {rows}) AS k "
+                     f"ON k.{pidx} = f.pidx")
+        cols += [f"k.{k}" for k in keys]
+    empty = f"CAST([] AS {duckdb_type(RelationType(h))})"
+    for role, at in (("label", "f.l"), ("start", "f.s"), ("end", "f.e")):
         for kind, name in node.variables(role):
-            cols.append(f"{windows.value(kind, p, False)} AS {ident(name)}")
-    cols.append(f"({win}).closed AS closed")
+            if kind == "at":
+                cols.append(f"CAST({at} AS BIGINT) AS {ident(name)}")
+                continue
+            alias = c.helper(f"v{len(joins)}")
+            shift = {"as": "", "prev": " - 1", "next": " + 1"}[kind]
+            joins.append(f"LEFT JOIN {rows} AS {alias} ON {alias}.{pidx} = f.pidx AND "
+                         f"{alias}.{pos} = {at}{shift}")
+            if kind == "as":
+                cols.append(f"{alias}.{r} AS {ident(name)}")
+            else:
+                cols.append(f"CASE WHEN {alias}.{r} IS NULL THEN {empty} ELSE [{alias}.{r}] "
+                            f"END AS {ident(name)}")
+    cols.append("f.closed AS closed")
     if node.label is not None:
-        cols.append(f"({win}).opened AS opened")
-    rows = canonical_list(f"list_slice({seq}, ({win}).s, ({win}).e)")
+        cols.append("f.opened AS opened")
+    content = canonical_list(f"m.{r}")
     if node.aggregates:
-        cols += _result_aggregates(node, rows, c)
+        cols += _result_aggregates(node, content, c)
     else:
-        cols.append(f"{rows} AS {ident(node.result)}")
-    where = f" WHERE ({win}).closed" if node.only else ""
-    return f"SELECT {', '.join(cols)} FROM {exploded}{where}"
+        cols.append(f"{content} AS {ident(node.result)}")
+    joins.append(f"JOIN {members} AS m ON m.{wid} = f.{wid}")
+    where = " WHERE f.closed" if node.only else ""
+    return f"SELECT {', '.join(cols)} FROM {windows} AS f {' '.join(joins)}{where}"
+
+
+def _found_windows(node, c, rows: str, pidx: str, pos: str, r: str):
+    """The windows of every sequence (an Arrow table: pidx, l, s, e, opened, closed), found by
+    the reference's own search (:func:`sira.engine.windowby.find_windows`) over the
+    sequences' tuples as DuckDB numbered them: positions and conditions are the Python
+    engine's by construction, and each search walks only the windows it finds (or uses
+    arithmetic, for pinned positions), never every later position of every start."""
+    import pyarrow as pa
+
+    from sira.engine.windowby import _Condition, _Sequence, find_windows
+
+    from .convert import _column_values
+
+    h = node.source.heading
+    fields = ", ".join([pidx] + [f"({r}).{ident(n)} AS {ident(n)}" for n in h.names])
+    table = c.con.sql(f"SELECT {fields} FROM {rows} ORDER BY {pidx}, {pos}").to_arrow_table()
+    parts = table.column(0).to_pylist()
+    columns = [_column_values(table.column(j + 1), t) for j, (_, t) in enumerate(h.attributes)]
+    tuples = list(zip(*columns)) if columns else [()] * len(parts)
+    conds = {w: _Condition(node, w, c.relation_value) for w in ("label", "start", "end")}
+    out = {k: [] for k in ("pidx", "l", "s", "e", "opened", "closed")}
+    start = 0
+    while start < len(parts):
+        stop = start
+        while stop < len(parts) and parts[stop] == parts[start]:
+            stop += 1
+        found = find_windows(node, _Sequence(h, tuples[start:stop]), conds["label"],
+                             conds["start"], conds["end"])
+        for lp, s, e, opened, closed in found:
+            for k, v in zip(out, (parts[start], lp, s, e, opened, closed)):
+                out[k].append(v)
+        start = stop
+    return pa.table({"pidx": pa.array(out["pidx"], pa.int64()),
+                     "l": pa.array(out["l"], pa.int64()), "s": pa.array(out["s"], pa.int64()),
+                     "e": pa.array(out["e"], pa.int64()),
+                     "opened": pa.array(out["opened"], pa.bool_()),
+                     "closed": pa.array(out["closed"], pa.bool_())})
 
 
 # ---------------------------------------------------------------------- segmentations

@@ -17,7 +17,7 @@ from sira.algebra.windowby import Boundary, WindowBy, push_down_aggregates, wind
 from sira.errors import DuplicateAttribute, SiraTypeError, SiraValueError, UnknownAttribute
 from sira.expressions.nodes import FieldOf, attr
 
-from conftest import spark_available
+from conftest import duckdb_available, spark_available
 
 L = sira.literal
 
@@ -642,3 +642,30 @@ def test_pinned_and_shared_searches_find_what_the_plain_scan_finds(text, values)
     finally:
         engine_windowby._pin, engine_windowby._reads_roles = pin, reads
     assert fast == plain
+
+
+duckdb_only = pytest.mark.skipif(not duckdb_available(), reason="DuckDB is not available here")
+
+
+@duckdb_only
+@pytest.mark.parametrize("query", QUERIES)
+def test_duckdb_matches_the_python_engine_on_random_data(query):
+    rng = random.Random(hash(query) % 1000)
+    for _ in range(3):
+        relvars = {"g": _random_relation(rng)}
+        node = sira.parse(query, relvars)
+        assert sira.evaluate(node, relvars, engine="duckdb") == sira.evaluate(node, relvars)
+        keep = [n for n in node.heading.names if n != node.result] + ["a"]
+        pushed = push_down_aggregates(node.extend(a=_avg(node)).project(*keep))
+        assert sira.evaluate(pushed, relvars, engine="duckdb") == sira.evaluate(pushed, relvars)
+
+
+@duckdb_only
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(random_windowby())
+def test_duckdb_matches_the_python_engine_on_random_three_valued_conditions(case):
+    rel, _, kind, start, end = case
+    relvars = {"r": rel}
+    q = windowby_text(kind, start, end)
+    assert sira.evaluate(q, relvars, engine="duckdb") == sira.evaluate(q, relvars), q
