@@ -96,7 +96,7 @@ def check_options(options: dict, known=OPTIONS) -> None:
     nulls = options.get("nulls", "error")
     if nulls not in ("error", "drop"):
         raise SiraValueError(f"nulls must be 'error' or 'drop' (got {nulls!r})",
-                             operator="nulls", value=repr(nulls))
+                             operator="nulls", value=nulls)
 
 
 def operator_label(node) -> str:
