@@ -86,6 +86,9 @@ def _relvar(node, children, c):
         raise SiraTypeError(f"relvar '{node.name}' holds a relation with heading {s.heading}, "
                             f"but the expression was built for {node.heading}",
                             operator="RELVAR", expected=str(node.heading), got=str(s.heading))
+    if s.distinct and c.need_distinct is not None and node.name.lower() not in c.need_distinct:
+        c.undeduped = True  # its duplicates cannot change the result: the final DISTINCT goes
+        return s.sql(distinct=False)
     return s.sql()
 
 

@@ -157,6 +157,10 @@ class Compiler:
         self.recursive = False
         self.materialized: set = set()  # names of the expressions computed once
         self.lowering: list = []  # the derived operators being compiled as their definition
+        # the relvars whose duplicates could change the result (sira.algebra.duplicates); a
+        # relvar read without DISTINCT sets ``undeduped``: the final result is made distinct
+        self.need_distinct: frozenset | None = None  # None (before ``start``): every relvar
+        self.undeduped = False
         self.resources: list = []  # ("view" | "table", quoted name): dropped after evaluate
         self._memo: dict = {}
         self._loaded: dict = {}
@@ -170,7 +174,9 @@ class Compiler:
         return ident(self.prefix + name)
 
     def start(self, root) -> None:
+        from sira.algebra.duplicates import relvars_needing_distinct
         self.prefix = helper_prefix(root)
+        self.need_distinct = relvars_needing_distinct(root)
 
     def lambda_name(self) -> str:
         """A new lambda parameter name (quoted; never an attribute of the tree)."""
@@ -273,9 +279,11 @@ class Compiler:
             raise translate_failure(err, node) from None
 
     def query(self, node) -> str:
-        """The whole SQL query computing ``node``."""
+        """The whole SQL query computing ``node`` (distinct: relvars whose duplicates could not
+        change it were read as they are)."""
         name = self.compile(node)
-        return f"{self.with_clause()}SELECT {column_list(node.heading)} FROM {name}"
+        distinct = "DISTINCT " if self.undeduped else ""
+        return f"{self.with_clause()}SELECT {distinct}{column_list(node.heading)} FROM {name}"
 
     # ------------------------------------------------------------------ running
     def fetch(self, sql: str, node=None) -> list:

@@ -70,9 +70,11 @@ class Scan:
         self.conditions = conditions
         self.distinct = distinct
 
-    def sql(self) -> str:
+    def sql(self, distinct: bool = True) -> str:
+        """The scan (DISTINCT when the source may hold duplicates, unless the caller knows
+        they cannot change the result: ``sira.algebra.duplicates``)."""
         where = f" WHERE {' AND '.join(self.conditions)}" if self.conditions else ""
-        distinct = "DISTINCT " if self.distinct else ""
+        distinct = "DISTINCT " if self.distinct and distinct else ""
         return f"SELECT {distinct}{', '.join(self.selects)} FROM {self.source}{where}"
 
 
@@ -81,7 +83,8 @@ def scan(c, name: str, value) -> Scan:
     asserted = isinstance(value, Unique)
     if asserted:
         value = value.value
-    if kind_of(value) in READ_BY_SIRA:  # the same relation and errors as sira's own readers
+    if kind_of(value) in READ_BY_SIRA or _no_columns(value):  # sira's own readers: the same
+        # relation and errors (and TABLE_DEE/DUM, which DuckDB cannot register without columns)
         value = relation_of(value, name, nulls="drop" if _policy(c) == "drop" else "error")
     if isinstance(value, Relation):
         return _relation_scan(c, name, value)
@@ -137,6 +140,15 @@ def _source(c, name, value) -> str:
     elif isinstance(value, duckdb.DuckDBPyRelation) or _registrable(value):
         return c.register(value, "relvar")
     raise refuse(value, name, "DuckDB")
+
+
+def _no_columns(value) -> bool:
+    kind = kind_of(value)
+    if kind == "arrow":
+        return value.num_columns == 0
+    if kind == "pandas":
+        return len(value.columns) == 0
+    return False
 
 
 def _registrable(value) -> bool:

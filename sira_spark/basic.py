@@ -100,7 +100,10 @@ def _relvar(node, children, c):
                                 expected=str(node.heading), got=str(got))
         df = c.engine.admit(node.name, value, df, node.heading, c.options)  # no NULL, NaN
         if not c.engine.is_unique(value):
-            df = df.distinct()  # a DataFrame may hold duplicates; a relation does not
+            if c.need_distinct is None or node.name.lower() in c.need_distinct:
+                df = df.distinct()  # a DataFrame may hold duplicates; a relation does not
+            else:
+                c.undeduped = True  # its duplicates cannot change the result (distinct at the end)
     elif value.heading != node.heading:
         raise SiraTypeError(f"relvar '{node.name}' holds a relation with heading "
                             f"{value.heading}, but the expression was built for {node.heading}",

@@ -77,6 +77,10 @@ class Compiler:
         self.options = options or {}
         self._memo: dict = {}
         self.lowering: list = []  # the derived operators being compiled as their definition
+        # the relvars whose duplicates could change the result (sira.algebra.duplicates; None:
+        # every relvar); a relvar read without distinct() sets ``undeduped``
+        self.need_distinct: frozenset | None = None
+        self.undeduped = False
 
     def compile(self, node):
         """The DataFrame of ``node`` (not collected)."""
@@ -122,12 +126,22 @@ class Compiler:
             value = self._run(node, lambda: to_relation(df, Heading.of({"v": t})))
             (row,) = value.body
             return row[0]
+        self._root(node)  # a collected result is a Relation: its duplicates collapse
         return self._run(node, lambda: to_relation(self.compile(node), node.heading))
 
     def dataframe(self, node):
         """``compile`` with Spark failures while planning (a closure's iterations, a relation
-        operand's count...) turned into sira errors, as ``evaluate`` does."""
-        return self._run(node, lambda: self.compile(node))
+        operand's count...) turned into sira errors, as ``evaluate`` does; distinct when a
+        relvar's duplicates were left to the end."""
+        self._root(node)
+        df = self._run(node, lambda: self.compile(node))
+        return df.distinct() if self.undeduped else df
+
+    def _root(self, node) -> None:
+        from sira.algebra.duplicates import relvars_needing_distinct
+        from sira.algebra.node import Node
+        if isinstance(node, Node):
+            self.need_distinct = relvars_needing_distinct(node)
 
     def _run(self, node, action):
         from .session import session_stopped
