@@ -191,12 +191,16 @@ def _null_conditions(c, name, value, heading, names, types, source) -> list:
     if policy == "trust":
         return []
     raw = {n.lower(): n for n in names}
+    clean = known_clean(c, value, raw)
     tests = []  # (attribute, kind, SQL true for a bad row)
     for n, t in heading.attributes:
         col = ident(raw[n])
-        tests.append((n, "NULL", null_inside(col, t, c)))
-        if t == FLOAT:
+        if n not in clean:
+            tests.append((n, "NULL", null_inside(col, t, c)))
+        if t == FLOAT and clean.get(n) != "no NaN":
             tests.append((n, "NaN", f"isnan({col})"))
+    if not tests:
+        return []
     if policy == "drop":
         return [f"NOT coalesce({t}, FALSE)" for _, _, t in tests]
     counts = ", ".join(f"count(*) FILTER (WHERE {t})" for _, _, t in tests)
@@ -208,6 +212,77 @@ def _null_conditions(c, name, value, heading, names, types, source) -> list:
             raise NullValue(relvar=name, attribute=attribute, count=count, value=kind,
                             operator="RELVAR")
     return []
+
+
+def known_clean(c, value, raw: dict) -> dict:
+    """{attribute: "no NULL" | "no NaN"} for the columns whose format says, without a scan
+    of sira's, that they hold no NULL (and, where said, no NaN either): an Arrow array's null
+    count (nested fields included; NaN by one vectorised pass), a pandas column of a NumPy
+    integer or boolean dtype (which cannot hold one), a Parquet column whose statistics count
+    no null in any row group, a DuckDB table's NOT NULL column."""
+    kind = kind_of(value)
+    out = {}
+    try:
+        if kind == "arrow":
+            import pyarrow.compute as pc
+            for n, name in raw.items():
+                col = value.column(name)
+                if _arrow_nulls(col.type, col) == 0:
+                    out[n] = "no NULL"
+                    if col.type in _FLOATS and not pc.any(pc.is_nan(col)).as_py():
+                        out[n] = "no NaN"
+        elif kind == "pandas":
+            for n, name in raw.items():
+                if value[name].dtype.kind in "iub":
+                    out[n] = "no NULL"
+        elif kind == "parquet":
+            import pyarrow.parquet as pq
+            meta = pq.ParquetFile(path_of(value)).metadata
+            for j in range(meta.num_columns):
+                column = meta.row_group(0).column(j) if meta.num_row_groups else None
+                if column is None or "." in column.path_in_schema:
+                    continue  # nested: its fields are checked by the scan
+                stats = [meta.row_group(g).column(j).statistics
+                         for g in range(meta.num_row_groups)]
+                if all(st is not None and st.has_null_count and st.null_count == 0
+                       for st in stats):
+                    n = column.path_in_schema.lower()
+                    if n in raw:
+                        out[n] = "no NULL"
+        elif kind == "table":
+            name = value.partition(":")[2]
+            rows = c.con.execute("SELECT column_name FROM duckdb_columns() WHERE "
+                                 "table_name = ? AND NOT is_nullable",
+                                 [name.split(".")[-1]]).fetchall()
+            out.update({r[0].lower(): "no NULL" for r in rows if r[0].lower() in raw})
+    except Exception:  # no metadata to trust: the scan checks everything
+        return {}
+    return out
+
+
+def _arrow_nulls(t, array) -> int:
+    """NULLs in an Arrow (chunked) array, nested fields and list items included."""
+    import pyarrow as pa
+    total = array.null_count
+    if pa.types.is_struct(t):
+        chunks = array.chunks if hasattr(array, "chunks") else [array]
+        for i in range(t.num_fields):
+            total += sum(_arrow_nulls(t.field(i).type, ch.field(i)) for ch in chunks)
+    elif pa.types.is_list(t) or pa.types.is_large_list(t):
+        chunks = array.chunks if hasattr(array, "chunks") else [array]
+        total += sum(_arrow_nulls(t.value_type, ch.values) for ch in chunks)
+    return total
+
+
+def _float_types():
+    try:
+        import pyarrow as pa
+        return (pa.float16(), pa.float32(), pa.float64())
+    except ImportError:
+        return ()
+
+
+_FLOATS = _float_types()
 
 
 def _policy(c) -> str:

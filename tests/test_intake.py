@@ -119,3 +119,82 @@ def test_a_big_frame_never_appears_in_a_message(engine):
     with pytest.raises(sira.SiraError) as info:
         sira.evaluate("r", {"r": frame}, engine=engine)
     assert len(str(info.value)) < 600
+
+
+# ------------------------------------------------------------------------------ NULLs, found
+def _holes():
+    import pyarrow as pa
+    return pa.table({"a": pa.array([1, None, 3], pa.int64()),
+                     "f": pa.array([1.0, 2.0, float("nan")]),
+                     "iv": pa.array([{"begin": 1, "end": None}, {"begin": None, "end": 3},
+                                     {"begin": 0, "end": 2}],
+                                    pa.struct([("begin", pa.int64()), ("end", pa.int64())]))})
+
+
+@pytest.mark.parametrize("column, kind", [("a", "NULL"), ("f", "NaN"), ("iv", "NULL")])
+def test_nulls_are_refused_from_arrow_with_and_without_null_counts(engine, column, kind):
+    import pyarrow as pa
+    table = _holes().select([column])
+    if column == "a":  # the same holes, in an array built without a validity bitmap count
+        table = pa.table({"a": pa.array([1, None, 3], pa.int64()).cast(pa.int64())})
+    with pytest.raises(NullValue) as info:
+        sira.evaluate("r", {"r": table}, engine=engine)
+    assert (info.value.attribute, info.value.value) == (column, kind)
+
+
+@pytest.mark.parametrize("statistics", [True, False])
+def test_nulls_are_refused_from_parquet_with_and_without_statistics(engine, tmp_path,
+                                                                    statistics):
+    import pyarrow.parquet as pq
+    path = tmp_path / "holes.parquet"
+    pq.write_table(_holes(), path, write_statistics=statistics)
+    with pytest.raises(NullValue):
+        sira.evaluate("project(r, (a))", {"r": f"parquet:{path}"}, engine=engine)
+    clean = tmp_path / "clean.parquet"
+    pq.write_table(_holes().select(["a"]).filter(pa_not_null("a")), clean,
+                   write_statistics=statistics)
+    assert len(sira.evaluate("r", {"r": f"parquet:{clean}"}, engine=engine)) == 2
+
+
+def pa_not_null(name):
+    import pyarrow.compute as pc
+    return pc.is_valid(pc.field(name))
+
+
+def test_nulls_are_refused_from_pandas_of_every_dtype(engine):
+    frame = pd.DataFrame({"i": [1, 2, 3], "s": ["x", None, "z"]})
+    with pytest.raises(NullValue) as info:
+        sira.evaluate("r", {"r": frame}, engine=engine)
+    assert info.value.attribute == "s"
+    assert len(sira.evaluate("r", {"r": frame[["i"]]}, engine=engine)) == 3
+
+
+@pytest.mark.skipif("duckdb" not in __import__("conftest").ENGINES, reason="needs DuckDB")
+def test_nulls_are_refused_from_duckdb_tables_nullable_or_not():
+    from sira_duckdb import DuckDBEngine
+    engine = DuckDBEngine()
+    con = engine.connection
+    con.execute("CREATE TABLE strict (a INTEGER NOT NULL, b INTEGER)")
+    con.execute("INSERT INTO strict VALUES (1, 2), (2, NULL)")
+    with pytest.raises(NullValue) as info:
+        engine.evaluate("r", {"r": "table:strict"})
+    assert info.value.attribute == "b"
+    con.execute("CREATE TABLE declared (a INTEGER NOT NULL)")
+    con.execute("INSERT INTO declared VALUES (1), (2)")
+    assert len(engine.evaluate("r", {"r": "table:declared"})) == 2
+
+
+@pytest.mark.skipif("spark" not in __import__("conftest").ENGINES, reason="needs Spark")
+@pytest.mark.parametrize("nullable", [True, False])
+def test_nulls_are_refused_from_spark_nullable_and_non_nullable_schemas(nullable):
+    from pyspark.sql import types as T
+    from sira_spark import default_engine
+    engine = default_engine()
+    schema = T.StructType([T.StructField("a", T.IntegerType(), nullable)])
+    rows = [(1,), (None,)] if nullable else [(1,), (2,)]
+    df = engine.spark.createDataFrame(rows, schema)
+    if nullable:
+        with pytest.raises(NullValue):
+            engine.evaluate("r", {"r": df})
+    else:
+        assert len(engine.evaluate("r", {"r": df})) == 2
