@@ -110,17 +110,23 @@ def _from_micros(value: int):
     return _EPOCH + value * _MICRO
 
 
+def order_key(heading, node):
+    """The sort key of the stream order of ``node``'s input (see the module docstring): (ts,
+    arrival, canonical) for tumbling and sliding windows, (arrival, ts, canonical) for
+    timeInterval windows with ``arrival(...)``, (ts, canonical) without it."""
+    ts = heading.index(node.ts)
+    key_fn = heading.sort_key_function() or (lambda r: r)
+    if node.arrival is None:
+        return lambda r: (r[ts], key_fn(r))
+    arr = heading.index(node.arrival)
+    if node.kind == "timeinterval":
+        return lambda r: (r[arr], r[ts], key_fn(r))
+    return lambda r: (r[ts], r[arr], key_fn(r))
+
+
 def stream_order(relation, node) -> list:
     """The stream's tuples in the order the port reads them (see the module docstring)."""
-    h = relation.heading
-    ts = h.index(node.ts)
-    key_fn = h.sort_key_function() or (lambda r: r)
-    if node.arrival is None:
-        return sorted(relation.body, key=lambda r: (r[ts], key_fn(r)))
-    arr = h.index(node.arrival)
-    if node.kind == "timeinterval":
-        return sorted(relation.body, key=lambda r: (r[arr], r[ts], key_fn(r)))
-    return sorted(relation.body, key=lambda r: (r[ts], r[arr], key_fn(r)))
+    return sorted(relation.body, key=order_key(relation.heading, node))
 
 
 class _Partition:
@@ -373,48 +379,102 @@ def sequential_windows(rows, node) -> list:
     return [(key, back(at), ids) for key, at, ids in emissions]
 
 
+class IntervalScanner:
+    """The timeInterval windows of one SPLWINDOW node, tuple by tuple (the module docstring
+    gives the rules).
+
+    ``push(key, t, row)`` takes the next tuple in stream order (``t`` an int: the ts, or
+    microseconds for a TIMESTAMP) and returns the emissions it causes, ``[(key, at, start,
+    [rows]), ...]`` (the pane is ``[start, start + duration)``); ``due(now)`` the on-time
+    emissions of the panes ending at or before ``now`` when no tuple before ``now`` can still
+    come (a live stream in ts order whose bound has reached ``now``); ``finish()`` the panes
+    still open at the end of input. A pane no tuple can reach any more (it ends at or before
+    watermark - discardAge) is forgotten, so memory holds the panes still reachable. Each call
+    costs O(log n) plus the size of what it emits.
+
+        >>> from sira import parse
+        >>> node = parse("splwindow(relation(heading(ts(long) v(int)) body()), ts, "
+        ...              "timeinterval, intervalduration(10))")
+        >>> scan = IntervalScanner(node)
+        >>> scan.push((), 1, "a"), scan.push((), 12, "b"), scan.finish()
+        ([], [((), 10, 0, ['a'])], [((), 20, 10, ['b'])])
+    """
+
+    def __init__(self, node: SplWindow):
+        self.duration, self.period, self.discard, self.offset = node.interval_units
+        self.panes: dict = {}  # (key, start) -> [rows]
+        self.pending: list = []  # heap of (end, start, key): panes not yet emitted on time
+        self.reachable: list = []  # heap of (end, start, key): every pane still in ``panes``
+        self.watermark = None
+
+    def push(self, key, t, row) -> list:
+        out: list = []
+        duration, period, offset = self.duration, self.period, self.offset
+        watermark = self.watermark
+        if watermark is not None and t < watermark - self.discard:
+            return out  # later than the discard age: ignored
+        if watermark is None or t > watermark:
+            self.watermark = watermark = t
+            out.extend(self.due(watermark))
+            self._forget(watermark - self.discard)
+        panes = self.panes
+        first = (t - offset - duration) // period + 1  # the panes with start <= t < end
+        last = (t - offset) // period
+        for k in range(first, last + 1):
+            start = offset + k * period
+            pane = panes.get((key, start))
+            if pane is None:
+                pane = panes[(key, start)] = []
+                heapq.heappush(self.reachable, (start + duration, start, key))
+                if start + duration > watermark:
+                    heapq.heappush(self.pending, (start + duration, start, key))
+                    pane.append(row)
+                    continue
+            pane.append(row)
+            if start + duration <= watermark:
+                out.append((key, watermark, start, list(pane)))  # late: the pane again
+        return out
+
+    def due(self, now) -> list:
+        """The on-time emissions of the panes ending at or before ``now``, in (start, key)
+        order, ``at`` being the pane's end."""
+        pending = self.pending
+        fired = []
+        while pending and pending[0][0] <= now:
+            fired.append(heapq.heappop(pending))
+        fired.sort(key=lambda f: (f[1], f[2]))
+        return [(key, end, start, list(self.panes[(key, start)])) for end, start, key in fired]
+
+    def finish(self) -> list:
+        """The end of input: every pane not yet emitted, ``at`` being its end."""
+        fired = sorted(self.pending, key=lambda f: (f[1], f[2]))
+        self.pending = []
+        return [(key, end, start, list(self.panes[(key, start)])) for end, start, key in fired]
+
+    def _forget(self, limit) -> None:
+        """Drop the panes ending at or before ``limit``: an accepted tuple is at or after it."""
+        reachable, panes = self.reachable, self.panes
+        while reachable and reachable[0][0] <= limit:
+            _, start, key = heapq.heappop(reachable)
+            del panes[(key, start)]
+
+
 def interval_windows(rows, node) -> list:
     """[(partition key, at, pane, [rows])] in emission order, for timeInterval windows."""
     h = node.source.heading
     ts = h.index(node.ts)
     timestamp = node.ts_type == TIMESTAMP
     part_of = row_getter([h.index(n) for n in node.partition])
-    duration, period, discard, offset = node.interval_units
     back = _from_micros if timestamp else (lambda v: v)
-    panes: dict = {}  # (key, start) -> [rows]
-    pending: list = []  # heap of (end, start, key): panes not yet complete
+    duration = node.interval_units[0]
+    scan = IntervalScanner(node)
+    push = scan.push
     emissions = []
-    watermark = None
-
-    def emit(key, start, at):
-        pane = Interval(back(start), back(start + duration))
-        emissions.append((key, back(at), pane, list(panes[(key, start)])))
-
     for row in rows:
-        t = _micros(row[ts]) if timestamp else row[ts]
-        if watermark is not None and t < watermark - discard:
-            continue  # later than the discard age: ignored
-        if watermark is None or t > watermark:
-            watermark = t
-            fired = []
-            while pending and pending[0][0] <= watermark:
-                fired.append(heapq.heappop(pending))
-            for end, start, key in sorted(fired, key=lambda f: (f[1], f[2])):
-                emit(key, start, end)
-        key = part_of(row)
-        first = (t - offset - duration) // period + 1  # the panes with start <= t < end
-        last = (t - offset) // period
-        for k in range(first, last + 1):
-            start = offset + k * period
-            new = (key, start) not in panes
-            panes.setdefault((key, start), []).append(row)
-            if start + duration <= watermark:
-                emit(key, start, watermark)  # a late tuple: the pane triggers again
-            elif new:
-                heapq.heappush(pending, (start + duration, start, key))
-    for end, start, key in sorted(pending, key=lambda f: (f[1], f[2])):
-        emit(key, start, end)
-    return emissions
+        emissions.extend(push(part_of(row), _micros(row[ts]) if timestamp else row[ts], row))
+    emissions.extend(scan.finish())
+    return [(key, back(at), Interval(back(start), back(start + duration)), content)
+            for key, at, start, content in emissions]
 
 
 @evaluates(SplWindow)
