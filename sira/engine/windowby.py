@@ -29,18 +29,24 @@ from . import evaluates
 from .basic import row_getter
 
 
+def sequence_key(heading, node):
+    """The sort key of a partition's sequence: the order attributes, then the canonical order."""
+    keys = [(heading.index(n), heading.type_of(n).sort_key) for n in node.order]
+    canonical = heading.sort_key_function() or (lambda r: r)
+    return lambda r: (tuple(k(r[i]) for i, k in keys), canonical(r))
+
+
 def ordered_sequences(relation, node) -> list:
     """Each partition's rows sorted by the order attributes, then canonically."""
     h = relation.heading
     part = row_getter([h.index(n) for n in node.partition])
-    keys = [(h.index(n), h.type_of(n).sort_key) for n in node.order]
-    canonical = h.sort_key_function() or (lambda r: r)
+    key = sequence_key(h, node)
     groups: dict = {}
     for row in relation.body:
         groups.setdefault(part(row), []).append(row)
     out = []
     for rows in groups.values():
-        rows.sort(key=lambda r: (tuple(k(r[i]) for i, k in keys), canonical(r)))
+        rows.sort(key=key)
         out.append(rows)
     return out
 

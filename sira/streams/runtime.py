@@ -66,6 +66,8 @@ from ..algebra.basic import Extend, Project, RelvarRef, Rename, Restrict
 from ..algebra.joins import Join, SemiJoin, SemiMinus
 from ..algebra.packing import interval_names
 from ..algebra.setops import Intersect, Minus, Union, XMinus
+from ..algebra.spl import SplWindow
+from ..algebra.windowby import WindowBy
 from ..algebra.windows import Changes, DStream, IStream, Window, WindowTable
 from ..errors import SiraError, UnknownRelvar, closest_names
 from ..syntax.builder import build_text
@@ -74,7 +76,7 @@ from .named import LOG, LateRowError, NamedStream, StreamError
 from .operators import (INFINITY, Merge, NotSupportedLive, RowMap, Sink, Source, StreamJoin,
                         ToStream)
 from .temporal import TemporalJoin, TemporalSetOp, TemporalSummarize, WindowOp, WindowSummarize
-from . import windowtables
+from . import spl, windowby, windowtables
 from .fused import FusedChain, pushes
 
 
@@ -421,7 +423,8 @@ def compile_query(node, streams: dict, relations: dict | None = None,
         if isinstance(n, (Restrict, Extend, Project, Rename)):
             src, kind = build(n.source)
             during = None
-            if kind == STREAM and isinstance(n, Project):
+            if kind == STREAM and isinstance(n, Project) and \
+                    not windowby.project_keeps_windows(n):
                 _require_rowtime(n.source, streams, n.names, "a PROJECT of a stream")
             if kind == TEMPORAL:
                 during = _during_of(n.source)
@@ -451,6 +454,10 @@ def compile_query(node, streams: dict, relations: dict | None = None,
             return op, TEMPORAL
         if isinstance(n, WindowTable) or windowtables.summarizes_window_table(n):
             return windowtables.build_window_table(n, build, streams, _rowtime_of), STREAM
+        if isinstance(n, SplWindow):
+            return spl.build_spl(n, build, streams, _rowtime_of), STREAM
+        if isinstance(n, WindowBy):
+            return windowby.build_windowby(n, build, streams, _rowtime_of), STREAM
         if isinstance(n, SummarizeBy):
             window = n.source if isinstance(n.source, Window) else None
             src, kind = build(window.source if window is not None else n.source)
@@ -573,6 +580,8 @@ def _rowtime_of(node, streams) -> str | None:
         return stream.rowtime if stream is not None else None
     if isinstance(node, (IStream, DStream, Changes)):
         return node.at
+    if isinstance(node, SplWindow):
+        return "at"
     if isinstance(node, (WindowTable, SummarizeBy)):
         return windowtables.rowtime_of(node, streams, _rowtime_of)
     if isinstance(node, (Restrict, Extend, SemiJoin, SemiMinus)):
@@ -594,6 +603,13 @@ def _require_rowtime(source, streams, kept, what) -> None:
     """A PROJECT of a stream must keep its rowtime: without it equal rows of different instants
     would be one tuple of the result, which a stream cannot retract."""
     rowtime = _rowtime_of(source, streams)
+    key = windowby.window_key(source)
+    if rowtime is None and key is not None:
+        raise NotSupportedLive(node=f"{what} of a WINDOWBY's windows that drops what tells them "
+                               f"apart ({', '.join(key) or 'nothing'})")
+    if rowtime is None and isinstance(source, WindowBy):
+        raise NotSupportedLive(node=f"{what} of a WINDOWBY's windows (keep the partition "
+                               f"attributes and declare and keep the start's AT variable)")
     if rowtime is None or rowtime not in kept:
         raise NotSupportedLive(node=f"{what} that drops its rowtime ('{rowtime}')")
 
