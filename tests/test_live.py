@@ -289,6 +289,41 @@ QUERIES = [
     "summarizebyusing(window(restrict(s, gt(v, 0)), ts, range(3)), (k, during),"
     " (total(plus(v))), (during))",
     "changes(window(restrict(s, gt(v, 0)), ts, rows(2)), at)",
+    # IBM SPL windows (sira.streams.spl): every policy, partitions, composed before and after
+    "splwindow(s, ts, tumbling, count(3))",
+    "splwindow(s, ts, sliding, count(3) trigger(count(2)) partitioned(k))",
+    "splwindow(s, ts, tumbling, time(4) partitioned(k))",
+    "splwindow(s, ts, sliding, time(3) trigger(time(2)))",
+    "splwindow(s, ts, tumbling, delta(v, 2) partitioned(k))",
+    "splwindow(s, ts, sliding, delta(v, 1) trigger(delta(v, 2)))",
+    "splwindow(extend(s, (p(eq(v, 0)))), ts, tumbling, punct(p))",
+    "splwindow(s, ts, sliding, count(2) partitioned(k, partitionage(3)))",
+    "splwindow(restrict(s, gt(v, 0)), ts, tumbling, count(2) partitioned(k, tuplecount(3)))",
+    "splwindow(s, ts, timeinterval, intervalduration(4) creationperiod(2) intervaloffset(1)"
+    " partitioned(k))",
+    "restrict(project(splwindow(union(s, r), ts, tumbling, count(2)), (at, instance)),"
+    " gt(at, 1))",
+    "join(project(splwindow(s, ts, sliding, count(2) partitioned(k, partitioncount(2))),"
+    " (k, at, instance)), t)",
+    # SQL++ WindowBy (sira.streams.windowby): sliding, tumbling, LABEL, ONLY, PREV/NEXT
+    "windowby(s, order(ts) sliding, start(as(a) at(sp) when(eq(a.v, 0))),"
+    " end(as(b) at(ep) when(eq(b.v, 3))))",
+    "windowby(s, order(ts) tumbling, start(as(a) at(sp) when(eq(a.v, 0))),"
+    " end(at(ep) when(eq(minus(ep, sp), 2))))",
+    "windowby(s, partition(k) order(ts) sliding, start(as(s1) at(sp) prev(ps)),"
+    " end(at(ep) next(en) when(gt(en.v, s1.v))))",
+    "windowby(s, order(ts) sliding, label(as(l) at(lp) when(eq(l.v, 1))),"
+    " start(at(sp) when(eq(minus(lp, sp), 1))), end(at(ep) when(eq(minus(ep, lp), 1))))",
+    "windowby(s, partition(k) order(ts) sliding, label(at(lp)), start(unbounded),"
+    " end(at(ep) when(eq(ep, lp))), aggregates(n(count(w))))",
+    "windowby(s, order(ts) sliding, label(as(l) at(lp) when(eq(l.v, 2))),"
+    " start(as(a) at(sp) when(gt(a.v, l.v))), end(at(ep) next(en)"
+    " when(or(is_missing(en), eq(en.v, 0)))), only)",
+    "windowby(union(s, r), partition(k) order(ts) tumbling, start(as(a) at(sp)"
+    " when(eq(a.v, 0))), end(as(b) at(ep) prev(pb) when(lt(b.v, pb.v))))",
+    "join(project(windowby(restrict(s, gt(v, 0)), partition(k) order(ts) sliding,"
+    " start(at(sp)), end(at(ep) when(eq(minus(ep, sp), 1))), only, aggregates(n(count(w))"
+    " top(max(w, v)))), (k, sp, top)), t)",
 ]
 
 CONSTANT = Relation.from_rows({"k": INT, "w": INT}, [{"k": 0, "w": 10}, {"k": 1, "w": 11},

@@ -52,9 +52,20 @@ def test_the_usual_live_query_runs_fused_unless_told_not_to(tmp_path):
 
 
 def test_most_queries_of_the_live_tests_have_a_fused_part():
+    """SPL and WindowBy windows read the stream through their own operator (a fused chain
+    covers only the row operators before them), so they are counted apart."""
     engine = engine_of(True)
+    own = [q for q in engine.queries if _reads_spl_or_windowby(q.node)]
     fused = [q for q in engine.queries if q.fused]
-    assert len(fused) >= len(engine.queries) - 3
+    assert len(fused) >= len(engine.queries) - len(own) - 3
+    assert [q for q in own if "restrict(s" in repr(q.node) and q.fused]
+
+
+def _reads_spl_or_windowby(node) -> bool:
+    from sira.algebra.spl import SplWindow
+    from sira.algebra.windowby import WindowBy
+    return isinstance(node, (SplWindow, WindowBy)) or any(
+        _reads_spl_or_windowby(c) for c in node.children)
 
 
 class Lockstep:
