@@ -68,7 +68,7 @@ from ..types import (AVERAGE, BIGINT, BOOLEAN, DATE, FLOAT, STRING, TIMESTAMP, A
 from ..values import Heading, Relation, Tuple
 from .named import LOG, _ProducerState
 from .operators import (INFINITY, InternalStreamError, Merge, RowMap, Sink, Source, StreamJoin,
-                        ToStream)
+                        StreamUngroup, ToStream)
 from .temporal import (TemporalJoin, TemporalSetOp, TemporalSummarize, WindowOp,
                        WindowSummarize, _Running, _RunningExtreme, _RunningLogic, _RunningSum)
 
@@ -462,6 +462,7 @@ _FIELDS = {
     Merge: {"bounds", "pending", "out_bound", "instant", "seen", "counter"},
     StreamJoin: {"kind", "shape", "right"},
     ToStream: {"src_heading"},
+    StreamUngroup: {"src_heading", "instant", "seen"},
     Sink: {"temporal", "during", "keep", "results", "open", "subscribers", "subscriber_errors",
            "bound"},
     WindowOp: {"src_heading", "buffer", "events", "exits", "parts", "bound", "fifo"},
@@ -501,6 +502,15 @@ def _dec_rowmap(op, data) -> None:
     op.counts = {rows.dec(v): _count(n) for v, n in _list(data["counts"], "counts")}
     op.instant = decode_time(data["instant"])
     op.seen = set(rows.dec_all(data["seen"]))
+
+
+def _enc_ungroup(op) -> dict:
+    return {"instant": encode_time(op.instant), "seen": _Rows(op.heading).enc_set(op.seen)}
+
+
+def _dec_ungroup(op, data) -> None:
+    op.instant = decode_time(data["instant"])
+    op.seen = set(_Rows(op.heading).dec_all(data["seen"]))
 
 
 def _enc_merge(op) -> dict:
@@ -750,6 +760,7 @@ _STATES = {
     StreamJoin: (_no_state, _restore_nothing),
     ToStream: (_no_state, _restore_nothing),
     RowMap: (_enc_rowmap, _dec_rowmap),
+    StreamUngroup: (_enc_ungroup, _dec_ungroup),
     Merge: (_enc_merge, _dec_merge),
     Sink: (_enc_sink, _dec_sink),
     WindowOp: (_enc_window, _dec_window),

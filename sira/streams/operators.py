@@ -278,6 +278,48 @@ class RowMap(Operator):
             self.emit_changes(out)
 
 
+class StreamUngroup(Operator):
+    """UNGROUP on a stream: each row becomes one row per combination of the tuples of its
+    relation-valued attributes, at the row's instant. As for PROJECT, two rows of one instant
+    may give equal rows: ``seen`` keeps those already out at the current instant."""
+
+    def __init__(self, node):
+        super().__init__(node, node.heading)
+        self.src_heading = node.source.heading
+        self.instant = None
+        self.seen: set = set()
+
+    def compile(self):
+        node, h = self.node, self.src_heading
+        keep = [i for i, n in enumerate(h.names) if n not in node.names]
+        names = [h.names[i] for i in keep]
+        for rva in node.names:
+            names += list(h.type_of(rva).heading.names)
+        return (row_getter_tuple(keep), [h.index(n) for n in node.names],
+                _reorder([names.index(n) for n in node.heading.names]))
+
+    def on_bound(self, b, port):
+        self.emit_bound(b)
+
+    def on_rows(self, rows, port):
+        from itertools import product
+        flat, rvas, order = self.functions()
+        out = []
+        for t, row in rows:
+            if t != self.instant:
+                self.instant, self.seen = t, set()
+            base = flat(row)
+            for subs in product(*(row[p].body for p in rvas)):
+                value = base + sum(subs, ())
+                if order is not None:
+                    value = order(value)
+                if value not in self.seen:
+                    self.seen.add(value)
+                    out.append((t, value))
+        if out:
+            self.emit_rows(out)
+
+
 def _presence(counts: dict, net: dict) -> list:
     """Update per-value counts; the +1/-1 presence changes (a value is there while count > 0)."""
     out = []

@@ -64,6 +64,7 @@ import attrs
 from ..algebra.aggregation import SummarizeBy
 from ..algebra.basic import Extend, Project, RelvarRef, Rename, Restrict
 from ..algebra.joins import Join, SemiJoin, SemiMinus
+from ..algebra.nesting import Ungroup
 from ..algebra.packing import interval_names
 from ..algebra.setops import Intersect, Minus, Union, XMinus
 from ..algebra.spl import SplWindow
@@ -74,7 +75,7 @@ from ..syntax.builder import build_text
 from ..values import Heading, Relation, check_row, normalize_name
 from .named import LOG, LateRowError, NamedStream, StreamError
 from .operators import (INFINITY, Merge, NotSupportedLive, RowMap, Sink, Source, StreamJoin,
-                        ToStream)
+                        StreamUngroup, ToStream)
 from .temporal import TemporalJoin, TemporalSetOp, TemporalSummarize, WindowOp, WindowSummarize
 from . import spl, windowby, windowtables
 from .fused import FusedChain, pushes
@@ -423,7 +424,8 @@ def compile_query(node, streams: dict, relations: dict | None = None,
         if isinstance(n, (Restrict, Extend, Project, Rename)):
             src, kind = build(n.source)
             during = None
-            if kind == STREAM and isinstance(n, Project) and \
+            windows = kind == STREAM and isinstance(n, Project) and windowby.projects_windows(n)
+            if kind == STREAM and isinstance(n, Project) and not windows and \
                     not windowby.project_keeps_windows(n):
                 _require_rowtime(n.source, streams, n.names, "a PROJECT of a stream")
             if kind == TEMPORAL:
@@ -436,8 +438,9 @@ def compile_query(node, streams: dict, relations: dict | None = None,
                     raise NotSupportedLive(node="a PROJECT dropping a window's during")
                 if isinstance(n, Rename) and during in dict(n.pairs):
                     raise NotSupportedLive(node="a RENAME of a window's during")
-            op = RowMap(n, _without(n.heading, during), _without(n.source.heading, during),
-                        kind == TEMPORAL)
+            op = (windowby.WindowProject if windows else RowMap)(
+                n, _without(n.heading, during), _without(n.source.heading, during),
+                kind == TEMPORAL)
             src.connect(op)
             return op, kind
         if isinstance(n, (Union, Intersect, Minus, XMinus)):
@@ -454,6 +457,16 @@ def compile_query(node, streams: dict, relations: dict | None = None,
             return op, TEMPORAL
         if isinstance(n, WindowTable) or windowtables.summarizes_window_table(n):
             return windowtables.build_window_table(n, build, streams, _rowtime_of), STREAM
+        if isinstance(n, Ungroup):
+            src, kind = build(n.source)
+            if kind != STREAM:
+                raise NotSupportedLive(node="an UNGROUP of something not a stream")
+            if _rowtime_of(n.source, streams) is None and \
+                    windowby.window_key(n.source) is None:
+                raise NotSupportedLive(node="an UNGROUP of a stream without a rowtime")
+            op = StreamUngroup(n)
+            src.connect(op)
+            return op, STREAM
         if isinstance(n, SplWindow):
             return spl.build_spl(n, build, streams, _rowtime_of), STREAM
         if isinstance(n, WindowBy):
@@ -584,7 +597,7 @@ def _rowtime_of(node, streams) -> str | None:
         return "at"
     if isinstance(node, (WindowTable, SummarizeBy)):
         return windowtables.rowtime_of(node, streams, _rowtime_of)
-    if isinstance(node, (Restrict, Extend, SemiJoin, SemiMinus)):
+    if isinstance(node, (Restrict, Extend, SemiJoin, SemiMinus, Ungroup)):
         return _rowtime_of(node.children[0], streams)
     if isinstance(node, Project):
         name = _rowtime_of(node.source, streams)

@@ -20,7 +20,7 @@ fed in that order; each emission leaves as soon as it is final:
   its input: the panes still open; a tumbling or sliding window's trailing tuples are never
   emitted.
 
-The output is a stream travelling with ``at``. Tumbling and sliding windows need ``ts`` to be
+The output is a stream travelling with ``at`` (in microseconds when ``at`` is a TIMESTAMP). Tumbling and sliding windows need ``ts`` to be
 the stream's rowtime (``arrival(...)`` then breaks ties within an instant); timeInterval windows
 read the stream in arrival order, so their rowtime is ``arrival(...)``'s attribute when given
 (``ts`` is then the event time, and may come late) and ``ts`` otherwise.
@@ -39,7 +39,9 @@ read the stream in arrival order, so their rowtime is ``arrival(...)``'s attribu
 from __future__ import annotations
 
 from ..algebra.spl import SplWindow
-from ..engine.spl import IntervalScanner, SplScanner, _value_getter, order_key
+from ..engine.spl import (IntervalScanner, SplScanner, _from_micros, _micros, _value_getter,
+                          order_key)
+from ..types import TIMESTAMP
 from ..intervals import Interval
 from ..values import Relation
 from .operators import INFINITY, NotSupportedLive, Operator, _reorder, row_getter_tuple
@@ -90,9 +92,14 @@ class SplRows(Operator):
         order = _reorder([names.index(n) for n in node.heading.names])
         ev = node.eviction
         punct = h.index(ev.attr) if ev is not None and ev.kind == "punct" else None
-        return (row_getter_tuple([h.index(n) for n in node.partition]), h.index(node.ts),
+        ts = h.index(node.ts)
+        # a timeInterval window's event time may be a TIMESTAMP: scanned in microseconds
+        timestamp = node.ts_type == TIMESTAMP
+        time = (lambda row: _micros(row[ts])) if timestamp else (lambda row: row[ts])
+        back = _from_micros if timestamp else (lambda v: v)
+        return (row_getter_tuple([h.index(n) for n in node.partition]), time,
                 order_key(h, node), _value_getter(h, node.eviction),
-                _value_getter(h, node.trigger), punct, order)
+                _value_getter(h, node.trigger), punct, back, order)
 
     # ------------------------------------------------------------------ input
     def on_rows(self, rows, port):
@@ -139,23 +146,23 @@ class SplRows(Operator):
 
     def _flush(self, out) -> None:
         """Feed the rows of the complete instant to the scanner, in the batch order."""
-        part, ts, key, value, trigger_value, punct, _ = self.functions()
+        part, time, key, value, trigger_value, punct, _, _ = self.functions()
         rows = sorted(set(self.buffer), key=key)
         self.buffer = []
         self.instant = None
         scanner = self.scanner
         if isinstance(scanner, IntervalScanner):
             for row in rows:
-                self._emit(scanner.push(part(row), row[ts], row), out)
+                self._emit(scanner.push(part(row), time(row), row), out)
             return
         for row in rows:
             self.serial += 1
-            self._emit(scanner.push(part(row), row[ts], (self.serial, row), value(row),
+            self._emit(scanner.push(part(row), time(row), (self.serial, row), value(row),
                                     None if punct is None else row[punct], trigger_value(row)),
                        out)
 
     def _emit(self, emissions, out) -> None:
-        order = self.functions()[-1]
+        back, order = self.functions()[-2:]
         heading = self.src_heading
         interval = isinstance(self.scanner, IntervalScanner)
         duration = self.node.interval_units[0] if interval else None
@@ -163,13 +170,13 @@ class SplRows(Operator):
         for emission in emissions:
             if interval:
                 key, at, start, content = emission
-                extra = (Interval(start, start + duration),)
+                extra = (Interval(back(start), back(start + duration)),)
             else:
                 key, at, content = emission
                 content = [row for _, row in content]
                 extra = ()
             counters[key] = instance = counters.get(key, 0) + 1
-            value = key + (instance, at, Relation(heading, frozenset(content))) + extra
+            value = key + (instance, back(at), Relation(heading, frozenset(content))) + extra
             out.append((at, order(value) if order is not None else value))
 
     def pending(self):

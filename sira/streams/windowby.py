@@ -30,8 +30,10 @@ window may still need: the open windows' starts without LABEL; with LABEL the wh
 since a label window whose START never holds starts at the sequence's first tuple.
 
 The output has no attribute holding an instant: its rows travel with the time at which they
-became final, so a PROJECT after it must keep what tells windows apart (the partition
-attributes and the start's AT variable, or the label's with LABEL).
+became final. A PROJECT after it that keeps what tells windows apart (the partition attributes
+and the start's AT or AS variable, the label's with LABEL) runs as on any stream; one that
+drops it may map windows closing at different instants to one row, and remembers the rows it
+has let out (:class:`WindowProject`).
 
     >>> import sira
     >>> from sira.streams import StreamEngine
@@ -49,11 +51,13 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
-from ..algebra.basic import Extend, Project, Rename, Restrict
+from ..algebra.basic import Extend, Restrict
+from ..algebra.nesting import Ungroup
 from ..algebra.windowby import WindowBy
 from ..engine.windowby import _Condition, _aggregate_fn, _pin, _reads_roles, sequence_key
 from ..values import Relation, Tuple
-from .operators import INFINITY, NotSupportedLive, Operator, _relation_of, row_getter_tuple
+from .operators import (INFINITY, NotSupportedLive, Operator, RowMap, _relation_of,
+                        row_getter_tuple)
 
 
 def build_windowby(node, build, streams, rowtime_of_source):
@@ -72,26 +76,60 @@ def build_windowby(node, build, streams, rowtime_of_source):
     return op
 
 
-def window_key(node) -> tuple | None:
-    """The attributes telling apart the windows of a WINDOWBY below ``node`` (through
-    RESTRICT and EXTEND): the partition attributes and the AT variable of the start (of the
-    label with LABEL); None when ``node`` is not such a WINDOWBY or the variable is not
-    declared."""
-    while isinstance(node, (Restrict, Extend)):
+def window_keys(node) -> list:
+    """The sets of attributes each telling apart the windows of a WINDOWBY below ``node``
+    (through RESTRICT, EXTEND and UNGROUP, which keep its attributes): the partition
+    attributes and the AT or the AS variable of the start (of the label with LABEL); empty
+    when ``node`` is not such a WINDOWBY or neither variable is declared."""
+    while isinstance(node, (Restrict, Extend, Ungroup)):
         node = node.source
     if not isinstance(node, WindowBy):
-        return None
+        return []
     if node.start.unbounded and node.label is None:
-        return tuple(node.partition)
+        return [tuple(node.partition)]
     role = "label" if node.label is not None else "start"
-    at = next((n for k, n in node.variables(role) if k == "at"), None)
-    return None if at is None else tuple(node.partition) + (at,)
+    return [tuple(node.partition) + (n,) for k, n in node.variables(role) if k in ("at", "as")]
+
+
+def window_key(node) -> tuple | None:
+    """The first of :func:`window_keys`, or None."""
+    keys = window_keys(node)
+    return keys[0] if keys else None
 
 
 def project_keeps_windows(project) -> bool:
     """Whether a PROJECT of a live WINDOWBY's output keeps its windows apart."""
-    key = window_key(project.source)
-    return key is not None and set(key) <= set(project.names)
+    return any(set(key) <= set(project.names) for key in window_keys(project.source))
+
+
+def projects_windows(project) -> bool:
+    """Whether ``project`` is a PROJECT of a live WINDOWBY's output (through RESTRICT, EXTEND
+    and UNGROUP) that may merge windows: :class:`WindowProject` runs it."""
+    node = project.source
+    while isinstance(node, (Restrict, Extend, Ungroup)):
+        node = node.source
+    return isinstance(node, WindowBy) and not project_keeps_windows(project)
+
+
+class WindowProject(RowMap):
+    """PROJECT of a live WINDOWBY's windows that drops what tells them apart: windows closing
+    at different instants may give equal rows, and the output has no instant attribute to
+    keep them apart, so the values already out are remembered for as long as the query runs
+    (its memory grows with its distinct results; keeping the partition attributes and the
+    start's AT or AS variable avoids it)."""
+
+    def on_rows(self, rows, port):
+        fn = self.functions()[0]
+        seen = self.seen
+        out = []
+        for t, row in rows:
+            value = fn(row)
+            if value is None or value in seen:
+                continue
+            seen.add(value)
+            out.append((t, value))
+        if out:
+            self.emit_rows(out)
 
 
 class _Plan:
@@ -515,8 +553,11 @@ def _register_checkpoint_codecs() -> None:
 
     ck._FIELDS[WindowByRows] = {"src_heading", "parts", "buffer", "instant", "bound", "clock"}
     ck._STATES[WindowByRows] = (enc, dec)
+    ck._FIELDS[WindowProject] = ck._FIELDS[RowMap]
+    ck._STATES[WindowProject] = ck._STATES[RowMap]
 
 
 _register_checkpoint_codecs()
 
-__all__ = ["WindowByRows", "build_windowby", "project_keeps_windows", "window_key"]
+__all__ = ["WindowByRows", "WindowProject", "build_windowby", "project_keeps_windows",
+           "projects_windows", "window_key", "window_keys"]
