@@ -32,7 +32,7 @@ read the stream in arrival order, so their rowtime is ``arrival(...)``'s attribu
     >>> q = engine.register("splwindow(s, ts, tumbling, count(2))")
     >>> p = s.attach()
     >>> p.insert_many([({"v": 1}, 1), ({"v": 2}, 2), ({"v": 3}, 3)])
-    >>> [(r["instance"], r["at"], sorted(t.v for t in r["tuples"])) for r in q.results()]
+    >>> [(r["instance"], r["at"], sorted(t["v"] for t in r["tuples"])) for r in q.results()]
     [(1, 2, [1, 2])]
 """
 

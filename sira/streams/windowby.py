@@ -39,12 +39,13 @@ has let out (:class:`WindowProject`).
     >>> from sira.streams import StreamEngine
     >>> engine = StreamEngine()
     >>> s = engine.create_stream("s", {"v": sira.INT})
-    >>> q = engine.register("windowby(s, order(ts) tumbling, start(at(sp) when(eq(v, 0))), "
-    ...                     "end(at(ep) when(eq(v, 9))), aggregates(n(count(w))))")
+    >>> q = engine.register("windowby(s, order(ts) tumbling, start(as(a) at(sp) "
+    ...                     "when(eq(a.v, 0))), end(as(b) at(ep) when(eq(b.v, 9))), "
+    ...                     "aggregates(n(count(w))))")
     >>> p = s.attach()
     >>> p.insert_many([({"v": 0}, 1), ({"v": 5}, 2), ({"v": 9}, 3), ({"v": 0}, 4)])
-    >>> q.results()
-    [{'closed': True, 'ep': 3, 'n': 3, 'sp': 1}]
+    >>> [(r["sp"], r["ep"], r["n"], r["closed"]) for r in q.results()]
+    [(1, 3, 3, True)]
 """
 
 from __future__ import annotations
