@@ -2,7 +2,8 @@
 beside a plain-Python deque program producing the same changes, and the peak memory at growing
 input sizes (each size and way of inserting in its own process, peak RSS).
 
-    python benchmarks/live.py                      # 200,000 events; memory at 100k/200k/400k
+    python benchmarks/live.py                      # 200,000 events; memory at 100k/200k/400k;
+                                                   # SPL and WindowBy windows at 1,000,000
     python benchmarks/live.py --n 10000000 --sizes 1000000,5000000,10000000
 
 The query: changes(summarizebyusing(window(restrict(s, gt(v, 10)), ts, range(1000)),
@@ -116,6 +117,93 @@ def _drop(change):
     pass
 
 
+# ------------------------------------------------------------------ SPL and WindowBy windows
+
+SPL = ("project(extend(splwindow(s, ts, sliding, count(10) trigger(count(5)) partitioned(k)),"
+       " (total(sum(tuples, v)))), (k, instance, at, total))")
+SESSIONS = ("project(windowby(s, partition(k) order(ts) tumbling, start(as(a) at(sp)),"
+            " end(as(b) at(ep) next(nx) when(or(is_missing(nx), gt(minus(nx.ts, b.ts), {G})))),"
+            " aggregates(total(sum(w, v)) n(count(w)))), (k, sp, ep, total, n))")
+
+
+def run_sira_query(text, n, train=1000, keep=False):
+    """sira on ``text`` over the benchmark's events, in trains; (CPU seconds, query)."""
+    import sira
+    from sira.streams import StreamEngine
+    engine = StreamEngine()
+    s = engine.create_stream("s", {"k": sira.INT, "v": sira.INT})
+    q = engine.register(text, keep=keep)
+    p = s.attach()
+    start = time.process_time()
+    batch = []
+    for t, k, v in events(n):
+        batch.append(({"k": k, "v": v}, t))
+        if len(batch) == train:
+            p.insert_many(batch)
+            batch = []
+    p.insert_many(batch)
+    p.detach()
+    engine.finish()
+    return time.process_time() - start, q
+
+
+def run_spl_baseline(n, keep=False):
+    """Per key a deque of the last 10 values and a count: every 5th tuple of a key hands (k,
+    instance, at, sum of the deque) to the consumer."""
+    start = time.process_time()
+    windows, counts, instances = {}, {}, {}
+    results = []
+    out = results.append if keep else _drop
+    for t, k, v in events(n):
+        w = windows.get(k)
+        if w is None:
+            w = windows[k] = deque(maxlen=10)
+        w.append(v)
+        c = counts.get(k, 0) + 1
+        if c == 5:
+            c = 0
+            instances[k] = i = instances.get(k, 0) + 1
+            out((k, i, t, sum(w)))
+        counts[k] = c
+    return time.process_time() - start, results
+
+
+def run_sessions_baseline(n, G, keep=False):
+    """Per key the open session (first position, last ts, position, sum, count): a tuple more
+    than G after the key's last one hands the session to the consumer; the end flushes."""
+    start = time.process_time()
+    sessions = {}  # k -> [start position, last ts, position, total, n]
+    results = []
+    out = results.append if keep else _drop
+    for t, k, v in events(n):
+        s = sessions.get(k)
+        if s is None:
+            sessions[k] = [1, t, 1, v, 1]
+        elif t - s[1] > G:
+            out((k, s[0], s[2], s[3], s[4]))
+            p = s[2] + 1
+            sessions[k] = [p, t, p, v, 1]
+        else:
+            s[1] = t
+            s[2] += 1
+            s[3] += v
+            s[4] += 1
+    for k, s in sessions.items():
+        out((k, s[0], s[2], s[3], s[4]))
+    return time.process_time() - start, results
+
+
+def check_windows(n, G):
+    _, q = run_sira_query(SPL, n, keep=True)
+    _, base = run_spl_baseline(n, keep=True)
+    assert {(r["k"], r["instance"], r["at"], r["total"]) for r in q.results()} == set(base), \
+        "SPL: sira and the baseline disagree"
+    _, q = run_sira_query(SESSIONS.format(G=G), n, keep=True)
+    _, base = run_sessions_baseline(n, G, keep=True)
+    assert {(r["k"], r["sp"], r["ep"], r["total"], r["n"]) for r in q.results()} == set(base), \
+        "WindowBy sessions: sira and the baseline disagree"
+
+
 def check(n, T, train, fuse=True):
     _, q = run_sira(n, T, keep=True, train=train, fuse=fuse)
     _, base = run_baseline(n, T, keep=True)
@@ -156,6 +244,9 @@ def main(argv=None):
     ap.add_argument("--sizes", default="100000,200000,400000")
     ap.add_argument("--unfused", action="store_true",
                     help="also time the query operator by operator (StreamEngine(fuse=False))")
+    ap.add_argument("--windows", type=int, default=1_000_000,
+                    help="events for the SPL count window and the WindowBy sessions (0: skip)")
+    ap.add_argument("--gap", type=int, default=150, help="the sessions' gap")
     args = ap.parse_args(argv)
     print(f"sira live benchmark; Python {platform.python_version()}, {platform.platform()}, "
           f"{os.cpu_count()} cpus; CPU seconds (time.process_time)")
@@ -178,6 +269,23 @@ def main(argv=None):
         ratio = sec / base_s
         print(f"{name:<34}{args.n:>12,}{sec:>10.2f}{args.n / sec:>12,.0f}{ratio:>8.2f}  "
               f"(target <= 3: {'PASS' if ratio <= 3 else 'OVER'})")
+    if args.windows:
+        check_windows(20_000, args.gap)
+        print("correctness: the SPL window's and the sessions' results equal the loops' on "
+              "20,000 events")
+        print(f"{'query (trains of 1000)':<34}{'events':>12}{'seconds':>10}{'events/s':>12}"
+              f"{'ratio':>8}")
+        for name, text, baseline in (
+                ("SPL sliding count(10) per key", SPL, lambda: run_spl_baseline(args.windows)),
+                (f"WindowBy sessions, gap {args.gap}", SESSIONS.format(G=args.gap),
+                 lambda: run_sessions_baseline(args.windows, args.gap))):
+            base, _ = baseline()
+            sec, _ = run_sira_query(text, args.windows)
+            print(f"{name + ': loop':<34}{args.windows:>12,}{base:>10.2f}"
+                  f"{args.windows / base:>12,.0f}{1:>8.1f}")
+            print(f"{name + ': sira':<34}{args.windows:>12,}{sec:>10.2f}"
+                  f"{args.windows / sec:>12,.0f}{sec / base:>8.2f}  "
+                  f"(target <= 3: {'PASS' if sec / base <= 3 else 'OVER'})")
     print("peak memory (own process per size and way of inserting, fused, keep=False):")
     for size in [int(x) for x in args.sizes.split(",")]:
         trains = peak_rss_mb(size, args.T, args.train)

@@ -93,6 +93,17 @@ CASES = {
                                                 " (k, v, during)), t), at)", "general", ()),
     "partitioned rows window with dstream": ("dstream(project(window(s, ts, partition(k)"
                                              " rows(2)), (k, v, during)), at)", "general", ()),
+    "SPL sliding count window per partition, its tuples ungrouped (general)":
+        ("ungroup(project(splwindow(s, ts, sliding, count(3) trigger(count(2)) partitioned(k)),"
+         " (instance, at, tuples)), tuples)",
+         "general", ()),
+    "SPL tumbling time window, one timer for every partition (general, one key)":
+        ("project(splwindow(s, ts, tumbling, time(10) partitioned(k)), (k, instance, at))",
+         "general", ()),
+    "WindowBy sessions per partition with a pushed-down sum (general)":
+        ("project(windowby(s, partition(k) order(ts) tumbling, start(as(a) at(sp)), end(at(ep)"
+         " next(n) when(or(is_missing(n), gt(minus(n.ts, a.ts), 6)))),"
+         " aggregates(total(sum(w, v)))), (k, sp, ep, closed, total))", "general", ()),
 }
 
 

@@ -98,15 +98,21 @@ class _Condition:
         scope = node.scope(which)
         where = {n: (role, k) for role in ("label", "start", "end")
                  for k, n in node.variables(role)}
-        self.slots = [(where[n][0], where[n][1]) for n in scope.names]
+        used = attributes_used(node.boundary(which).when)
+        # only the variables the condition reads are computed; the others stay None
+        self.slots = [(i, where[n][0], where[n][1]) for i, n in enumerate(scope.names)
+                      if n in used]
+        self.width = len(scope.names)
         self.fn = three_valued_function(part, scope, relation_of)
 
     def __call__(self, seq: _Sequence, positions: dict) -> bool:
         if self.always:
             return True
         # a variable that does not exist is None in the row (no sira value is None)
-        row = tuple(seq.value(kind, positions[role], True) for role, kind in self.slots)
-        value = self.fn(row)
+        row = [None] * self.width
+        for i, role, kind in self.slots:
+            row[i] = seq.value(kind, positions[role], True)
+        value = self.fn(tuple(row))
         return value is not MISSING and bool(value)  # fires only on TRUE
 
 

@@ -278,6 +278,31 @@ class RowMap(Operator):
             self.emit_changes(out)
 
 
+def complete_instants(op, rows, key) -> list:
+    """The rows of ``rows`` (a train) whose instant is complete -- a later row follows -- in
+    the order ``key`` gives within an instant, once each; the rows of the train's last instant
+    wait in ``op.buffer`` (``op.instant`` their time) for a later row or a bound
+    (:func:`flush_instant`). An operator reading a stream in an order that breaks ties within
+    an instant (SPL windows, WINDOWBY) feeds on these."""
+    buffer, instant = op.buffer, op.instant
+    out: list = []
+    for t, row in rows:
+        if instant is not None and t > instant:
+            out.extend(buffer if len(buffer) == 1 else sorted(set(buffer), key=key))
+            buffer = []
+        instant = t
+        buffer.append(row)
+    op.buffer, op.instant = buffer, instant
+    return out
+
+
+def flush_instant(op, key) -> list:
+    """The rows waiting in ``op.buffer`` (their instant is now complete), in ``key`` order."""
+    buffer = op.buffer
+    op.buffer, op.instant = [], None
+    return buffer if len(buffer) <= 1 else sorted(set(buffer), key=key)
+
+
 class StreamUngroup(Operator):
     """UNGROUP on a stream: each row becomes one row per combination of the tuples of its
     relation-valued attributes, at the row's instant. As for PROJECT, two rows of one instant

@@ -44,7 +44,8 @@ from ..engine.spl import (IntervalScanner, SplScanner, _from_micros, _micros, _v
 from ..types import TIMESTAMP
 from ..intervals import Interval
 from ..values import Relation
-from .operators import INFINITY, NotSupportedLive, Operator, _reorder, row_getter_tuple
+from .operators import (INFINITY, NotSupportedLive, Operator, _reorder, complete_instants,
+                        flush_instant, row_getter_tuple)
 
 
 def build_spl(node, build, streams, rowtime_of_source):
@@ -104,11 +105,7 @@ class SplRows(Operator):
     # ------------------------------------------------------------------ input
     def on_rows(self, rows, port):
         out: list = []
-        for t, row in rows:
-            if self.instant is not None and t > self.instant:
-                self._flush(out)
-            self.instant = t
-            self.buffer.append(row)
+        self._feed(complete_instants(self, rows, self.functions()[2]), out)
         if out:
             self.emit_rows(out)
 
@@ -118,7 +115,7 @@ class SplRows(Operator):
         self.bound = b
         out: list = []
         if self.instant is not None and self.instant < b:
-            self._flush(out)
+            self._feed(flush_instant(self, self.functions()[2]), out)
         scanner = self.scanner
         if isinstance(scanner, IntervalScanner):
             if b == INFINITY:
@@ -144,22 +141,25 @@ class SplRows(Operator):
             return min(b, scanner.next_tick)
         return b
 
-    def _flush(self, out) -> None:
-        """Feed the rows of the complete instant to the scanner, in the batch order."""
-        part, time, key, value, trigger_value, punct, _, _ = self.functions()
-        rows = sorted(set(self.buffer), key=key)
-        self.buffer = []
-        self.instant = None
+    def _feed(self, rows, out) -> None:
+        """Feed rows of complete instants to the scanner, in the batch order."""
+        part, time, _, value, trigger_value, punct, _, _ = self.functions()
         scanner = self.scanner
+        push = scanner.push
         if isinstance(scanner, IntervalScanner):
             for row in rows:
-                self._emit(scanner.push(part(row), time(row), row), out)
+                emitted = push(part(row), time(row), row)
+                if emitted:
+                    self._emit(emitted, out)
             return
+        serial = self.serial
         for row in rows:
-            self.serial += 1
-            self._emit(scanner.push(part(row), time(row), (self.serial, row), value(row),
-                                    None if punct is None else row[punct], trigger_value(row)),
-                       out)
+            serial += 1
+            emitted = push(part(row), time(row), (serial, row), value(row),
+                           None if punct is None else row[punct], trigger_value(row))
+            if emitted:
+                self._emit(emitted, out)
+        self.serial = serial
 
     def _emit(self, emissions, out) -> None:
         back, order = self.functions()[-2:]

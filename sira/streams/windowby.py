@@ -58,7 +58,7 @@ from ..algebra.windowby import WindowBy
 from ..engine.windowby import _Condition, _aggregate_fn, _pin, _reads_roles, sequence_key
 from ..values import Relation, Tuple
 from .operators import (INFINITY, NotSupportedLive, Operator, RowMap, _relation_of,
-                        row_getter_tuple)
+                        complete_instants, flush_instant, row_getter_tuple)
 
 
 def build_windowby(node, build, streams, rowtime_of_source):
@@ -169,12 +169,13 @@ class _Sequence:
     decided. A window is ``[label position or None, start, opened]``.
     """
 
-    __slots__ = ("heading", "rows", "base", "done", "kept", "shared", "waiting", "start_at",
+    __slots__ = ("heading", "rows", "tuples", "base", "done", "kept", "shared", "waiting", "start_at",
                  "end_at", "scanning", "following", "hits", "to_end", "state")
 
     def __init__(self, heading):
         self.heading = heading
         self.rows: list = []
+        self.tuples: list = []  # each row's Tuple once a condition or a result reads it
         self.base = 0
         self.done = 0
         self.kept = 64  # trim when the rows double past this
@@ -195,6 +196,17 @@ class _Sequence:
     def row(self, p):
         return self.rows[p - 1 - self.base]
 
+    def append(self, row) -> None:
+        self.rows.append(row)
+        self.tuples.append(None)
+
+    def tuple_at(self, p):
+        i = p - 1 - self.base
+        t = self.tuples[i]
+        if t is None:
+            t = self.tuples[i] = Tuple(self.heading, self.rows[i])
+        return t
+
     def value(self, kind, p, in_condition):
         """The value of a variable bound at position p, as ``_Sequence.value`` in batch."""
         if p is None:
@@ -202,11 +214,11 @@ class _Sequence:
         if kind == "at":
             return p
         if kind == "as":
-            return Tuple(self.heading, self.row(p))
+            return self.tuple_at(p)
         q = p - 1 if kind == "prev" else p + 1
-        exists = 1 <= q <= self.m
+        exists = 1 <= q <= self.base + len(self.rows)
         if in_condition:
-            return Tuple(self.heading, self.row(q)) if exists else None
+            return self.tuple_at(q) if exists else None
         return Relation(self.heading, frozenset({self.row(q)} if exists else ()))
 
 
@@ -232,11 +244,13 @@ class WindowByRows(Operator):
     # ------------------------------------------------------------------ input
     def on_rows(self, rows, port):
         out: list = []
-        for t, row in rows:
-            if self.instant is not None and t > self.instant:
-                self._flush(out)
-            self.instant = t
-            self.buffer.append(row)
+        before = self.instant
+        done = complete_instants(self, rows, self.functions().key)
+        if done:
+            # the latest complete instant (windows closing now leave with it)
+            now = self.instant
+            t = next((r[0] for r in reversed(rows) if r[0] < now), before)
+            self._append(done, t, out)
         if out:
             self.emit_rows(out)
 
@@ -246,7 +260,8 @@ class WindowByRows(Operator):
         self.bound = b
         out: list = []
         if self.instant is not None and self.instant < b:
-            self._flush(out)
+            t = self.instant
+            self._append(flush_instant(self, self.functions().key), t, out)
         if b != INFINITY:
             self.clock = b if self.clock is None or b > self.clock else self.clock
         else:
@@ -259,20 +274,20 @@ class WindowByRows(Operator):
             self.emit_rows(out)
         self.emit_bound(b if self.instant is None else min(b, self.instant))
 
-    def _flush(self, out) -> None:
+    def _append(self, rows, t, out) -> None:
+        """Append rows of complete instants (in sequence order) to their partitions and decide
+        the positions that became decidable; windows closing now leave at ``t``."""
         plan = self.functions()
-        t = self.instant
         self.clock = t if self.clock is None or t > self.clock else self.clock
-        rows = sorted(set(self.buffer), key=plan.key)
-        self.buffer = []
-        self.instant = None
+        part = plan.part
+        parts = self.parts
         touched = {}
         for row in rows:
-            k = plan.part(row)
-            seq = self.parts.get(k)
+            k = part(row)
+            seq = parts.get(k)
             if seq is None:
-                seq = self.parts[k] = _Sequence(plan.heading)
-            seq.rows.append(row)
+                seq = parts[k] = _Sequence(plan.heading)
+            seq.append(row)
             touched[k] = seq
         for seq in touched.values():
             self._advance(seq, t, out)
@@ -476,6 +491,7 @@ class WindowByRows(Operator):
         cut = low - 2 - seq.base  # keep position low - 1
         if cut > 0:
             del seq.rows[:cut]
+            del seq.tuples[:cut]
             seq.base += cut
             seq.hits = seq.hits[bisect_left(seq.hits, low):]
         seq.kept = max(64, len(seq.rows))
@@ -529,6 +545,7 @@ def _register_checkpoint_codecs() -> None:
             ck._expect(isinstance(d, dict), "a partition is an object")
             s = _Sequence(h)
             s.rows = rows.dec_all(d["rows"])
+            s.tuples = [None] * len(s.rows)
             s.base, s.done, s.kept, s.shared = (ck._count(d[f]) for f in
                                                 ("base", "done", "kept", "shared"))
             ck._expect(s.base <= s.done <= s.m, "decided positions are retained rows")

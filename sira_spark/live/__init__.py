@@ -124,6 +124,12 @@ MAPPING = {
     "everything else the live runtime runs (UNION of streams, rows and partitioned windows, "
     "CUMULATE, joins of windows...)": "applyInPandasWithState keyed by partition_key, the "
                                        "live runtime's operators per key (general)",
+    "SPL windows (splwindow)": "applyInPandasWithState keyed by the window's partition "
+                               "attributes, the live runtime's SPL operator per key; one key "
+                               "when partitions are coupled: a time tick, a partition eviction "
+                               "policy, a timeInterval watermark in arrival order (general)",
+    "WINDOWBY": "applyInPandasWithState keyed by its partition(...) attributes, the live "
+                "runtime's WindowBy operator per key (general)",
 }
 
 

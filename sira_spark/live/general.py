@@ -18,6 +18,7 @@ import hashlib
 import json
 
 from sira.intervals import IntervalType
+from sira.types import AVERAGE, RelationType, TupleType
 
 from .common import (LATE_ROW, SOURCE, StreamShape, bound_of, check_no_nulls,
                      late_frames, late_row_json, timeout_of)
@@ -132,17 +133,40 @@ class GeneralHandler:
         return late
 
     def _frame(self, results):
-        """The results as a pandas frame (intervals as begin/end structs)."""
+        """The results as a pandas frame (intervals, tuples and AVERAGEs as structs,
+        relations as arrays of structs, in Spark's types: :mod:`sira_spark.types`)."""
         import pandas as pd
         columns = {}
         for i, (n, t) in enumerate(self.attributes):
             values = [r[i] for r in results]
-            if isinstance(t, IntervalType):
-                values = [{"begin": v.begin, "end": v.end} for v in values]
+            if _nested(t):
+                values = [_pandas_value(t, v) for v in values]
             columns[n] = values
         if self.keep_late_rows:
             columns[LATE_ROW] = [None] * len(results)
         return pd.DataFrame(columns)
+
+
+def _nested(t) -> bool:
+    return t == AVERAGE or isinstance(t, (IntervalType, TupleType, RelationType))
+
+
+def _pandas_value(t, v):
+    """A sira value as pandas hands it to Spark: a struct as a dict, a relation as a list."""
+    if isinstance(t, IntervalType):
+        return {"begin": v.begin, "end": v.end}
+    if t == AVERAGE:
+        return {"count": v.count, "value": v.value}
+    if isinstance(t, TupleType):
+        return _pandas_row(t.heading, v.values)
+    if isinstance(t, RelationType):
+        return [_pandas_row(t.heading, row) for row in v.sorted_body()]
+    return v
+
+
+def _pandas_row(heading, row) -> dict:
+    return {n: _pandas_value(t, x) if _nested(t) else x
+            for n, t, x in zip(heading.names, heading.types, row)}
 
 
 def _values(series) -> list:

@@ -8,6 +8,9 @@ import attrs
 from sira.algebra.aggregation import SummarizeBy
 from sira.algebra.basic import Extend, Project, RelvarRef, Rename, Restrict
 from sira.algebra.joins import Join, SemiJoin, SemiMinus
+from sira.algebra.nesting import Ungroup
+from sira.algebra.spl import SplWindow
+from sira.algebra.windowby import WindowBy
 from sira.algebra.windows import Changes, DStream, IStream, Window, WindowTable
 from sira.errors import SiraTypeError, SiraValueError, UnknownRelvar
 from sira.types import INT, LONG
@@ -160,8 +163,12 @@ def _kept(node, cand: set, shapes) -> set:
     below = set(cand)
     for child in reads:
         below &= _kept(child, cand, shapes)
-    if isinstance(node, (Restrict, Extend, IStream, DStream, Changes)):
+    if isinstance(node, (Restrict, Extend, IStream, DStream, Changes, Ungroup)):
         return below
+    if isinstance(node, SplWindow):
+        return below & set(node.partition) if _spl_per_partition(node) else set()
+    if isinstance(node, WindowBy):
+        return below & set(node.partition)
     if isinstance(node, Project):
         return below & set(node.names)
     if isinstance(node, Rename):
@@ -183,6 +190,21 @@ def _kept(node, cand: set, shapes) -> set:
             common &= set(child.heading.names)
         return below & common
     return below  # unions and pointwise set operators work value by value
+
+
+def _spl_per_partition(node) -> bool:
+    """Whether an SPL window's partitions run apart: not when a timer ticks for all of them
+    from the stream's first tuple, a partition eviction policy weighs them against each
+    other, or a timeInterval watermark is the largest event time of the whole stream in
+    arrival order (without ``arrival(...)`` the stream is in ts order, so each partition's
+    panes are complete when the bound passes their end)."""
+    if node.partition_eviction is not None:
+        return False
+    if node.kind == "timeinterval":
+        return node.arrival is None
+    if node.kind == "tumbling" and node.eviction.kind == "time":
+        return False
+    return node.trigger is None or node.trigger.kind != "time"
 
 
 # ------------------------------------------------------------------------------ sources
