@@ -57,6 +57,10 @@ RUNNING_SUM = ("changes(summarizebyusing(window(s, ts, range(10)), (k, during), 
 HOP = ("summarizeby(hop(s, ts, size(10) slide(5)), (window_start, window_end, k), "
        "(total(plus(v)) n(plus(1))))")
 
+SESSIONS = ("project(windowby(s, partition(k) order(ts) tumbling, start(as(a) at(sp)), end(at(ep)"
+            " next(n) when(or(is_missing(n), gt(minus(n.ts, a.ts), 6)))),"
+            " aggregates(total(sum(w, v)))), (k, sp, ep, closed, total))")
+
 #: name -> (query, the path "auto" picks, the other paths compared with the live runtime)
 CASES = {
     "filter and a join with a constant relation (native)":
@@ -101,9 +105,7 @@ CASES = {
         ("project(splwindow(s, ts, tumbling, time(10) partitioned(k)), (k, instance, at))",
          "general", ()),
     "WindowBy sessions per partition with a pushed-down sum (general)":
-        ("project(windowby(s, partition(k) order(ts) tumbling, start(as(a) at(sp)), end(at(ep)"
-         " next(n) when(or(is_missing(n), gt(minus(n.ts, a.ts), 6)))),"
-         " aggregates(total(sum(w, v)))), (k, sp, ep, closed, total))", "general", ()),
+        (SESSIONS, "general", ()),
 }
 
 
@@ -290,7 +292,8 @@ def test_late_rows_are_counted_handed_on_and_change_no_result(engine, tmp_path):
         assert got == LATE_ROWS, run.query.path
 
 
-@pytest.mark.parametrize("text", [RUNNING_SUM, HOP], ids=["vectorised", "native"])
+@pytest.mark.parametrize("text", [RUNNING_SUM, HOP, SESSIONS],
+                         ids=["vectorised", "native", "general-windowby"])
 def test_a_restart_from_the_checkpoint_loses_and_repeats_nothing(engine, tmp_path, text):
     reference = Reference([text])
     files = Files(tmp_path / "in")
