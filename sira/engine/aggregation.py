@@ -44,6 +44,10 @@ def _summarizeby(node, ctx):
         return swept
     h = node.source.heading
     aggs, fns = _spec_functions(node, ctx, h)
+    if node.using:
+        swept = sweep_summary(node, ctx, aggs, fns)
+        if swept is not None:
+            return swept
     if node.using:  # pointwise: aggregate over elementary segments, packed afterwards
         split_key = [n for n in node.by if n not in node.using]
         (rows,) = split_relations([ctx.eval(node.source)], node.using, split_key,
@@ -62,6 +66,118 @@ def _summarizeby(node, ctx):
     if len(by) == 1:  # the key is the value itself (see key_getter)
         return Relation(node.heading, frozenset(assemble((k,) + v) for k, v in results))
     return Relation(node.heading, frozenset(assemble(k + v) for k, v in results))
+
+
+#: the aggregations a sweep keeps as running state (the integer sums, extremes and logic)
+_SWEPT = ("plus", "max", "min", "and", "or")
+
+
+def sweep_summary(node, ctx, aggs, fns):
+    """SUMMARIZEBYUSING on one interval attribute by a sweep line, or None when it does not
+    apply (several USING attributes, an aggregate read from the interval, one that is not an
+    integer sum, max, min, and, or; or an integer sum leaving its type, which the reference
+    evaluation reports naming the tuple).
+
+    Pointwise, the aggregate at a point is over the distinct tuples of the unpacked relation
+    there: each group's interval ends are visited in order, each distinct rest of a tuple (its
+    attributes besides the interval) counted by how many of its intervals cover the point, and
+    the aggregates kept running over the rests present (a sum, a sorted multiset for max and
+    min, counts of TRUE and FALSE for and and or); adjacent segments with equal aggregates
+    merge as PACK would merge them. O(n log n + output), however long the intervals: the
+    elementary-segment split it replaces costs the intervals' overlaps.
+    """
+    from sortedcontainers import SortedList
+
+    from ..expressions.nodes import attributes_used
+    from ..intervals import Interval
+    from ..types import IntegerType
+    from . import Packed
+    if len(node.using) != 1 or any(a.name not in _SWEPT for a in aggs):
+        return None
+    (during,) = node.using
+    if any(a.name == "plus" and not isinstance(a.result_type, IntegerType) for a in aggs) or \
+            any(during in attributes_used(e) for _, _, e in node.specs):
+        return None
+    src = ctx.eval(node.source)
+    h = src.heading
+    d = h.index(during)
+    group = key_getter([h.index(n) for n in node.by if n != during])
+    rest = row_getter([i for i in range(h.degree) if i != d])
+    groups: dict = {}
+    for row in src.body:
+        iv = row[d]
+        events = groups.get(g := group(row))
+        if events is None:
+            events = groups[g] = {}
+        r = rest(row)
+        events.setdefault(iv.begin, []).append((1, r, row))
+        if iv.end is not None:
+            events.setdefault(iv.end, []).append((-1, r, row))
+    m = len(aggs)
+    kinds = [a.name for a in aggs]
+    by_rest = [n for n in node.by if n != during]
+    names = by_rest + [during] + [n for n, _, _ in node.specs]
+    where = {n: i for i, n in enumerate(names)}
+    assemble = row_getter([where[n] for n in node.heading.names])
+    single = len(by_rest) == 1
+    out = []
+    for g, events in groups.items():
+        counts: dict = {}
+        sums = [0] * m
+        multisets = [SortedList() if k in ("max", "min") else None for k in kinds]
+        truths = [[0, 0] for _ in kinds]  # [TRUE count, FALSE count]
+        points = sorted(events)
+        run = None  # [begin, end, values]
+        key = (g,) if single else g
+        for i, p in enumerate(points):
+            for delta, r, row in events[p]:
+                c = counts.get(r, 0)
+                if delta > 0:
+                    counts[r] = c + 1
+                    if c:
+                        continue
+                else:
+                    if c > 1:
+                        counts[r] = c - 1
+                        continue
+                    del counts[r]
+                for j, (kind, f) in enumerate(zip(kinds, fns)):
+                    v = f(row)
+                    if kind == "plus":
+                        sums[j] += v if delta > 0 else -v
+                    elif multisets[j] is not None:
+                        (multisets[j].add if delta > 0 else multisets[j].remove)(v)
+                    else:
+                        truths[j][0 if v else 1] += delta
+            if not counts:
+                if run is not None:
+                    out.append(assemble(key + (Interval(run[0], run[1]),) + run[2]))
+                    run = None
+                continue
+            values = tuple(sums[j] if kind == "plus" else
+                           (multisets[j][-1] if kind == "max" else multisets[j][0])
+                           if multisets[j] is not None else
+                           (truths[j][1] == 0 if kind == "and" else truths[j][0] > 0)
+                           for j, kind in enumerate(kinds))
+            nxt = points[i + 1] if i + 1 < len(points) else None
+            if run is not None and run[1] == p and run[2] == values:
+                run[1] = nxt
+                continue
+            if run is not None:
+                out.append(assemble(key + (Interval(run[0], run[1]),) + run[2]))
+            run = [p, nxt, values]
+        if run is not None:
+            out.append(assemble(key + (Interval(run[0], run[1]),) + run[2]))
+    for j, (name, _, _) in enumerate(node.specs):  # a sum leaving its type: the reference says
+        t = aggs[j].result_type
+        if kinds[j] == "plus" and t.min is not None:
+            pos = node.heading.index(name)
+            if any(not t.min <= r[pos] <= t.max for r in out):
+                return None
+    interval_type = h.type_of(during)
+    for r in out:  # an interval the type cannot hold is the reference's error to give
+        interval_type.check(r[node.heading.index(during)])
+    return Packed(Relation(node.heading, frozenset(out)))
 
 
 def _running(agg) -> bool:
