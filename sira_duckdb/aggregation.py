@@ -19,7 +19,7 @@ from sira.intervals import IntervalType
 from sira.types import AVERAGE, FLOAT, INTEGER_TYPES, RelationType
 
 from .basic import computed_on_every_row, guarded
-from .compiler import translates
+from .compiler import Packed, translates
 from .functions import (average_plus, canonical_list, cast, checked_float, expression,
                         interval_intersect, interval_union, literal)
 from .packing import split
@@ -134,7 +134,71 @@ def _aggregate(node, children, c):
 def _summarizeby(node, children, c):
     """Every group's aggregates are computed, even those of groups a restriction above drops
     or of attributes nothing reads, when they may fail (see ``sira.algebra.fallible``)."""
+    swept = _swept(node, children, c)
+    if swept is not None:
+        return Packed(computed_on_every_row(swept, fallible_attributes(node)))
     return computed_on_every_row(_summarized(node, children, c), fallible_attributes(node))
+
+
+def _swept(node, children, c):
+    """SUMMARIZEBYUSING on one interval attribute with integer sums only (``plus`` of an
+    integer, counts), by a sweep line instead of the elementary-segment split, or None.
+
+    Pointwise, a sum is over the distinct tuples present at a point: the source is packed on
+    the interval first (one PACK: a rest's intervals then neither overlap nor meet, so each
+    distinct rest is present at a point at most once); every packed interval is a begin event
+    (+1, +value) and an end event (-1, -value); summed per (group, point), one window per group
+    ordered by point gives the running count and sums and the next point, so [point, next)
+    holds them where the count is positive; consecutive segments that meet with equal sums are
+    one island (a running count of breaks), one tuple each: packed. Sorts and hash
+    aggregations only: O(n log n + output), however long the intervals (the split costs their
+    overlaps)."""
+    from sira.expressions.nodes import attributes_used
+    from .packing import begin_of, end_of, nonempty, pack_one
+    if not node.using or len(node.using) != 1:
+        return None
+    (during,) = node.using
+    h = node.source.heading
+    aggs = aggregations(node.specs, h, node.operator_name)
+    if any(a.name != "plus" or a.result_type not in INTEGER_TYPES for a in aggs) or any(
+            during in attributes_used(e) for _, _, e in node.specs):
+        return None
+    (child,) = children
+    source = guarded(child, node.source, [e for _, _, e in node.specs])
+    if source != child:
+        source = c.define(f"SELECT * FROM {source}", "guarded")
+    packed = c.define(pack_one(c, source, h, during), "packed")
+    keys = [ident(n) for n in node.by if n != during]
+    p, q, cnt, brk, isl = (c.helper(x) for x in ("p", "q", "cnt", "brk", "isl"))
+    sums = [c.helper(f"s{j}") for j in range(len(aggs))]
+    values = [expression(e, h, c) for _, _, e in node.specs]
+    ups = [f"CAST({v} AS HUGEINT) AS {x}" for v, x in zip(values, sums)]
+    downs = [f"-CAST({v} AS HUGEINT) AS {x}" for v, x in zip(values, sums)]
+    events = (f"SELECT {', '.join(keys + [f'{begin_of(during)} AS {p}', f'1 AS {cnt}'] + ups)}"
+              f" FROM {packed} WHERE {nonempty(during)} UNION ALL "
+              f"SELECT {', '.join(keys + [f'{end_of(during)} AS {p}', f'-1 AS {cnt}'] + downs)}"
+              f" FROM {packed} WHERE {end_of(during)} IS NOT NULL AND {nonempty(during)}")
+    total = ", ".join(f"sum({x}) AS {x}" for x in [cnt] + sums)
+    points = c.define(f"SELECT {', '.join(keys + [p, total])} FROM ({events}) AS ev "
+                      f"GROUP BY {', '.join(keys + [p])}", "points")
+    part = f"PARTITION BY {', '.join(keys)} " if keys else ""
+    w = f"({part}ORDER BY {p}"
+    run = f"{w} ROWS UNBOUNDED PRECEDING)"
+    running = ", ".join(f"sum({x}) OVER {run} AS {x}" for x in [cnt] + sums)
+    segments = c.define(f"SELECT {', '.join(keys + [p])}, lead({p}) OVER {w}) AS {q}, "
+                        f"{running} FROM {points}", "segments")
+    same = " AND ".join([f"lag({q}) OVER {w}) = {p}"] +
+                        [f"lag({x}) OVER {w}) = {x}" for x in sums])
+    breaks = (f"SELECT *, CASE WHEN {same} THEN 0 ELSE 1 END AS {brk} "
+              f"FROM {segments} WHERE {cnt} > 0")
+    islands = f"SELECT *, sum({brk}) OVER {run} AS {isl} FROM ({breaks}) AS b"
+    end = f"CASE WHEN bool_or({q} IS NULL) THEN NULL ELSE max({q}) END"
+    from .functions import interval as interval_sql
+    picked = keys + [f"{interval_sql(f'min({p})', end)} AS {ident(during)}"] + [
+        f"{cast(x, a.result_type)} AS {ident(n)}" for x, a, (n, _, _) in zip(sums, aggs,
+                                                                          node.specs)]
+    return (f"SELECT {', '.join(picked)} FROM ({islands}) AS i "
+            f"GROUP BY {', '.join(keys + [isl] + sums)}")
 
 
 def _summarized(node, children, c):
