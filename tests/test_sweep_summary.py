@@ -66,14 +66,12 @@ def test_a_sum_leaving_its_type_is_still_the_reference_error():
 @settings(max_examples=60, deadline=None)
 @given(rows)
 def test_duckdb_sweeps_to_the_same_relation(body):
-    from sira_duckdb import DuckDBEngine
     r = Relation.from_rows({"k": INT, "v": INT, "during": LONGINTERVAL}, body)
     engine = _duckdb()
     for text in ("summarizebyusing(r, (k, during), (t(plus(v)) n(plus(1))), (during))",
                  "summarizebyusing(r, (during), (t(plus(v))), (during))",
                  "summarizebyusing(r, (k, v, during), (n(plus(1))), (during))"):
         assert engine.evaluate(text, {"r": r}) == sira.evaluate(text, {"r": r}), text
-    assert DuckDBEngine  # the engine the sweep is compiled for
 
 
 _ENGINE = []
