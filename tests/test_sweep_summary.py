@@ -82,3 +82,28 @@ def _duckdb():
         from sira_duckdb import DuckDBEngine
         _ENGINE.append(DuckDBEngine())
     return _ENGINE[0]
+
+
+# ------------------------------------------------------------------------------ JOINUSING
+
+JOINS = ["joinusing(r, rename(q, (v, w)), (during))", "joinusing(r, q, (during))",
+         "joinusing(project(r, (k, during)), project(rename(q, (k, j)), (j, during)), (during))"]
+
+
+def _split_join(text, relvars):
+    import sira.engine.joins as joins
+    real = joins._ORDINAL_POINTS
+    joins._ORDINAL_POINTS = ()
+    try:
+        return sira.evaluate(text, relvars)
+    finally:
+        joins._ORDINAL_POINTS = real
+
+
+@pytest.mark.parametrize("text", JOINS)
+@settings(max_examples=150, deadline=None)
+@given(rows, rows)
+def test_joinusing_by_a_sweep_equals_the_segment_split(text, left, right):
+    heading = {"k": INT, "v": INT, "during": LONGINTERVAL}
+    relvars = {"r": Relation.from_rows(heading, left), "q": Relation.from_rows(heading, right)}
+    assert sira.evaluate(text, relvars) == _split_join(text, relvars)
