@@ -365,7 +365,7 @@ class Chunk:
                 return out, item, None
             e, closed = rec[6] - piece.g0 + 1, rec[8]
             out.append((item, e, closed))
-            if not closed:  # an unclosed window ends the scan of the sequence
+            if not closed or e == piece.n:  # nothing starts after an unclosed window
                 return out, DONE, None
             p = e + 1
         return out, None, None
