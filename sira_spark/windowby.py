@@ -27,6 +27,8 @@ break in a different order than on the Python engine.
 
 from __future__ import annotations
 
+import contextlib
+
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -150,13 +152,19 @@ def _arrow_value(t, v):
     return v
 
 
-def _load(table, keys: int, heading):
-    """(chunk id, keys, narrow rows as sira tuples) of one chunk's Arrow table."""
+def _load(table, keys: int, heading, ends_only=False):
+    """(chunk id, keys, narrow rows as sira tuples) of one chunk's Arrow table (with
+    ``ends_only``, the rows are its first and last only)."""
     from sira.types import FLOAT
     from sira.values import Tuple
     from .convert import _from_spark_value, _simple
     table = table.sort_by("__i")
     m = table.num_rows
+    if ends_only:
+        key_list = list(zip(*[table.column(f"__k{i}").to_pylist() for i in range(keys)])) \
+            if keys else [()] * m
+        ends = [_load(table.slice(i, 1), keys, heading)[2][0] for i in (0, m - 1)]
+        return table.column("__c")[0].as_py(), key_list, ends
     key_cols = [table.column(f"__k{i}").to_pylist() for i in range(keys)]
     key_list = list(zip(*key_cols)) if keys else [()] * m
     cols = []
@@ -169,6 +177,18 @@ def _load(table, keys: int, heading):
         cols.append(values)
     rows = [Tuple(heading, v) for v in zip(*cols)] if cols else [Tuple(heading, ())] * m
     return table.column("__c")[0].as_py(), key_list, rows
+
+
+@contextlib.contextmanager
+def _reported():
+    """A sira error raised by a condition in a Python worker, in the form the compiler turns
+    back into the same sira error (``SIRA|class|message``)."""
+    from sira.errors import SiraError
+    try:
+        yield
+    except SiraError as err:
+        message = str(err).replace("\n", " ")
+        raise RuntimeError(f"SIRA|{type(err).__name__}|{message}") from None
 
 
 def _records(recs):
@@ -186,14 +206,14 @@ def _estimated_rows(df) -> int:
     the count when the optimizer has no estimate."""
     try:
         stats = df._jdf.queryExecution().optimizedPlan().stats()
-        size = int(stats.sizeInBytes().toString())
+        size = int(str(stats.sizeInBytes()))
         rows = stats.rowCount()
         if rows.isDefined():
-            return int(rows.get().toString())
+            return int(str(rows.get()))
     except Exception:  # noqa: BLE001 - no estimate: count
         size = 1 << 63
     if size < 1 << 50:
-        return size // 64
+        return size // 8  # rows of 8 bytes at least: more chunks rather than fewer
     return df.count()
 
 
@@ -260,18 +280,20 @@ def _split(node, df, c):
         *[_c(n).alias(f"__k{i}") for i, n in enumerate(node.partition)],
         *[_c(n) for n in narrow_h.names])
 
-    def chunks_of(batches):
+    def chunks_of(batches, ends_only=False):
         import pyarrow as pa
         batches = list(batches)
         if not batches or not sum(b.num_rows for b in batches):
             return None
-        return _load(pa.Table.from_batches(batches), nk, narrow_h)
+        return _load(pa.Table.from_batches(batches), nk, narrow_h, ends_only)
 
     def summary(batches):
         import pyarrow as pa
-        loaded = chunks_of(batches)
+        loaded = chunks_of(batches, ends_only=True)
         if loaded is not None:
-            blob = pickle.dumps(summarize(*loaded), protocol=pickle.HIGHEST_PROTOCOL)
+            cid, key_list, ends = loaded
+            found = summarize(cid, key_list, ends)
+            blob = pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL)
             yield pa.RecordBatch.from_arrays([pa.array([blob], pa.binary())], names=["blob"])
 
     summaries = narrow.mapInArrow(summary, "blob binary")
@@ -283,21 +305,24 @@ def _split(node, df, c):
         loaded = chunks_of(batches)
         if loaded is not None:
             cid, key_list, rows = loaded
-            yield _records(Chunk(plan, infos[cid], key_list, rows).first_pass())
+            with _reported():
+                found = Chunk(plan, infos[cid], key_list, rows).first_pass()
+            yield _records(found)
 
     def rounds(items, rows):
         import pyarrow as pa
         if not items.num_rows or not rows.num_rows:
             return pa.Table.from_batches([_records([])])
         cid, key_list, narrow_rows = _load(rows, nk, narrow_h)
-        chunk = Chunk(plan, infos[cid], key_list, narrow_rows)
         out = []
-        for blob in items.column("blob").to_pylist():
-            job = pickle.loads(blob)
-            if isinstance(job, Item):
-                out.append(chunk.run(job))
-            else:
-                out += chunk.tumble(job[0], job[1])
+        with _reported():
+            chunk = Chunk(plan, infos[cid], key_list, narrow_rows)
+            for blob in items.column("blob").to_pylist():
+                job = pickle.loads(blob)
+                if isinstance(job, Item):
+                    out.append(chunk.run(job))
+                else:
+                    out += chunk.tumble(job[0], job[1])
         return pa.Table.from_batches([_records(out)])
 
     def run_round(items_df, targets):
