@@ -88,10 +88,8 @@ class Plan:
         return self._conds
 
 
-def _value(var, kind):
-    if var is None:
-        return None
-    return var[{"at": 0, "prev": 1, "as": 2, "next": 3}[kind]]
+#: where a variable of each kind is in a bound position (position, prev, as, next)
+_INDEX = {"at": 0, "prev": 1, "as": 2, "next": 3}
 
 
 class Item:
@@ -139,6 +137,8 @@ class Chunk:
     def __init__(self, plan: Plan, info: dict, keys: list, rows: list):
         self.plan = plan
         self.conds = plan.conditions()
+        self.slots = {w: [(role, _INDEX[kind]) for role, kind in cond.slots]
+                      for w, cond in self.conds.items() if not cond.always}
         self.info = info
         self.c = info["c"]
         self.base = info["base"]
@@ -189,7 +189,8 @@ class Chunk:
         cond = self.conds[which]
         if cond.always:
             return True
-        value = cond.fn(tuple(_value(binds.get(role), kind) for role, kind in cond.slots))
+        value = cond.fn(tuple([None if (v := binds.get(role)) is None else v[i]
+                               for role, i in self.slots[which]]))
         return value is not MISSING and bool(value)
 
     def first(self, piece, which, frm, binds, alone):
