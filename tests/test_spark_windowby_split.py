@@ -232,7 +232,7 @@ def test_windows_really_cross_chunk_boundaries(spark_engine):
 
 
 @spark_only
-@settings(max_examples=6, deadline=None, derandomize=True,
+@settings(max_examples=4, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
 @given(st.lists(st.integers(0, 2), min_size=8, max_size=24), st.sampled_from(
     ["sliding", "tumbling"]), conditions(START_VARS), conditions(START_VARS + END_VARS))
