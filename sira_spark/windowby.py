@@ -6,8 +6,9 @@ sequence with no key, a few long ones, or one key holding most tuples. See :func
 
 * the input is range-partitioned in the global order (partition attributes, order attributes,
   then the tuple: the canonical tie-break, interval attributes by (begin, unbounded, end) as
-  in Python) into *chunks* of at most ``ROWS_PER_CHUNK`` rows, so a sequence may span many
-  chunks and no step holds a whole sequence;
+  in Python) into *chunks* of about ``ROWS_PER_CHUNK`` rows (at least as many chunks as
+  shuffle partitions; the rows from the optimizer's estimate, or a count), so a sequence may
+  span many chunks and no step holds a whole sequence;
 * each chunk's counts and boundary rows give every row its global number, its position in its
   sequence and its sequence's length by prefix sums on the driver (a few values per chunk);
 * the windows are found by :mod:`sira_spark.windowby_scan` in Python workers (``mapInArrow``,
@@ -245,7 +246,7 @@ def _split(node, df, c):
 
     Cost: one sort, linear scans in Python over narrow columns, the windows' own length for
     the searches (what the reference walks), and a join as large as the result. No step puts
-    every row of a sequence in one partition: a chunk holds at most ``ROWS_PER_CHUNK`` rows.
+    every row of a sequence in one partition: a chunk holds about ``ROWS_PER_CHUNK`` rows.
     """
     import pickle
 
