@@ -66,6 +66,8 @@ def _splwindow(node, children, c):
     (df,) = children
     if node.kind == "timeinterval":
         return _time_interval(node, df)
+    if _splittable(node):
+        return _split(node, df)
     return _sequential(node, df)
 
 
@@ -201,4 +203,174 @@ def _time_interval(node, df):
     out = em.select(*keys, inst.cast("long").alias("instance"),
                     _from_time(e["at"], t_type).alias("at"), pane.alias("pane"),
                     _sorted_rows(F.transform(e["content"], lambda y: y["row"])).alias("tuples"))
+    return ordered(out, node.heading)
+
+
+# ---------------------------------------------------------------------- split across partitions
+
+def _splittable(node) -> bool:
+    """Whether the windows are computed by :func:`_split` (no step holds the whole stream):
+    count, time and punct evictions with count or time triggers, no partition eviction. The
+    others (a delta policy, partition eviction: chains where each window's start depends on
+    the previous one; time policies over a FLOAT timestamp, whose ticks the reference adds up
+    in floating point) go through the scan of :func:`_sequential`."""
+    ev, tr = node.eviction, node.trigger
+    if node.partition_eviction is not None or ev.kind == "delta":
+        return False
+    if tr is not None and tr.kind == "delta":
+        return False
+    timed = ev.kind == "time" or (tr is not None and tr.kind == "time")
+    return not (timed and node.ts_type == FLOAT)
+
+
+def _div(col, n: int):
+    """floor(col / n) as LONG, exactly."""
+    n = F.lit(n).cast("long")
+    return ((col - F.pmod(col, n)) / n).cast("long")
+
+
+def _running(df, keys: list, sums: dict, order: list, bucket: str = "__b"):
+    """``df`` with, for each ``name: expr`` of ``sums``, the running sum of expr per key in
+    ``order`` (inclusive), in two passes (seed 003, section 5): per bucket (a contiguous run of
+    the order, one Spark partition's worth) and key, a window sums the bucket's rows; the
+    buckets' totals (one row per bucket and key) are summed over the earlier buckets and added.
+    ``bucket`` must be non-decreasing along ``order`` within a key. No step holds more than a
+    bucket, whatever the keys; a key's summary rows are at most the number of buckets."""
+    part = W.partitionBy(bucket, *keys).orderBy(*order).rowsBetween(W.unboundedPreceding, 0)
+    local = df.select("*", *[F.sum(e).over(part).alias(f"__l_{n}") for n, e in sums.items()])
+    totals = df.groupBy(bucket, *keys).agg(*[F.sum(e).alias(n) for n, e in sums.items()])
+    if keys:
+        prev = W.partitionBy(*keys).orderBy(bucket).rowsBetween(W.unboundedPreceding, -1)
+        before = totals.select(bucket, *keys, *[F.coalesce(F.sum(n).over(prev), F.lit(0))
+                                                .alias(f"__p_{n}") for n in sums])
+    else:  # the buckets' totals: a handful of rows, each summed over the earlier ones
+        a = totals.select(F.col(bucket).alias("__ba"))
+        b = totals.select(F.col(bucket).alias("__bb"), *[F.col(n).alias(f"__v_{n}")
+                                                          for n in sums])
+        before = a.join(b, F.col("__ba") > F.col("__bb"), "left").groupBy("__ba").agg(
+            *[F.coalesce(F.sum(f"__v_{n}"), F.lit(0)).alias(f"__p_{n}") for n in sums]) \
+            .withColumnRenamed("__ba", bucket)
+    out = local.join(before, on=[bucket, *keys])
+    for n in sums:
+        out = out.withColumn(n, (F.col(f"__l_{n}") + F.col(f"__p_{n}")).cast("long"))
+    return out.drop(*[f"__l_{n}" for n in sums], *[f"__p_{n}" for n in sums])
+
+
+def _instances(windows, keys: list, order: str):
+    """Number each key's windows 1, 2, ... in ``order`` (``__e``: the window's first tuple's
+    position, whose bucket is non-decreasing in ``order``)."""
+    windows = windows.withColumn("__b", F.shiftright(F.col("__e"), 33))
+    return _running(windows, keys, {"instance": F.lit(1)}, [F.col(order)])
+
+
+def _split(node, df):
+    """Tumbling and sliding windows without a scan: the stream is range-partitioned in stream
+    order and numbered (``__g``, whose upper bits are its Spark partition: the bucket ``__b``);
+    each tuple's position in its key (``__j``) is a running count in two passes (:func:`_running`).
+    Each policy then says, tuple by tuple, which windows hold it -- a range of window numbers or
+    timer ticks, exploded (the output's size) -- and a groupBy per window assembles them:
+
+    * tumbling ``count(N)``: window (j - 1) div N, emitted when it holds N tuples, at its last;
+    * tumbling ``punct(p)``: window = the number of punctuated tuples of its key before it;
+      emitted when it ends with one;
+    * tumbling ``time(T)``: window (t - o) div T (o: the stream's first time), emitted at
+      o + (w + 1)T when that tick happens (it is not after the stream's last time);
+    * sliding, ``count(M)`` trigger (default 1): emissions at the positions j, multiples of M,
+      with i <= j <= last(i): i + N - 1 for ``count(N)`` eviction, for ``time(T)`` the last
+      position of the key whose time is at most t_i + T (a running count over the tuples and
+      the points t_i + T sorted together);
+    * sliding, ``time(T2)`` trigger: ticks o + mT2 with t_i < tick <= end(i) and tick <= the
+      stream's last time: end(i) is the time of the key's position i + N (``count(N)``: a join
+      on the position) or t_i + T (``time(T)``).
+
+    ``instance`` is the window's rank in its key, again a running count. Each step is a sort,
+    a join or an aggregation over the stream and the windows' content: O(n log n + output), no
+    step holding more than one Spark partition's share of the stream or of one window."""
+    h = node.source.heading
+    keys = list(node.partition)
+    ev, tr = node.eviction, node.trigger
+    scanner = SplScanner(node)
+    positioned = df.orderBy(*_stream_order(node)).withColumn(
+        "__g", F.monotonically_increasing_id()).localCheckpoint()
+    base = positioned.select(*[_c(k) for k in keys], "__g",
+                             F.shiftright(F.col("__g"), 33).alias("__b"),
+                             _to_time(_c(node.ts), node.ts_type).alias("__t"),
+                             (_c(ev.attr).cast("long") if ev.kind == "punct" else F.lit(0))
+                             .alias("__p"), _row_struct(h).alias("__row"))
+    timed = ev.kind == "time" or (tr is not None and tr.kind == "time")
+    o = last = 0
+    if timed:
+        first = positioned.agg(F.min(_to_time(_c(node.ts), node.ts_type)),
+                               F.max(_to_time(_c(node.ts), node.ts_type))).first()
+        if first[0] is not None:
+            o, last = first
+    tuples = _sorted_rows(F.collect_list("__row")).alias("tuples")
+    t, j, g = F.col("__t"), F.col("__j"), F.col("__g")
+    numbered = instance = None
+    if node.kind == "tumbling":
+        if ev.kind == "time":
+            period = scanner.ev_amount
+            ticks = (last - o) // period  # the ticks that happen: o + T, ..., o + ticks*T
+            w = base.withColumn("__w", _div(t - o, period)).where(F.col("__w") < ticks)
+            numbered = w.groupBy(*keys, "__w").agg(tuples, F.min("__g").alias("__e")) \
+                .withColumn("__at", o + (F.col("__w") + 1) * period)
+            numbered = _instances(numbered, keys, "__w")
+        else:
+            counted = _running(base, keys, {"__j": F.lit(1), "__c": F.col("__p")}, [g])
+            if ev.kind == "count":
+                size = scanner.ev_amount
+                w = counted.withColumn("__w", _div(j - 1, size))
+                full = F.count(F.lit(1)) == size
+            else:  # punct: the punctuated tuple closes its window
+                w = counted.withColumn("__w", F.col("__c") - F.col("__p"))
+                full = F.max("__p") == 1
+            numbered = w.groupBy(*keys, "__w").agg(tuples, F.max("__t").alias("__at"),
+                                                   full.alias("__full")) \
+                .where("__full").withColumn("instance", F.col("__w") + 1)
+    elif tr is None or tr.kind == "count":
+        every = scanner.tr_amount
+        x = _running(base, keys, {"__j": F.lit(1)}, [g])
+        if ev.kind == "count":
+            end = j + (scanner.ev_amount - 1)
+        else:  # time: the key's tuples up to t + T, counted among the points t + T
+            span = scanner.ev_amount
+            points = base.select(*keys, t.alias("__v"), F.lit(0).alias("__q"), "__g",
+                                 F.lit(1).alias("__one")).unionByName(
+                base.select(*keys, (t + span).alias("__v"), F.lit(1).alias("__q"), "__g",
+                            F.lit(0).alias("__one")))
+            points = points.orderBy(*keys, "__v", "__q", "__g").withColumn(
+                "__pg", F.monotonically_increasing_id()).withColumn(
+                "__b", F.shiftright(F.col("__pg"), 33))
+            reach = _running(points, keys, {"__end": F.col("__one")}, [F.col("__pg")]) \
+                .where(F.col("__q") == 1).select("__g", "__end")
+            x = x.join(reach, on="__g")
+            end = F.col("__end")
+        start = _div(j + (every - 1), every) * every
+        x = x.withColumn("__w", F.explode(F.when(start <= end, F.sequence(
+            start, end.cast("long"), F.lit(every).cast("long"))).otherwise(
+            F.array().cast("array<bigint>"))))
+        numbered = x.groupBy(*keys, "__w").agg(tuples, F.max("__t").alias("__at"),
+                                               F.max("__j").alias("__top")) \
+            .where(F.col("__top") == F.col("__w")) \
+            .withColumn("instance", _div(F.col("__w"), every))
+    else:  # a time trigger: the ticks o + mT2 with t < tick <= end, not after the last time
+        period = scanner.tr_amount
+        if ev.kind == "count":
+            x = _running(base, keys, {"__j": F.lit(1)}, [g])
+            later = x.select(*keys, (j - scanner.ev_amount).alias("__j"),
+                             t.alias("__tn"))
+            x = x.join(later, on=[*keys, "__j"], how="left")
+            end = F.least(F.coalesce(F.col("__tn"), F.lit(last)), F.lit(last))
+        else:
+            x = base
+            end = F.least(t + scanner.ev_amount, F.lit(last))
+        m1 = _div(t - o, period) + 1
+        m2 = _div(end - o, period)
+        x = x.withColumn("__w", F.explode(F.when(m1 <= m2, F.sequence(m1, m2)).otherwise(
+            F.array().cast("array<bigint>"))))
+        numbered = x.groupBy(*keys, "__w").agg(tuples, F.min("__g").alias("__e")) \
+            .withColumn("__at", o + F.col("__w") * period)
+        numbered = _instances(numbered, keys, "__w")
+    out = numbered.select(*[_c(k) for k in keys], F.col("instance").cast("long").alias("instance"),
+                          _from_time(F.col("__at"), node.ts_type).alias("at"), "tuples")
     return ordered(out, node.heading)
