@@ -215,9 +215,10 @@ def _splittable(node) -> bool:
     the previous one; time policies over a FLOAT timestamp, whose ticks the reference adds up
     in floating point) go through the scan of :func:`_sequential`."""
     ev, tr = node.eviction, node.trigger
-    if node.partition_eviction is not None or ev.kind == "delta":
+    if node.partition_eviction is not None or (tr is not None and tr.kind == "delta"):
         return False
-    if tr is not None and tr.kind == "delta":
+    if ev.kind == "delta" and (node.kind == "tumbling"
+                               or node.source.heading.type_of(ev.attr) == FLOAT):
         return False
     timed = ev.kind == "time" or (tr is not None and tr.kind == "time")
     return not (timed and node.ts_type == FLOAT)
@@ -332,6 +333,14 @@ def _split(node, df):
         x = _running(base, keys, {"__j": F.lit(1)}, [g])
         if ev.kind == "count":
             end = j + (scanner.ev_amount - 1)
+        elif ev.kind == "delta":  # up to the tuple evicting it, else to the key's last one
+            x = _evictions(node, positioned, base, x, keys, scanner.ev_amount)
+            if keys:
+                x = x.join(base.groupBy(*keys).agg(F.count(F.lit(1)).alias("__n")), on=keys)
+                size = F.col("__n")
+            else:
+                size = F.lit(positioned.count())
+            end = F.coalesce(F.col("__jE") - 1, size)
         else:  # time: the key's tuples up to t + T, counted among the points t + T
             span = scanner.ev_amount
             points = base.select(*keys, t.alias("__v"), F.lit(0).alias("__q"), "__g",
@@ -361,6 +370,10 @@ def _split(node, df):
                              t.alias("__tn"))
             x = x.join(later, on=[*keys, "__j"], how="left")
             end = F.least(F.coalesce(F.col("__tn"), F.lit(last)), F.lit(last))
+        elif ev.kind == "delta":
+            x = _evictions(node, positioned, base, _running(base, keys, {"__j": F.lit(1)}, [g]),
+                           keys, scanner.ev_amount)
+            end = F.least(F.coalesce(F.col("__tE"), F.lit(last)), F.lit(last))
         else:
             x = base
             end = F.least(t + scanner.ev_amount, F.lit(last))
@@ -374,3 +387,69 @@ def _split(node, df):
     out = numbered.select(*[_c(k) for k in keys], F.col("instance").cast("long").alias("instance"),
                           _from_time(F.col("__at"), node.ts_type).alias("at"), "tuples")
     return ordered(out, node.heading)
+
+
+def _evictions(node, positioned, base, x, keys: list, delta):
+    """``x`` (the stream with ``__j``) with the position ``__jE`` and time ``__tE`` of the tuple
+    whose push evicts each tuple from its sliding ``delta(a, D)`` window (null: never): the
+    key's first later tuple with a - a_i > D. First pass, per bucket (``mapInArrow`` over the
+    stream's own partitions, in order): a min-heap of the tuples still waiting, per key, finds
+    the evictions inside the bucket and marks the bucket's records (a tuple whose a exceeds
+    every earlier a of its key in the bucket). Second pass, for the tuples still waiting at the
+    end of their bucket: the first later bucket of the key whose largest a is above a_i + D
+    (a join with the buckets' maxima: one row per bucket and key), then in that bucket the
+    first record above a_i + D (records and thresholds sorted together per bucket and key)."""
+    import heapq
+
+    import pyarrow as pa
+
+    attr = node.eviction.attr
+    a_type = node.source.heading.type_of(attr)
+    key = F.to_json(F.struct(*[_c(k) for k in keys])) if keys else F.lit("")
+    narrow = positioned.select("__g", key.alias("__k"), _to_time(_c(attr), a_type).alias("__a"))
+
+    def scan(batches):
+        waiting: dict = {}  # key -> heap of (a, g) of the tuples not yet evicted
+        top: dict = {}  # key -> the largest a so far in this bucket
+        gs, records, evicted = [], [], {}
+        for batch in batches:
+            g, k, a = (batch.column(i).to_pylist() for i in range(3))
+            for i in range(batch.num_rows):
+                heap = waiting.setdefault(k[i], [])
+                while heap and a[i] - heap[0][0] > delta:
+                    evicted[heapq.heappop(heap)[1]] = g[i]
+                heapq.heappush(heap, (a[i], g[i]))
+                best = top.get(k[i])
+                records.append(best is None or a[i] > best)
+                if best is None or a[i] > best:
+                    top[k[i]] = a[i]
+                gs.append(g[i])
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(gs, pa.int64()), pa.array([evicted.get(v) for v in gs], pa.int64()),
+             pa.array(records, pa.bool_())], names=["__g", "__eg", "__rec"])
+
+    local = narrow.sortWithinPartitions("__g").mapInArrow(
+        scan, "__g long, __eg long, __rec boolean").localCheckpoint()
+    info = base.select(*keys, "__g", "__b", _to_time(F.col("__row")[attr], a_type).alias("__a"))
+    info = info.join(local, on="__g")
+    maxima = info.groupBy(*keys, F.col("__b").alias("__bq")).agg(F.max("__a").alias("__top"))
+    waiting = info.where(F.col("__eg").isNull()).withColumn("__v", F.col("__a") + delta)
+    found = (waiting.join(maxima, on=keys) if keys else waiting.crossJoin(maxima)).where(
+        (F.col("__bq") > F.col("__b")) & (F.col("__top") > F.col("__v"))) \
+        .groupBy("__g").agg(F.min("__bq").alias("__bq"))
+    queries = waiting.join(found, on="__g").select(
+        *keys, F.col("__bq").alias("__b"), "__v", F.lit(1).alias("__q"), "__g",
+        F.lit(None).cast("long").alias("__rg"))
+    records = info.where("__rec").select(*keys, "__b", F.col("__a").alias("__v"),
+                                         F.lit(0).alias("__q"), F.lit(None).cast("long")
+                                         .alias("__g"), F.col("__g").alias("__rg"))
+    following = W.partitionBy("__b", *keys).orderBy("__v", "__q") \
+        .rowsBetween(1, W.unboundedFollowing)
+    later = queries.unionByName(records).withColumn(
+        "__eg2", F.first("__rg", ignorenulls=True).over(following)) \
+        .where(F.col("__q") == 1).select("__g", "__eg2")
+    evictor = info.join(later, on="__g", how="left").select(
+        "__g", F.coalesce("__eg", "__eg2").alias("__eg"))
+    at = x.select(F.col("__g").alias("__eg"), F.col("__j").alias("__jE"),
+                  F.col("__t").alias("__tE"))
+    return x.join(evictor, on="__g").join(at, on="__eg", how="left").drop("__eg")

@@ -37,6 +37,10 @@ SPLIT = [
     "sliding, time(6) trigger(count(3))",
     "sliding, time(4) trigger(time(3))",
     "sliding, time(2) trigger(time(7))",
+    "sliding, delta(i, 3)",
+    "sliding, delta(i, 0) trigger(count(2))",
+    "sliding, delta(i, 5) trigger(time(4))",
+    "sliding, delta(ts, 4) trigger(count(3))",
 ]
 
 
