@@ -44,16 +44,32 @@ SPLIT = [
 ]
 
 
+#: 5 shuffle partitions, kept apart however small the data (adaptive execution would coalesce
+#: them into one, and every window would be inside one partition)
+SETTINGS = {"spark.sql.shuffle.partitions": "5",
+            "spark.sql.adaptive.coalescePartitions.enabled": "false"}
+
+
 @pytest.fixture(scope="module")
 def engine():
-    """The shared engine with 5 shuffle partitions (restored afterwards)."""
+    """The shared engine with SETTINGS (restored afterwards)."""
     from sira_spark import default_engine
     engine = default_engine()
     conf = engine.spark.conf
-    before = conf.get("spark.sql.shuffle.partitions")
-    conf.set("spark.sql.shuffle.partitions", "5")
+    before = {k: conf.get(k) for k in SETTINGS}
+    for k, v in SETTINGS.items():
+        conf.set(k, v)
     yield engine
-    conf.set("spark.sql.shuffle.partitions", before)
+    for k, v in before.items():
+        conf.set(k, v)
+
+
+def test_the_stream_is_split_into_several_partitions(engine):
+    from pyspark.sql import functions as F
+    s = random_stream(3)
+    df = spread(engine, s).orderBy("ts", "seq").withColumn("g", F.monotonically_increasing_id())
+    sizes = df.groupBy(F.shiftright("g", 33)).count().collect()
+    assert len(sizes) == 5 and max(r["count"] for r in sizes) < len(s) / 3
 
 
 def random_stream(seed: int, n: int = 120, keys: str = "abc") -> Relation:
