@@ -3,15 +3,27 @@
 Time arithmetic is done on a LONG column (the timestamp itself, or microseconds since the epoch
 for a TIMESTAMP); ``at`` and ``pane`` are turned back into the timestamp's type at the end.
 
-Tumbling and sliding windows are a scan of the whole stream in order (IBM's timers tick for
-every partition at once, and partition eviction couples the partitions). The stream is sorted
-(a range-partitioned sort) and numbered in order with ``monotonically_increasing_id`` (the
-numbering checkpointed, so it is the same wherever it is read); only the columns the policies
-read (partition key as JSON, time, delta values, punctuation flag) go, in order, through
-``mapInArrow`` to :class:`sira.engine.spl.SplScanner` -- the reference's own state machine, so
-the engines follow the same rules by construction -- which gives each window's instance, ``at``
-and the numbers of its tuples; a join on those numbers and a groupBy per window assemble
-``tuples`` across the cluster. The scan itself is linear in the input plus the windows' size.
+Tumbling and sliding windows with count, time and punct evictions, sliding delta eviction
+over an integer or TIMESTAMP attribute, count and time triggers and no partition eviction are
+computed split across partitions (seed 003, section 5; :func:`_split`): the stream is
+range-partitioned in stream order and numbered, each partition of it a *bucket*; a tuple's
+position in its key is a running count in two passes (per bucket, then the buckets' totals
+summed over the earlier buckets); each policy says which windows hold each tuple -- a range of
+window numbers or timer ticks, exploded -- and a groupBy per window assembles ``tuples``. The
+tuple evicting each tuple of a delta window is found per bucket by a min-heap (``mapInArrow``),
+then across buckets from the buckets' maxima and prefix records. O(n log n + output), no step
+holding more than a bucket of the stream or one window.
+
+The rest -- tumbling delta eviction, delta triggers and partition eviction, where each window's
+start depends on where the previous one ended, and time policies over a FLOAT timestamp, whose
+ticks the reference adds up in floating point -- go in order through
+:class:`sira.engine.spl.SplScanner` (the reference's own state machine) in ``mapInArrow``, on
+the narrow columns the policies read, in one task (:func:`_sequential`); a join on the tuples'
+numbers and a groupBy per window assemble ``tuples`` across the cluster. A partitioned window
+without partition eviction runs one scan per key (hash-partitioned by key: its keys never meet);
+the others -- one sequence with no key, partition eviction or timer ticks coupling the keys --
+in one task. Issue 18 keeps these open: a parallel formulation (pointer doubling over the chain
+of window starts) is not done.
 
 TimeInterval windows need no fold: over the whole stream in arrival order, ``max`` over the
 preceding rows is each tuple's watermark (tuples below watermark - discardAge are dropped); each
@@ -122,7 +134,11 @@ def _sequential(node, df):
                  pa.array(out[2], at_type), pa.array(out[3], pa.int64())],
                 names=["__e", "__instance", "__at", "__m"])
 
-    members = narrow.repartition(1).sortWithinPartitions("__g").mapInArrow(scan, schema)
+    # without partition eviction and timer ticks (shared by every key) the keys never meet:
+    # each key goes to one task, in order, and runs on its own
+    alone = keys and node.partition_eviction is None and prototype.period is None
+    spread = narrow.repartition("__k") if alone else narrow.repartition(1)
+    members = spread.sortWithinPartitions("__g").mapInArrow(scan, schema)
     joined = members.join(positioned, members["__m"] == positioned["__g"])
     grouped = joined.groupBy("__e", "__instance", "__at", *[_c(k) for k in keys]).agg(
         _sorted_rows(F.collect_list(_row_struct(h))).alias("tuples"))

@@ -150,3 +150,14 @@ def test_the_plan_check_sees_the_scan_path(engine):
     s = random_stream(1, n=30)
     df = engine.dataframe("splwindow(s, ts, tumbling, delta(i, 3))", {"s": s})
     assert _whole_stream_steps(df._jdf.queryExecution().executedPlan().toString())
+
+
+@pytest.mark.parametrize("policy", ["tumbling, delta(i, 3)",
+                                    "sliding, count(3) trigger(delta(i, 2))",
+                                    "sliding, time(4) trigger(delta(ts, 1))"])
+def test_chains_of_a_partitioned_window_run_one_scan_per_key(engine, policy):
+    s = random_stream(sum(map(ord, policy)))
+    text = f"splwindow(s, ts, {policy} partitioned(k))"
+    df = engine.dataframe(text, {"s": s})
+    assert not _whole_stream_steps(df._jdf.queryExecution().executedPlan().toString())
+    assert len(same(engine, text, s)) > 1
