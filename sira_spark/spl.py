@@ -11,14 +11,15 @@ position in its key is a running count in two passes (per bucket, then the bucke
 summed over the earlier buckets); each policy says which windows hold each tuple -- a range of
 window numbers or timer ticks, exploded -- and a groupBy per window assembles ``tuples``. The
 tuple evicting each tuple of a delta window is found per bucket by a min-heap (``mapInArrow``),
-then across buckets from the buckets' maxima and prefix records. O(n log n + output), no step
-holding more than a bucket of the stream or one window.
+then across buckets from the buckets' maxima and prefix records. O(n log n + output) (plus,
+for a delta window, the tuples still in the window at the end of their bucket times the number
+of buckets holding their key), no step holding more than a bucket of the stream or one window.
 
 The rest -- tumbling delta eviction, delta triggers and partition eviction, where each window's
 start depends on where the previous one ended, and time policies over a FLOAT timestamp, whose
 ticks the reference adds up in floating point -- go in order through
 :class:`sira.engine.spl.SplScanner` (the reference's own state machine) in ``mapInArrow``, on
-the narrow columns the policies read, in one task (:func:`_sequential`); a join on the tuples'
+the narrow columns the policies read (:func:`_sequential`); a join on the tuples'
 numbers and a groupBy per window assemble ``tuples`` across the cluster. A partitioned window
 without partition eviction runs one scan per key (hash-partitioned by key: its keys never meet);
 the others -- one sequence with no key, partition eviction or timer ticks coupling the keys --
