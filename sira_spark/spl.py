@@ -423,14 +423,17 @@ def _evictions(node, positioned, base, x, keys: list, delta):
     attr = node.eviction.attr
     a_type = node.source.heading.type_of(attr)
     key = F.to_json(F.struct(*[_c(k) for k in keys])) if keys else F.lit("")
-    narrow = positioned.select("__g", key.alias("__k"), _to_time(_c(attr), a_type).alias("__a"))
+    narrow = positioned.select("__g", key.alias("__k"),
+                               _to_time(_c(attr), a_type).cast("long").alias("__a"))
 
     def scan(batches):
         waiting: dict = {}  # key -> heap of (a, g) of the tuples not yet evicted
         top: dict = {}  # key -> the largest a so far in this bucket
-        gs, records, evicted = [], [], {}
+        gs, ks, values, records, evicted = [], [], [], [], {}
         for batch in batches:
             g, k, a = (batch.column(i).to_pylist() for i in range(3))
+            ks.extend(k)
+            values.extend(a)
             for i in range(batch.num_rows):
                 heap = waiting.setdefault(k[i], [])
                 while heap and a[i] - heap[0][0] > delta:
@@ -442,31 +445,35 @@ def _evictions(node, positioned, base, x, keys: list, delta):
                     top[k[i]] = a[i]
                 gs.append(g[i])
         yield pa.RecordBatch.from_arrays(
-            [pa.array(gs, pa.int64()), pa.array([evicted.get(v) for v in gs], pa.int64()),
-             pa.array(records, pa.bool_())], names=["__g", "__eg", "__rec"])
+            [pa.array(gs, pa.int64()), pa.array([v >> 33 for v in gs], pa.int64()),
+             pa.array(ks, pa.string()), pa.array(values, a_arrow),
+             pa.array([evicted.get(v) for v in gs], pa.int64()), pa.array(records, pa.bool_())],
+            names=["__g", "__b", "__k", "__a", "__eg", "__rec"])
 
+    a_arrow = pa.int64()
     local = narrow.sortWithinPartitions("__g").mapInArrow(
-        scan, "__g long, __eg long, __rec boolean").localCheckpoint()
-    info = base.select(*keys, "__g", "__b", _to_time(F.col("__row")[attr], a_type).alias("__a"))
-    info = info.join(local, on="__g")
-    maxima = info.groupBy(*keys, F.col("__b").alias("__bq")).agg(F.max("__a").alias("__top"))
-    waiting = info.where(F.col("__eg").isNull()).withColumn("__v", F.col("__a") + delta)
-    found = (waiting.join(maxima, on=keys) if keys else waiting.crossJoin(maxima)).where(
+        scan, "__g long, __b long, __k string, __a long, __eg long, __rec boolean") \
+        .localCheckpoint()
+    maxima = local.groupBy("__k", F.col("__b").alias("__bq")).agg(F.max("__a").alias("__top"))
+    waiting = local.where(F.col("__eg").isNull()).withColumn("__v", F.col("__a") + delta)
+    found = (waiting.join(maxima, on="__k") if keys else waiting.crossJoin(maxima)).where(
         (F.col("__bq") > F.col("__b")) & (F.col("__top") > F.col("__v"))) \
         .groupBy("__g").agg(F.min("__bq").alias("__bq"))
     queries = waiting.join(found, on="__g").select(
-        *keys, F.col("__bq").alias("__b"), "__v", F.lit(1).alias("__q"), "__g",
+        "__k", F.col("__bq").alias("__b"), "__v", F.lit(1).alias("__q"), "__g",
         F.lit(None).cast("long").alias("__rg"))
-    records = info.where("__rec").select(*keys, "__b", F.col("__a").alias("__v"),
-                                         F.lit(0).alias("__q"), F.lit(None).cast("long")
-                                         .alias("__g"), F.col("__g").alias("__rg"))
-    following = W.partitionBy("__b", *keys).orderBy("__v", "__q") \
-        .rowsBetween(1, W.unboundedFollowing)
+    records = local.where("__rec").select("__k", "__b", F.col("__a").alias("__v"),
+                                          F.lit(0).alias("__q"), F.lit(None).cast("long")
+                                          .alias("__g"), F.col("__g").alias("__rg"))
+    # the first record after each threshold: read downwards, the last one before it (a frame
+    # growing from the start, computed incrementally; one ending at the end would be re-summed
+    # for every row)
+    following = W.partitionBy("__b", "__k").orderBy(F.col("__v").desc(), F.col("__q").desc()) \
+        .rowsBetween(W.unboundedPreceding, -1)
     later = queries.unionByName(records).withColumn(
-        "__eg2", F.first("__rg", ignorenulls=True).over(following)) \
-        .where(F.col("__q") == 1).select("__g", "__eg2")
-    evictor = info.join(later, on="__g", how="left").select(
-        "__g", F.coalesce("__eg", "__eg2").alias("__eg"))
+        "__eg", F.last("__rg", ignorenulls=True).over(following)) \
+        .where((F.col("__q") == 1) & F.col("__eg").isNotNull()).select("__g", "__eg")
+    evictor = local.where(F.col("__eg").isNotNull()).select("__g", "__eg").unionByName(later)
     at = x.select(F.col("__g").alias("__eg"), F.col("__j").alias("__jE"),
                   F.col("__t").alias("__tE"))
-    return x.join(evictor, on="__g").join(at, on="__eg", how="left").drop("__eg")
+    return x.join(evictor, on="__g", how="left").join(at, on="__eg", how="left").drop("__eg")
