@@ -3,15 +3,28 @@
 Time arithmetic is done on a LONG column (the timestamp itself, or microseconds since the epoch
 for a TIMESTAMP); ``at`` and ``pane`` are turned back into the timestamp's type at the end.
 
-Tumbling and sliding windows are a scan of the whole stream in order (IBM's timers tick for
-every partition at once, and partition eviction couples the partitions). The stream is sorted
-(a range-partitioned sort) and numbered in order with ``monotonically_increasing_id`` (the
-numbering checkpointed, so it is the same wherever it is read); only the columns the policies
-read (partition key as JSON, time, delta values, punctuation flag) go, in order, through
-``mapInArrow`` to :class:`sira.engine.spl.SplScanner` -- the reference's own state machine, so
-the engines follow the same rules by construction -- which gives each window's instance, ``at``
-and the numbers of its tuples; a join on those numbers and a groupBy per window assemble
-``tuples`` across the cluster. The scan itself is linear in the input plus the windows' size.
+Tumbling and sliding windows with count, time and punct evictions, sliding delta eviction
+over an integer or TIMESTAMP attribute, count and time triggers and no partition eviction are
+computed split across partitions (seed 003, section 5; :func:`_split`): the stream is
+range-partitioned in stream order and numbered, each partition of it a *bucket*; a tuple's
+position in its key is a running count in two passes (per bucket, then the buckets' totals
+summed over the earlier buckets); each policy says which windows hold each tuple -- a range of
+window numbers or timer ticks, exploded -- and a groupBy per window assembles ``tuples``. The
+tuple evicting each tuple of a delta window is found per bucket by a min-heap (``mapInArrow``),
+then across buckets from the buckets' maxima and prefix records. O(n log n + output) (plus,
+for a delta window, the tuples still in the window at the end of their bucket times the number
+of buckets holding their key), no step holding more than a bucket of the stream or one window.
+
+The rest -- tumbling delta eviction, delta triggers and partition eviction, where each window's
+start depends on where the previous one ended, and time policies over a FLOAT timestamp, whose
+ticks the reference adds up in floating point -- go in order through
+:class:`sira.engine.spl.SplScanner` (the reference's own state machine) in ``mapInArrow``, on
+the narrow columns the policies read (:func:`_sequential`); a join on the tuples'
+numbers and a groupBy per window assemble ``tuples`` across the cluster. A partitioned window
+without partition eviction runs one scan per key (hash-partitioned by key: its keys never meet);
+the others -- one sequence with no key, partition eviction or timer ticks coupling the keys --
+in one task. Issue 18 keeps these open: a parallel formulation (pointer doubling over the chain
+of window starts) is not done.
 
 TimeInterval windows need no fold: over the whole stream in arrival order, ``max`` over the
 preceding rows is each tuple's watermark (tuples below watermark - discardAge are dropped); each
@@ -66,6 +79,8 @@ def _splwindow(node, children, c):
     (df,) = children
     if node.kind == "timeinterval":
         return _time_interval(node, df)
+    if _splittable(node):
+        return _split(node, df)
     return _sequential(node, df)
 
 
@@ -120,7 +135,11 @@ def _sequential(node, df):
                  pa.array(out[2], at_type), pa.array(out[3], pa.int64())],
                 names=["__e", "__instance", "__at", "__m"])
 
-    members = narrow.repartition(1).sortWithinPartitions("__g").mapInArrow(scan, schema)
+    # without partition eviction and timer ticks (shared by every key) the keys never meet:
+    # each key goes to one task, in order, and runs on its own
+    alone = keys and node.partition_eviction is None and prototype.period is None
+    spread = narrow.repartition("__k") if alone else narrow.repartition(1)
+    members = spread.sortWithinPartitions("__g").mapInArrow(scan, schema)
     joined = members.join(positioned, members["__m"] == positioned["__g"])
     grouped = joined.groupBy("__e", "__instance", "__at", *[_c(k) for k in keys]).agg(
         _sorted_rows(F.collect_list(_row_struct(h))).alias("tuples"))
@@ -202,3 +221,259 @@ def _time_interval(node, df):
                     _from_time(e["at"], t_type).alias("at"), pane.alias("pane"),
                     _sorted_rows(F.transform(e["content"], lambda y: y["row"])).alias("tuples"))
     return ordered(out, node.heading)
+
+
+# ---------------------------------------------------------------------- split across partitions
+
+def _splittable(node) -> bool:
+    """Whether the windows are computed by :func:`_split` (no step holds the whole stream):
+    count, time and punct evictions with count or time triggers, no partition eviction. The
+    others (a delta policy, partition eviction: chains where each window's start depends on
+    the previous one; time policies over a FLOAT timestamp, whose ticks the reference adds up
+    in floating point) go through the scan of :func:`_sequential`."""
+    ev, tr = node.eviction, node.trigger
+    if node.partition_eviction is not None or (tr is not None and tr.kind == "delta"):
+        return False
+    if ev.kind == "delta" and (node.kind == "tumbling"
+                               or node.source.heading.type_of(ev.attr) == FLOAT):
+        return False
+    timed = ev.kind == "time" or (tr is not None and tr.kind == "time")
+    return not (timed and node.ts_type == FLOAT)
+
+
+def _div(col, n: int):
+    """floor(col / n) as LONG, exactly."""
+    n = F.lit(n).cast("long")
+    return ((col - F.pmod(col, n)) / n).cast("long")
+
+
+def _running(df, keys: list, sums: dict, order: list, bucket: str = "__b"):
+    """``df`` with, for each ``name: expr`` of ``sums``, the running sum of expr per key in
+    ``order`` (inclusive), in two passes (seed 003, section 5): per bucket (a contiguous run of
+    the order, one Spark partition's worth) and key, a window sums the bucket's rows; the
+    buckets' totals (one row per bucket and key) are summed over the earlier buckets and added.
+    ``bucket`` must be non-decreasing along ``order`` within a key. No step holds more than a
+    bucket, whatever the keys; a key's summary rows are at most the number of buckets."""
+    part = W.partitionBy(bucket, *keys).orderBy(*order).rowsBetween(W.unboundedPreceding, 0)
+    local = df.select("*", *[F.sum(e).over(part).alias(f"__l_{n}") for n, e in sums.items()])
+    totals = df.groupBy(bucket, *keys).agg(*[F.sum(e).alias(n) for n, e in sums.items()])
+    if keys:
+        prev = W.partitionBy(*keys).orderBy(bucket).rowsBetween(W.unboundedPreceding, -1)
+        before = totals.select(bucket, *keys, *[F.coalesce(F.sum(n).over(prev), F.lit(0))
+                                                .alias(f"__p_{n}") for n in sums])
+    else:  # the buckets' totals: a handful of rows, each summed over the earlier ones
+        a = totals.select(F.col(bucket).alias("__ba"))
+        b = totals.select(F.col(bucket).alias("__bb"), *[F.col(n).alias(f"__v_{n}")
+                                                          for n in sums])
+        before = a.join(b, F.col("__ba") > F.col("__bb"), "left").groupBy("__ba").agg(
+            *[F.coalesce(F.sum(f"__v_{n}"), F.lit(0)).alias(f"__p_{n}") for n in sums]) \
+            .withColumnRenamed("__ba", bucket)
+    out = local.join(before, on=[bucket, *keys])
+    for n in sums:
+        out = out.withColumn(n, (F.col(f"__l_{n}") + F.col(f"__p_{n}")).cast("long"))
+    return out.drop(*[f"__l_{n}" for n in sums], *[f"__p_{n}" for n in sums])
+
+
+def _instances(windows, keys: list, order: str):
+    """Number each key's windows 1, 2, ... in ``order`` (``__e``: the window's first tuple's
+    position, whose bucket is non-decreasing in ``order``)."""
+    windows = windows.withColumn("__b", F.shiftright(F.col("__e"), 33))
+    return _running(windows, keys, {"instance": F.lit(1)}, [F.col(order)])
+
+
+def _split(node, df):
+    """Tumbling and sliding windows without a scan: the stream is range-partitioned in stream
+    order and numbered (``__g``, whose upper bits are its Spark partition: the bucket ``__b``);
+    each tuple's position in its key (``__j``) is a running count in two passes (:func:`_running`).
+    Each policy then says, tuple by tuple, which windows hold it -- a range of window numbers or
+    timer ticks, exploded (the output's size) -- and a groupBy per window assembles them:
+
+    * tumbling ``count(N)``: window (j - 1) div N, emitted when it holds N tuples, at its last;
+    * tumbling ``punct(p)``: window = the number of punctuated tuples of its key before it;
+      emitted when it ends with one;
+    * tumbling ``time(T)``: window (t - o) div T (o: the stream's first time), emitted at
+      o + (w + 1)T when that tick happens (it is not after the stream's last time);
+    * sliding, ``count(M)`` trigger (default 1): emissions at the positions j, multiples of M,
+      with i <= j <= last(i): i + N - 1 for ``count(N)`` eviction, for ``time(T)`` the last
+      position of the key whose time is at most t_i + T (a running count over the tuples and
+      the points t_i + T sorted together);
+    * sliding, ``time(T2)`` trigger: ticks o + mT2 with t_i < tick <= end(i) and tick <= the
+      stream's last time: end(i) is the time of the key's position i + N (``count(N)``: a join
+      on the position) or t_i + T (``time(T)``).
+
+    ``instance`` is the window's rank in its key, again a running count. Each step is a sort,
+    a join or an aggregation over the stream and the windows' content: O(n log n + output), no
+    step holding more than one Spark partition's share of the stream or of one window."""
+    h = node.source.heading
+    keys = list(node.partition)
+    ev, tr = node.eviction, node.trigger
+    scanner = SplScanner(node)
+    positioned = df.orderBy(*_stream_order(node)).withColumn(
+        "__g", F.monotonically_increasing_id()).localCheckpoint()
+    base = positioned.select(*[_c(k) for k in keys], "__g",
+                             F.shiftright(F.col("__g"), 33).alias("__b"),
+                             _to_time(_c(node.ts), node.ts_type).alias("__t"),
+                             (_c(ev.attr).cast("long") if ev.kind == "punct" else F.lit(0))
+                             .alias("__p"), _row_struct(h).alias("__row"))
+    timed = ev.kind == "time" or (tr is not None and tr.kind == "time")
+    o = last = 0
+    if timed:
+        first = positioned.agg(F.min(_to_time(_c(node.ts), node.ts_type)),
+                               F.max(_to_time(_c(node.ts), node.ts_type))).first()
+        if first[0] is not None:
+            o, last = first
+    tuples = _sorted_rows(F.collect_list("__row")).alias("tuples")
+    t, j, g = F.col("__t"), F.col("__j"), F.col("__g")
+    numbered = instance = None
+    if node.kind == "tumbling":
+        if ev.kind == "time":
+            period = scanner.ev_amount
+            ticks = (last - o) // period  # the ticks that happen: o + T, ..., o + ticks*T
+            w = base.withColumn("__w", _div(t - o, period)).where(F.col("__w") < ticks)
+            numbered = w.groupBy(*keys, "__w").agg(tuples, F.min("__g").alias("__e")) \
+                .withColumn("__at", o + (F.col("__w") + 1) * period)
+            numbered = _instances(numbered, keys, "__w")
+        else:
+            counted = _running(base, keys, {"__j": F.lit(1), "__c": F.col("__p")}, [g])
+            if ev.kind == "count":
+                size = scanner.ev_amount
+                w = counted.withColumn("__w", _div(j - 1, size))
+                full = F.count(F.lit(1)) == size
+            else:  # punct: the punctuated tuple closes its window
+                w = counted.withColumn("__w", F.col("__c") - F.col("__p"))
+                full = F.max("__p") == 1
+            numbered = w.groupBy(*keys, "__w").agg(tuples, F.max("__t").alias("__at"),
+                                                   full.alias("__full")) \
+                .where("__full").withColumn("instance", F.col("__w") + 1)
+    elif tr is None or tr.kind == "count":
+        every = scanner.tr_amount
+        x = _running(base, keys, {"__j": F.lit(1)}, [g])
+        if ev.kind == "count":
+            end = j + (scanner.ev_amount - 1)
+        elif ev.kind == "delta":  # up to the tuple evicting it, else to the key's last one
+            x = _evictions(node, positioned, base, x, keys, scanner.ev_amount)
+            if keys:
+                x = x.join(base.groupBy(*keys).agg(F.count(F.lit(1)).alias("__n")), on=keys)
+                size = F.col("__n")
+            else:
+                size = F.lit(positioned.count())
+            end = F.coalesce(F.col("__jE") - 1, size)
+        else:  # time: the key's tuples up to t + T, counted among the points t + T
+            span = scanner.ev_amount
+            points = base.select(*keys, t.alias("__v"), F.lit(0).alias("__q"), "__g",
+                                 F.lit(1).alias("__one")).unionByName(
+                base.select(*keys, (t + span).alias("__v"), F.lit(1).alias("__q"), "__g",
+                            F.lit(0).alias("__one")))
+            points = points.orderBy(*keys, "__v", "__q", "__g").withColumn(
+                "__pg", F.monotonically_increasing_id()).withColumn(
+                "__b", F.shiftright(F.col("__pg"), 33))
+            reach = _running(points, keys, {"__end": F.col("__one")}, [F.col("__pg")]) \
+                .where(F.col("__q") == 1).select("__g", "__end")
+            x = x.join(reach, on="__g")
+            end = F.col("__end")
+        start = _div(j + (every - 1), every) * every
+        x = x.withColumn("__w", F.explode(F.when(start <= end, F.sequence(
+            start, end.cast("long"), F.lit(every).cast("long"))).otherwise(
+            F.array().cast("array<bigint>"))))
+        numbered = x.groupBy(*keys, "__w").agg(tuples, F.max("__t").alias("__at"),
+                                               F.max("__j").alias("__top")) \
+            .where(F.col("__top") == F.col("__w")) \
+            .withColumn("instance", _div(F.col("__w"), every))
+    else:  # a time trigger: the ticks o + mT2 with t < tick <= end, not after the last time
+        period = scanner.tr_amount
+        if ev.kind == "count":
+            x = _running(base, keys, {"__j": F.lit(1)}, [g])
+            later = x.select(*keys, (j - scanner.ev_amount).alias("__j"),
+                             t.alias("__tn"))
+            x = x.join(later, on=[*keys, "__j"], how="left")
+            end = F.least(F.coalesce(F.col("__tn"), F.lit(last)), F.lit(last))
+        elif ev.kind == "delta":
+            x = _evictions(node, positioned, base, _running(base, keys, {"__j": F.lit(1)}, [g]),
+                           keys, scanner.ev_amount)
+            end = F.least(F.coalesce(F.col("__tE"), F.lit(last)), F.lit(last))
+        else:
+            x = base
+            end = F.least(t + scanner.ev_amount, F.lit(last))
+        m1 = _div(t - o, period) + 1
+        m2 = _div(end - o, period)
+        x = x.withColumn("__w", F.explode(F.when(m1 <= m2, F.sequence(m1, m2)).otherwise(
+            F.array().cast("array<bigint>"))))
+        numbered = x.groupBy(*keys, "__w").agg(tuples, F.min("__g").alias("__e")) \
+            .withColumn("__at", o + F.col("__w") * period)
+        numbered = _instances(numbered, keys, "__w")
+    out = numbered.select(*[_c(k) for k in keys], F.col("instance").cast("long").alias("instance"),
+                          _from_time(F.col("__at"), node.ts_type).alias("at"), "tuples")
+    return ordered(out, node.heading)
+
+
+def _evictions(node, positioned, base, x, keys: list, delta):
+    """``x`` (the stream with ``__j``) with the position ``__jE`` and time ``__tE`` of the tuple
+    whose push evicts each tuple from its sliding ``delta(a, D)`` window (null: never): the
+    key's first later tuple with a - a_i > D. First pass, per bucket (``mapInArrow`` over the
+    stream's own partitions, in order): a min-heap of the tuples still waiting, per key, finds
+    the evictions inside the bucket and marks the bucket's records (a tuple whose a exceeds
+    every earlier a of its key in the bucket). Second pass, for the tuples still waiting at the
+    end of their bucket: the first later bucket of the key whose largest a is above a_i + D
+    (a join with the buckets' maxima: one row per bucket and key), then in that bucket the
+    first record above a_i + D (records and thresholds sorted together per bucket and key)."""
+    import heapq
+
+    import pyarrow as pa
+
+    attr = node.eviction.attr
+    a_type = node.source.heading.type_of(attr)
+    key = F.to_json(F.struct(*[_c(k) for k in keys])) if keys else F.lit("")
+    narrow = positioned.select("__g", key.alias("__k"),
+                               _to_time(_c(attr), a_type).cast("long").alias("__a"))
+
+    def scan(batches):
+        waiting: dict = {}  # key -> heap of (a, g) of the tuples not yet evicted
+        top: dict = {}  # key -> the largest a so far in this bucket
+        gs, ks, values, records, evicted = [], [], [], [], {}
+        for batch in batches:
+            g, k, a = (batch.column(i).to_pylist() for i in range(3))
+            ks.extend(k)
+            values.extend(a)
+            for i in range(batch.num_rows):
+                heap = waiting.setdefault(k[i], [])
+                while heap and a[i] - heap[0][0] > delta:
+                    evicted[heapq.heappop(heap)[1]] = g[i]
+                heapq.heappush(heap, (a[i], g[i]))
+                best = top.get(k[i])
+                records.append(best is None or a[i] > best)
+                if best is None or a[i] > best:
+                    top[k[i]] = a[i]
+                gs.append(g[i])
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(gs, pa.int64()), pa.array([v >> 33 for v in gs], pa.int64()),
+             pa.array(ks, pa.string()), pa.array(values, a_arrow),
+             pa.array([evicted.get(v) for v in gs], pa.int64()), pa.array(records, pa.bool_())],
+            names=["__g", "__b", "__k", "__a", "__eg", "__rec"])
+
+    a_arrow = pa.int64()
+    local = narrow.sortWithinPartitions("__g").mapInArrow(
+        scan, "__g long, __b long, __k string, __a long, __eg long, __rec boolean") \
+        .localCheckpoint()
+    maxima = local.groupBy("__k", F.col("__b").alias("__bq")).agg(F.max("__a").alias("__top"))
+    waiting = local.where(F.col("__eg").isNull()).withColumn("__v", F.col("__a") + delta)
+    found = (waiting.join(maxima, on="__k") if keys else waiting.crossJoin(maxima)).where(
+        (F.col("__bq") > F.col("__b")) & (F.col("__top") > F.col("__v"))) \
+        .groupBy("__g").agg(F.min("__bq").alias("__bq"))
+    queries = waiting.join(found, on="__g").select(
+        "__k", F.col("__bq").alias("__b"), "__v", F.lit(1).alias("__q"), "__g",
+        F.lit(None).cast("long").alias("__rg"))
+    records = local.where("__rec").select("__k", "__b", F.col("__a").alias("__v"),
+                                          F.lit(0).alias("__q"), F.lit(None).cast("long")
+                                          .alias("__g"), F.col("__g").alias("__rg"))
+    # the first record after each threshold: read downwards, the last one before it (a frame
+    # growing from the start, computed incrementally; one ending at the end would be re-summed
+    # for every row)
+    following = W.partitionBy("__b", "__k").orderBy(F.col("__v").desc(), F.col("__q").desc()) \
+        .rowsBetween(W.unboundedPreceding, -1)
+    later = queries.unionByName(records).withColumn(
+        "__eg", F.last("__rg", ignorenulls=True).over(following)) \
+        .where((F.col("__q") == 1) & F.col("__eg").isNotNull()).select("__g", "__eg")
+    evictor = local.where(F.col("__eg").isNotNull()).select("__g", "__eg").unionByName(later)
+    at = x.select(F.col("__g").alias("__eg"), F.col("__j").alias("__jE"),
+                  F.col("__t").alias("__tE"))
+    return x.join(evictor, on="__g", how="left").join(at, on="__eg", how="left").drop("__eg")
