@@ -263,7 +263,6 @@ def overlap_join(left: Relation, right: Relation, name: str, out: Heading,
     assemble = row_getter([where[n] for n in out.names])
     result = []
     add = result.append
-    inf = float("inf")
     for lrows, rrows in groups.values():
         if not lrows or not rrows:
             continue
@@ -275,8 +274,8 @@ def overlap_join(left: Relation, right: Relation, name: str, out: Heading,
         for begin, side, i in items:
             other = 1 - side
             heap, active = ends[other], open_[other]
-            while heap and heap[0][0] <= begin:
-                del active[heapq.heappop(heap)[1]]
+            while heap and heap[0][0] == 0 and heap[0][1] <= begin:
+                del active[heapq.heappop(heap)[2]]
             iv, row = sides[side][i]
             b, e = iv.begin, iv.end
             others = sides[other]
@@ -289,7 +288,8 @@ def overlap_join(left: Relation, right: Relation, name: str, out: Heading,
             if len(result) > guard.limit:
                 raise guard.error()
             open_[side][i] = None
-            heapq.heappush(ends[side], (inf if iv.end is None else iv.end, i))
+            # (0, end, i); an open end (1, 0, i) sorts after every end and never leaves
+            heapq.heappush(ends[side], (0, iv.end, i) if iv.end is not None else (1, 0, i))
     guard.check(len(result))
     return Relation(out, frozenset(result))
 
