@@ -137,7 +137,10 @@ class Chunk:
     def __init__(self, plan: Plan, info: dict, keys: list, rows: list):
         self.plan = plan
         self.conds = plan.conditions()
-        self.slots = {w: [(role, _INDEX[kind]) for role, kind in cond.slots]
+        # (width of the scope's row, [(place in it, role, index in a variable)]): only the
+        # variables a condition reads are filled (sira.engine.windowby._Condition)
+        self.slots = {w: (cond.width, [(pos, role, _INDEX[kind]) for pos, role, kind in
+                                       cond.slots])
                       for w, cond in self.conds.items() if not cond.always}
         self.info = info
         self.c = info["c"]
@@ -189,8 +192,13 @@ class Chunk:
         cond = self.conds[which]
         if cond.always:
             return True
-        value = cond.fn(tuple([None if (v := binds.get(role)) is None else v[i]
-                               for role, i in self.slots[which]]))
+        width, slots = self.slots[which]
+        row = [None] * width
+        for pos, role, i in slots:
+            v = binds.get(role)
+            if v is not None:
+                row[pos] = v[i]
+        value = cond.fn(tuple(row))
         return value is not MISSING and bool(value)
 
     def first(self, piece, which, frm, binds, alone):
