@@ -1,0 +1,146 @@
+"""The interval sweeps of the DuckDB engine (JOINUSING by an overlap join, SUMMARIZEBYUSING by a
+sweep) give exactly what the elementary-segment split gives on the Python engine, on random
+relations: INT, DATE and TIMESTAMP points, short and long intervals (overlapping many others),
+meeting, duplicate and unbounded ones, one group or several, empty inputs; and long intervals in
+one group cost no more than short ones."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sira
+import sira.engine.aggregation as aggregation
+import sira.engine.joins as joins
+from sira import INT, Relation
+from sira.intervals import DATEINTERVAL, INTINTERVAL, TIMESTAMPINTERVAL, Interval
+
+_DAY0 = dt.date(2020, 1, 1)
+_TS0 = dt.datetime(2020, 1, 1, 12, 0, 0)
+
+#: point type -> (interval type, the point at an integer offset)
+POINTS = {
+    "int": (INTINTERVAL, lambda i: i),
+    "date": (DATEINTERVAL, lambda i: _DAY0 + dt.timedelta(days=i)),
+    "timestamp": (TIMESTAMPINTERVAL, lambda i: _TS0 + dt.timedelta(microseconds=i)),
+}
+
+# short intervals (1-3 points) and long ones (over most of the range), some unbounded
+_offsets = st.tuples(st.integers(0, 30), st.one_of(st.integers(1, 3), st.integers(10, 40)),
+                     st.integers(0, 9))
+
+
+def _rows(keys: int):
+    row = st.tuples(st.integers(0, keys - 1), st.integers(0, 3), _offsets)
+    return st.lists(row, max_size=12)
+
+
+def _relation(kind, rows, value="v"):
+    itype, point = POINTS[kind]
+    body = [{"k": k, value: v,
+             "during": Interval(point(b), None if open_ == 0 else point(b + length))}
+            for k, v, (b, length, open_) in rows]
+    return Relation.from_rows({"k": INT, value: INT, "during": itype}, body)
+
+
+_ENGINE = []
+
+
+def _duckdb():
+    if not _ENGINE:
+        from sira_duckdb import DuckDBEngine
+        _ENGINE.append(DuckDBEngine())
+    return _ENGINE[0]
+
+
+def _split_join(text, relvars):
+    """The Python engine's JOINUSING by the pointwise split (its sweep turned off)."""
+    real = joins._ORDINAL_POINTS
+    joins._ORDINAL_POINTS = ()
+    try:
+        return sira.evaluate(text, relvars)
+    finally:
+        joins._ORDINAL_POINTS = real
+
+
+def _split_summary(text, relvars):
+    real = aggregation.sweep_summary
+    aggregation.sweep_summary = lambda *args: None
+    try:
+        return sira.evaluate(text, relvars)
+    finally:
+        aggregation.sweep_summary = real
+
+
+# ------------------------------------------------------------------------------ JOINUSING
+
+JOINS = [
+    "joinusing(r, q, (during))",  # key (k), both sides with other attributes
+    "joinusing(project(r, (k, during)), project(rename(q, (k, j)), (j, during)), (during))",
+    "joinusing(project(r, (v, during)), project(q, (w, during)), (during))",  # no key at all
+    "joinusing(r, rename(q, (w, v)), (during))",  # key (k, v)
+]
+
+
+@pytest.mark.parametrize("kind", sorted(POINTS))
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 3), st.data())
+def test_duckdb_joinusing_equals_the_split(kind, keys, data):
+    left, right = data.draw(_rows(keys)), data.draw(_rows(keys))
+    relvars = {"r": _relation(kind, left), "q": _relation(kind, right, "w")}
+    engine = _duckdb()
+    for text in JOINS:
+        expected = _split_join(text, relvars)
+        assert engine.evaluate(text, relvars) == expected, text
+        assert sira.evaluate(text, relvars) == expected, text
+
+
+def test_joinusing_of_long_intervals_in_one_group_is_not_split():
+    """3,000 intervals of length 100,000 in one group, each overlapping all others: the split
+    makes millions of pieces; the overlap join packs each side to a handful of intervals."""
+    n = 3000
+    left = Relation.from_rows({"k": INT, "v": INT, "during": INTINTERVAL},
+                              [{"k": 0, "v": i % 7, "during": Interval(i, i + 100_000)}
+                               for i in range(n)])
+    right = Relation.from_rows({"k": INT, "w": INT, "during": INTINTERVAL},
+                               [{"k": 0, "w": i % 5, "during": Interval(i + 50, i + 100_050)}
+                                for i in range(n)])
+    relvars = {"r": left, "q": right}
+    text = "joinusing(r, q, (during))"
+    out = _duckdb().evaluate(text, relvars, max_tuples=10_000)
+    assert out == sira.evaluate(text, relvars) and len(out) == 35
+
+
+# ------------------------------------------------------------------------------ SUMMARIZEBYUSING
+
+SUMMARIES = [
+    "summarizebyusing(r, (k, during), (t(plus(v)) n(plus(1)) hi(max(v)) lo(min(v))"
+    " a(and(gt(v, 1))) o(or(eq(v, 3)))), (during))",
+    "summarizebyusing(r, (during), (hi(max(v)) lo(min(v))), (during))",
+    "summarizebyusing(project(r, (k, during)), (during), (n(plus(1))), (during))",
+    "summarizebyusing(r, (k, during), (a(and(gt(v, 1))) o(or(eq(v, 3)))), (during))",
+]
+
+
+@pytest.mark.parametrize("kind", sorted(POINTS))
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 3), st.data())
+def test_duckdb_summarizebyusing_equals_the_split(kind, keys, data):
+    relvars = {"r": _relation(kind, data.draw(_rows(keys)))}
+    engine = _duckdb()
+    for text in SUMMARIES:
+        expected = _split_summary(text, relvars)
+        assert engine.evaluate(text, relvars) == expected, text
+
+
+def test_summarizebyusing_max_of_long_intervals_in_one_group_is_not_split():
+    n = 3000
+    r = Relation.from_rows({"k": INT, "v": INT, "during": INTINTERVAL},
+                           [{"k": 0, "v": (i * 7919) % 1000, "during": Interval(i, i + 100_000)}
+                            for i in range(n)])
+    text = "summarizebyusing(r, (k, during), (hi(max(v)) lo(min(v))), (during))"
+    out = _duckdb().evaluate(text, {"r": r}, max_tuples=100_000)
+    assert out == sira.evaluate(text, {"r": r})
