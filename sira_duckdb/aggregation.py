@@ -160,9 +160,12 @@ def _swept(node, children, c):
     (during,) = node.using
     h = node.source.heading
     aggs = aggregations(node.specs, h, node.operator_name)
-    if any(a.name != "plus" or a.result_type not in INTEGER_TYPES for a in aggs) or any(
-            during in attributes_used(e) for _, _, e in node.specs):
+    if any(during in attributes_used(e) for _, _, e in node.specs) or any(
+            a.name not in _TREE or (a.name == "plus" and a.result_type not in INTEGER_TYPES)
+            for a in aggs):
         return None
+    if any(a.name != "plus" for a in aggs):
+        return _tree(node, children, c, aggs)
     (child,) = children
     source = guarded(child, node.source, [e for _, _, e in node.specs])
     if source != child:
@@ -199,6 +202,97 @@ def _swept(node, children, c):
                                                                           node.specs)]
     return (f"SELECT {', '.join(picked)} FROM ({islands}) AS i "
             f"GROUP BY {', '.join(keys + [isl] + sums)}")
+
+
+#: what the segment tree combines: node value -> segment value (integer sums over distinct rests)
+_TREE = {"plus": "sum", "max": "max", "min": "min", "and": "bool_and", "or": "bool_or"}
+
+
+def _tree(node, children, c, aggs):
+    """SUMMARIZEBYUSING on one interval attribute with max, min, and, or (and integer sums)
+    beside them, by a segment tree over each group's elementary segments.
+
+    The source is packed on the interval (each distinct rest then covers a point at most
+    once). Each group's distinct boundaries are numbered 0..m-1: elementary segment ``s`` is
+    [boundary s, boundary s+1) (the last one unbounded above), and an interval covers the
+    segments [rank of its begin, rank of its end) (m for an open end). That range is cut into
+    its canonical dyadic blocks, at most two per level (level j, index x: segments
+    [x * 2^j, (x + 1) * 2^j)), so every segment it covers lies in exactly one of them; each
+    block aggregates the values of the intervals cut into it (a hash aggregation). A
+    segment's aggregate combines the blocks on its path, (j, s >> j) for every level j, found
+    by an equi-join; segments with no block are covered by nothing and give no tuple.
+    Segments that meet with equal aggregates are one island (a running count of breaks),
+    one tuple each: packed. O(n log n + output) rows, sorts, hash joins and hash
+    aggregations only, however long the intervals (the split costs their overlaps)."""
+    from .functions import interval as interval_sql
+    from .packing import begin_of, end_of, pack_one
+    from .sql import field
+    (during,) = node.using
+    h = node.source.heading
+    (child,) = children
+    source = guarded(child, node.source, [e for _, _, e in node.specs])
+    if source != child:
+        source = c.define(f"SELECT * FROM {source}", "guarded")
+    packed = c.define(pack_one(c, source, h, during), "packed", materialized=True)
+    keys = [ident(n) for n in node.by if n != during]
+    p, i, m, lo, hi, j, x, s, q, brk, isl = (c.helper(y) for y in (
+        "p", "i", "m", "lo", "hi", "j", "x", "s", "q", "brk", "isl"))
+    vals = [c.helper(f"v{k}") for k in range(len(aggs))]
+    part = f"PARTITION BY {', '.join(keys)} " if keys else ""
+    ks = ", ".join(keys + [""])  # the keys, each followed by a comma
+    points = (f"SELECT DISTINCT {ks}{begin_of(during)} AS {p} FROM {packed} UNION "
+              f"SELECT {ks}{end_of(during)} AS {p} FROM {packed} "
+              f"WHERE {end_of(during)} IS NOT NULL")
+    ranks = c.define(f"SELECT {ks}{p}, row_number() OVER ({part}ORDER BY {p}) - 1 AS {i}, "
+                     f"count(*) OVER ({part.strip()}) AS {m} FROM ({points}) AS pt",
+                     "ranks", materialized=True)
+
+    def on(a, b):
+        return "".join(f"{a}.{k} = {b}.{k} AND " for k in keys)
+    values = [f"{expression(e, h, c)} AS {v}" for (_, _, e), v in zip(node.specs, vals)]
+    ranged = c.define(
+        f"SELECT {''.join(f'r.{k}, ' for k in keys)}rb.{i} AS {lo}, "
+        f"coalesce(re.{i}, rb.{m}) AS {hi}, {', '.join(values)} "
+        f"FROM {packed} AS r JOIN {ranks} AS rb ON {on('r', 'rb')}rb.{p} = "
+        f"{field(f'r.{ident(during)}', 'begin')} "
+        f"LEFT JOIN {ranks} AS re ON {on('r', 're')}re.{p} = "
+        f"{field(f'r.{ident(during)}', 'end')}", "ranged")
+    # level j keeps the blocks [ceil(lo / 2^j), floor(hi / 2^j)) not kept by a level above:
+    # the first when its index is odd, the last when the end index is odd
+    levels = (f"SELECT *, ({lo} + (CAST(1 AS BIGINT) << {j}) - 1) >> {j} AS {x}, "
+              f"{hi} >> {j} AS {s} FROM (SELECT *, unnest(range(0, CAST(floor(log2({hi} - {lo}))"
+              f" AS BIGINT) + 2)) AS {j} FROM {ranged}) AS lv")
+    cut = c.define(levels, "levels")
+    blocks = (f"SELECT {ks}{j}, {x}, {', '.join(vals)} FROM {cut} "
+              f"WHERE {x} < {s} AND {x} % 2 = 1 UNION ALL "
+              f"SELECT {ks}{j}, {s} - 1 AS {x}, {', '.join(vals)} FROM {cut} "
+              f"WHERE {x} < {s} AND {s} % 2 = 1")
+    combine = [_TREE[a.name] for a in aggs]
+    tree = c.define(f"SELECT {ks}{j}, {x}, "
+                    f"{', '.join(f'{f}({v}) AS {v}' for f, v in zip(combine, vals))} "
+                    f"FROM ({blocks}) AS bl GROUP BY {ks}{j}, {x}", "tree")
+    # every segment with its path up the tree (levels 0 .. bit length of m)
+    paths = (f"SELECT {ks}{i}, {p}, lead({p}) OVER ({part}ORDER BY {p}) AS {q}, "
+             f"unnest(range(0, CAST(floor(log2({m})) AS BIGINT) + 2)) AS {j} FROM {ranks}")
+    segs = c.define(
+        f"SELECT {''.join(f'g.{k}, ' for k in keys)}g.{i}, any_value(g.{p}) AS {p}, "
+        f"any_value(g.{q}) AS {q}, "
+        f"{', '.join(f'{f}(t.{v}) AS {v}' for f, v in zip(combine, vals))} "
+        f"FROM ({paths}) AS g JOIN {tree} AS t ON {on('g', 't')}t.{j} = g.{j} "
+        f"AND t.{x} = g.{i} >> g.{j} GROUP BY {''.join(f'g.{k}, ' for k in keys)}g.{i}",
+        "segments")
+    w = f"({part}ORDER BY {i}"
+    same = " AND ".join([f"lag({i}) OVER {w}) = {i} - 1"] +
+                        [f"lag({v}) OVER {w}) = {v}" for v in vals])
+    breaks = f"SELECT *, CASE WHEN {same} THEN 0 ELSE 1 END AS {brk} FROM {segs}"
+    islands = (f"SELECT *, sum({brk}) OVER {w} ROWS UNBOUNDED PRECEDING) AS {isl} "
+               f"FROM ({breaks}) AS b")
+    end = f"CASE WHEN bool_or({q} IS NULL) THEN NULL ELSE max({q}) END"
+    picked = keys + [f"{interval_sql(f'min({p})', end)} AS {ident(during)}"] + [
+        f"{cast(v, a.result_type)} AS {ident(n)}" for v, a, (n, _, _) in zip(vals, aggs,
+                                                                          node.specs)]
+    return (f"SELECT {', '.join(picked)} FROM ({islands}) AS il GROUP BY {ks}{isl}, "
+            f"{', '.join(vals)}")
 
 
 def _summarized(node, children, c):

@@ -86,7 +86,7 @@ JOINS = [
 
 
 @pytest.mark.parametrize("kind", sorted(POINTS))
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(st.integers(1, 3), st.data())
 def test_duckdb_joinusing_equals_the_split(kind, keys, data):
     left, right = data.draw(_rows(keys)), data.draw(_rows(keys))
@@ -126,7 +126,7 @@ SUMMARIES = [
 
 
 @pytest.mark.parametrize("kind", sorted(POINTS))
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(st.integers(1, 3), st.data())
 def test_duckdb_summarizebyusing_equals_the_split(kind, keys, data):
     relvars = {"r": _relation(kind, data.draw(_rows(keys)))}
