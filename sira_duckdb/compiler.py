@@ -70,7 +70,8 @@ def load_families():
 
 class Packed:
     """What a translation returns when its result is already packed on the node's pack_list,
-    so the compiler does not pack it again."""
+    so the compiler does not pack it again. A packed result holds each tuple once (one per
+    island of each rest), so the final result needs no DISTINCT when it is one."""
 
     def __init__(self, sql: str):
         self.sql = sql
@@ -161,6 +162,7 @@ class Compiler:
         # relvar read without DISTINCT sets ``undeduped``: the final result is made distinct
         self.need_distinct: frozenset | None = None  # None (before ``start``): every relvar
         self.undeduped = False
+        self.distinct: set = set()  # names of expressions holding no duplicate row (packed)
         self.resources: list = []  # ("view" | "table", quoted name): dropped after evaluate
         self._memo: dict = {}
         self._loaded: dict = {}
@@ -257,7 +259,8 @@ class Compiler:
                 raise NotSupportedOnDuckDB(node=node.operator_name)
             children = [self.compile(c) for c in node.children]
             out = self._run_translation(fn, node, children)
-            if isinstance(out, Packed):
+            packed = isinstance(out, Packed)
+            if packed:
                 sql = out.sql
             else:
                 sql = out
@@ -265,8 +268,11 @@ class Compiler:
                     from .packing import pack_sql
                     sql = pack_sql(self, self.define(sql, "unpacked"), node.heading,
                                    node.pack_list, node)
+                    packed = True
             name = self.define(f"SELECT {column_list(node.heading)} FROM ({sql}) AS q",
                                _hint(node))
+            if packed:  # one tuple per island of each rest: a set whatever its inputs held
+                self.distinct.add(name)
         self._memo[node] = name
         return name
 
@@ -282,7 +288,7 @@ class Compiler:
         """The whole SQL query computing ``node`` (distinct: relvars whose duplicates could not
         change it were read as they are)."""
         name = self.compile(node)
-        distinct = "DISTINCT " if self.undeduped else ""
+        distinct = "DISTINCT " if self.undeduped and name not in self.distinct else ""
         return f"{self.with_clause()}SELECT {distinct}{column_list(node.heading)} FROM {name}"
 
     # ------------------------------------------------------------------ running
