@@ -2,8 +2,10 @@
 
 A relation value enters DuckDB as an Arrow table registered as a view (one column per
 attribute, in the heading's order); a result leaves as an Arrow table converted column by
-column. Relation-valued attributes leave Python in any order: the scan puts them in their
-canonical (DuckDB-sorted) order.
+column (an interval column from its begin and end columns). Relation-valued attributes leave
+Python in any order: the scan puts them in their canonical (DuckDB-sorted) order. Both run with
+the cyclic garbage collector paused (``sira.collector``): they make millions of small objects
+and no cycle.
 
     >>> from sira import INT, INTINTERVAL, Interval, Relation
     >>> r = Relation.from_rows({"a": INT, "x": INTINTERVAL}, [(1, Interval(2, None))])
@@ -17,6 +19,7 @@ import decimal
 
 import pyarrow as pa
 
+from sira.collector import collector_paused
 from sira.errors import IntOverflow
 from sira.intervals import Interval, IntervalType
 from sira.types import (AVERAGE, BIGINT, BOOLEAN, DATE, FLOAT, INT, LONG, STRING, TIMESTAMP,
@@ -88,6 +91,7 @@ def _struct_value(heading, values) -> dict:
     return {n: to_arrow_value(t, v) for (n, t), v in zip(heading.attributes, values)}
 
 
+@collector_paused()
 def to_arrow(relation: Relation) -> pa.Table:
     """The relation as an Arrow table (one column per attribute; the dummy column for a
     relation without attributes)."""
@@ -98,6 +102,12 @@ def to_arrow(relation: Relation) -> pa.Table:
     arrays = []
     for i, (name, t) in enumerate(h.attributes):
         values = [row[i] for row in rows]
+        if isinstance(t, IntervalType) and _simple(t.point):  # two plain columns, no dicts
+            p = arrow_type(t.point)
+            arrays.append(pa.StructArray.from_arrays(
+                [pa.array([v[0] for v in values], type=p),
+                 pa.array([v[1] for v in values], type=p)], names=["begin", "end"]))
+            continue
         if not _simple(t):
             values = [to_arrow_value(t, v) for v in values]
         arrays.append(pa.array(values, type=arrow_type(t)))
@@ -134,7 +144,12 @@ def _row_of(heading, struct: dict) -> tuple:
     return tuple(from_duckdb_value(t, struct[n]) for n, t in heading.attributes)
 
 
+_PLAIN_POINTS = (INT, LONG, DATE, TIMESTAMP, FLOAT)
+
+
 def _column_values(column, t) -> list:
+    if isinstance(t, IntervalType) and t.point in _PLAIN_POINTS:
+        return _intervals(column, t.point)
     values = column.to_pylist()
     if t in (INT, LONG, STRING, BOOLEAN, DATE, TIMESTAMP):
         return values
@@ -143,6 +158,21 @@ def _column_values(column, t) -> list:
     return [from_duckdb_value(t, v) for v in values]
 
 
+def _intervals(column, point) -> list:
+    """An interval column as Interval values, from its begin and end columns (a NULL end:
+    unbounded), never a dict per value."""
+    out = []
+    for chunk in column.chunks:
+        begin, end = chunk.flatten()  # the struct's fields, sliced as the chunk is
+        begins, ends = begin.to_pylist(), end.to_pylist()
+        if point == FLOAT:  # as from_duckdb_value: -0.0 is 0.0
+            begins = [v + 0.0 for v in begins]
+            ends = [None if v is None else v + 0.0 for v in ends]
+        out.extend(map(Interval, begins, ends))
+    return out
+
+
+@collector_paused()
 def to_relation(table: pa.Table, heading) -> Relation:
     """An Arrow table (columns named after the heading's attributes) as a relation;
     duplicates collapse."""
