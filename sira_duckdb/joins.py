@@ -81,58 +81,67 @@ ORDINAL_POINTS = _ordinal_points()
 
 def overlap_join(c, node, left, lh, right, rh, name: str) -> str:
     """JOIN of two named relations pointwise on the one interval attribute ``name`` (their
-    only shared pointwise one), packed (see the module docstring); the SELECT of its result."""
+    only shared pointwise one), packed (see the module docstring); the SELECT of its result.
+
+    One window per key over every begin and end of both packed sides, ordered by point and,
+    at one point, ends first, then left begins, then right begins, keeps two running counts
+    (left begins, right begins so far). A left tuple's number is the left count at its
+    begin; the right begins inside it (left begin <= right begin < left end) are those
+    numbered in (right count at its begin, right count at its end]. A right tuple's number
+    and the left begins strictly inside it (right begin < left begin < right end) come out
+    the same way. Tuples at one point are numbered in the window's own order, and no count
+    falls between two of them, so the numbers and the ranges agree."""
     key = [n for n in lh.names if n in rh and n != name]
     keys = [ident(k) for k in key]
-    rn, pos, w, o, hi, lo, m = (c.helper(x) for x in ("rn", "pos", "w", "o", "hi", "lo", "m"))
+    pos, o, side, ident_, isb = (c.helper(x) for x in ("pos", "o", "side", "id", "isb"))
+    cl, cr, rn, lo, hi, m = (c.helper(x) for x in ("cl", "cr", "rn", "lo", "hi", "m"))
     part = f"PARTITION BY {', '.join(keys)} " if keys else ""
-    numbered = []
+    sides = []
     for src, h in ((left, lh), (right, rh)):
         packed = c.define(pack_one(c, src, h, name), "packed")
-        numbered.append(c.define(
-            f"SELECT *, row_number() OVER ({part}ORDER BY {begin_of(name)}) AS {rn} "
-            f"FROM {packed}", "numbered", materialized=True))
-    ln, rn_ = numbered
-
-    def ranges(points: str, intervals: str, begin_after: bool) -> str:
-        """Per interval of ``intervals`` (key, rn): the numbers (lo, hi] of the ``points``
-        whose begins lie in it: from its begin (inclusive, or exclusive when
-        ``begin_after``) to its end (exclusive; an open end after every point)."""
-        none = f"CAST(NULL AS BIGINT) AS {rn}, CAST(NULL AS BOOLEAN) AS {hi}"
-        events = " UNION ALL ".join([
-            f"SELECT {', '.join(keys + [f'{begin_of(name)} AS {pos}'])}, 1 AS {w}, 1 AS {o}, "
-            f"{none} FROM {points}",
-            f"SELECT {', '.join(keys + [f'{begin_of(name)} AS {pos}'])}, 0 AS {w}, "
-            f"{2 if begin_after else 0} AS {o}, {rn}, FALSE AS {hi} FROM {intervals}",
-            f"SELECT {', '.join(keys + [f'{end_of(name)} AS {pos}'])}, 0 AS {w}, 0 AS {o}, "
-            f"{rn}, TRUE AS {hi} FROM {intervals}"])
-        count = (f"sum({w}) OVER ({part}ORDER BY {pos} NULLS LAST, {o} "
-                 f"ROWS UNBOUNDED PRECEDING)")
-        counted = f"SELECT *, {count} AS {m} FROM ({events}) AS ev"
-        bounds = (f"SELECT {', '.join(keys + [rn])}, CAST(max({m}) FILTER (WHERE NOT {hi}) AS BIGINT) AS {lo}, "
-                  f"CAST(max({m}) FILTER (WHERE {hi}) AS BIGINT) AS {hi} FROM ({counted}) AS ct "
-                  f"WHERE {w} = 0 GROUP BY {', '.join(keys + [rn])}")
-        return c.define(f"SELECT {', '.join(keys + [rn])}, "
-                        f"unnest(range({lo} + 1, {hi} + 1)) AS {m} "
-                        f"FROM ({bounds}) AS bd WHERE {hi} > {lo}", "ranges")
-
-    def pairs(intervals_left: bool) -> str:
-        found = ranges(rn_, ln, False) if intervals_left else ranges(ln, rn_, True)
-        on_l = _on("p", "l", key, lh) + [f"l.{rn} = p.{rn if intervals_left else m}"]
-        on_r = _on("p", "r", key, lh) + [f"r.{rn} = p.{m if intervals_left else rn}"]
-        lb, le = field(f"l.{ident(name)}", "begin"), field(f"l.{ident(name)}", "end")
-        rb, re_ = field(f"r.{ident(name)}", "begin"), field(f"r.{ident(name)}", "end")
-        begin = f"greatest({lb}, {rb})"
-        end = (f"CASE WHEN {le} IS NULL THEN {re_} WHEN {re_} IS NULL THEN {le} "
-               f"ELSE least({le}, {re_}) END")
-        from .functions import interval
-        picked = [f"l.{ident(n)}" for n in lh.names if n != name] + \
-            [f"r.{ident(n)}" for n in rh.names if n not in lh] + \
-            [f"{interval(begin, end)} AS {ident(name)}"]
-        return (f"SELECT {', '.join(picked)} FROM {found} AS p "
-                f"JOIN {ln} AS l ON {' AND '.join(on_l)} JOIN {rn_} AS r ON {' AND '.join(on_r)}")
-
-    return f"{pairs(True)} UNION ALL {pairs(False)}"
+        sides.append(c.define(f"SELECT *, row_number() OVER () AS {ident_} FROM {packed}",
+                              "numbered", materialized=True))
+    events = []
+    for j, tagged in enumerate(sides):  # j: 0 left, 1 right
+        events.append(f"SELECT {', '.join(keys)}{', ' if keys else ''}{begin_of(name)} AS {pos}, "
+                      f"{j + 1} AS {o}, {j} AS {side}, {ident_}, TRUE AS {isb} FROM {tagged}")
+        events.append(f"SELECT {', '.join(keys)}{', ' if keys else ''}{end_of(name)} AS {pos}, "
+                      f"0 AS {o}, {j} AS {side}, {ident_}, FALSE AS {isb} FROM {tagged}")
+    w = f"({part}ORDER BY {pos} NULLS LAST, {o} ROWS UNBOUNDED PRECEDING)"
+    counted = (f"SELECT {side}, {ident_}, {isb}, "
+               f"sum(CASE WHEN {o} = 1 THEN 1 ELSE 0 END) OVER {w} AS {cl}, "
+               f"sum(CASE WHEN {o} = 2 THEN 1 ELSE 0 END) OVER {w} AS {cr} "
+               f"FROM ({' UNION ALL '.join(events)}) AS ev")
+    own = f"CASE WHEN {side} = 0 THEN {cl} ELSE {cr} END"
+    other = f"CASE WHEN {side} = 0 THEN {cr} ELSE {cl} END"
+    # (a running count(*) FILTER is no streaming aggregate in DuckDB: far slower than sum)
+    marks = c.define(f"SELECT {side}, {ident_}, "
+                     f"CAST(max({own}) FILTER (WHERE {isb}) AS BIGINT) AS {rn}, "
+                     f"CAST(max({other}) FILTER (WHERE {isb}) AS BIGINT) AS {lo}, "
+                     f"CAST(max({other}) FILTER (WHERE NOT {isb}) AS BIGINT) AS {hi} "
+                     f"FROM ({counted}) AS ct GROUP BY {side}, {ident_}", "marks",
+                     materialized=True)
+    marked = [c.define(f"SELECT t.*, mk.{rn}, mk.{lo}, mk.{hi} FROM {tagged} AS t "
+                       f"JOIN {marks} AS mk ON mk.{side} = {j} AND mk.{ident_} = t.{ident_}",
+                       "marked", materialized=True) for j, tagged in enumerate(sides)]
+    ln, rn_ = marked
+    lb, le = field(f"l.{ident(name)}", "begin"), field(f"l.{ident(name)}", "end")
+    rb, re_ = field(f"r.{ident(name)}", "begin"), field(f"r.{ident(name)}", "end")
+    begin = f"greatest({lb}, {rb})"
+    end = (f"CASE WHEN {le} IS NULL THEN {re_} WHEN {re_} IS NULL THEN {le} "
+           f"ELSE least({le}, {re_}) END")
+    from .functions import interval
+    picked = [f"l.{ident(n)}" for n in lh.names if n != name] + \
+        [f"r.{ident(n)}" for n in rh.names if n not in lh] + \
+        [f"{interval(begin, end)} AS {ident(name)}"]
+    out = []
+    for mine, theirs, a, b in ((ln, rn_, "l", "r"), (rn_, ln, "r", "l")):
+        spread = (f"SELECT *, unnest(range({lo} + 1, {hi} + 1)) AS {m} FROM {mine} "
+                  f"WHERE {hi} > {lo}")
+        on = " AND ".join(_on(a, b, key, lh) + [f"{b}.{rn} = {a}.{m}"])
+        out.append(f"SELECT {', '.join(picked)} FROM ({spread}) AS {a} JOIN {theirs} AS {b} "
+                   f"ON {on}")
+    return " UNION ALL ".join(out)
 
 
 def _on(a: str, b: str, key, heading) -> list:
