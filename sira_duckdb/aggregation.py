@@ -6,6 +6,10 @@ exactly as the Python engine does, so both engines give the same bits: FLOAT sum
 ordered aggregate (``sum(v ORDER BY v)``, which DuckDB adds one value at a time), the others
 with ``list_reduce`` over the ordered list, each step checked as the Python engine checks it. An empty input gives the operator's identity (or the
 Python engine's error when it has none).
+
+SUMMARIZEBYUSING on one interval attribute never splits when its aggregates are integer sums,
+max, min, and, or: sums alone are a sweep line (``_swept``), the others a segment tree over each
+group's elementary segments (``_tree``); both O(n log n + output), however long the intervals.
 """
 
 from __future__ import annotations
