@@ -165,8 +165,11 @@ def _join(node, children, c):
     swept = _overlap_attribute(node)
     if swept is not None:
         lh, rh = node.sources[0].heading, node.sources[1].heading
-        sql = overlap_join(c, node, children[0], lh, children[1], rh, swept)
-        return Packed(f"SELECT * FROM {limited(c, node, sql, 'join')}")
+        joined = overlap_join(c, node, children[0], lh, children[1], rh, swept)
+        sql = f"SELECT * FROM {limited(c, node, joined, 'join')}"
+        # packed on that attribute only: the compiler packs it again when the result is to
+        # be packed on another interval attribute as well (one operand's own)
+        return Packed(sql) if tuple(node.pack_list) == (swept,) else sql
     name, h = children[0], node.sources[0].heading
     for source, other in zip(node.sources[1:], children[1:]):
         name, other = pointwise_pair(node, c, name, h, other, source.heading)

@@ -86,7 +86,7 @@ JOINS = [
 
 
 @pytest.mark.parametrize("kind", sorted(POINTS))
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(st.integers(1, 3), st.data())
 def test_duckdb_joinusing_equals_the_split(kind, keys, data):
     left, right = data.draw(_rows(keys)), data.draw(_rows(keys))
@@ -96,6 +96,23 @@ def test_duckdb_joinusing_equals_the_split(kind, keys, data):
         expected = _split_join(text, relvars)
         assert engine.evaluate(text, relvars) == expected, text
         assert sira.evaluate(text, relvars) == expected, text
+
+
+@settings(max_examples=15, deadline=None)
+@given(_rows(2), _rows(2), st.lists(_offsets, min_size=12, max_size=12))
+def test_a_join_packed_on_an_operand_s_own_interval_too_equals_the_split(left, right, xs):
+    """JOIN and JOINUSING whose result is packed on the joined interval and on an interval only
+    one operand has (x): the overlap join's result is packed again on both."""
+    itype, point = POINTS["int"]
+    r = _relation("int", left)
+    r = Relation.from_rows({"k": INT, "v": INT, "during": itype, "x": itype}, [
+        dict(zip(r.heading.names, t), x=Interval(point(b), point(b + n)))
+        for t, (b, n, _) in zip(r.body, xs)])
+    relvars = {"r": r, "q": _relation("int", right, "w")}
+    for text in ("joinusing(r, q, (during, x))", "join(r, q)", "joinusing(r, q, (during))"):
+        expected = _split_join(text, relvars)
+        assert sira.evaluate(text, relvars) == expected, text
+        assert _duckdb().evaluate(text, relvars) == expected, text
 
 
 def test_joinusing_of_long_intervals_in_one_group_is_not_split():
@@ -126,7 +143,7 @@ SUMMARIES = [
 
 
 @pytest.mark.parametrize("kind", sorted(POINTS))
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(st.integers(1, 3), st.data())
 def test_duckdb_summarizebyusing_equals_the_split(kind, keys, data):
     relvars = {"r": _relation(kind, data.draw(_rows(keys)))}

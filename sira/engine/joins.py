@@ -302,8 +302,11 @@ def _join(node, ctx):
         shared = shared_pointwise(node, lh, rh)
         if len(shared) == 1 and lh.type_of(shared[0]).point in _ORDINAL_POINTS:
             from . import Packed
-            return Packed(overlap_join(ctx.eval(node.sources[0]), ctx.eval(node.sources[1]),
-                                       shared[0], node.heading, guard))
+            joined = overlap_join(ctx.eval(node.sources[0]), ctx.eval(node.sources[1]),
+                                  shared[0], node.heading, guard)
+            # packed on that attribute only: packed again when the result is to be packed on
+            # another interval attribute as well (one operand's own)
+            return Packed(joined) if tuple(node.pack_list) == (shared[0],) else joined
     first, *rest = node.sources
     acc, h = ctx.rows(first), first.heading
     for i, source in enumerate(rest, 1):
