@@ -97,8 +97,45 @@ def scan(c, name: str, value) -> Scan:
                               reason=str(err).strip().splitlines()[0]) from None
     heading, selects = _columns(c, name, names, types)
     conditions = _null_conditions(c, name, value, heading, names, types, source)
-    distinct = not (asserted or c.engine.trust_unique)
+    distinct = not (asserted or c.engine.trust_unique
+                    or declared_unique(c, value, heading, dict(zip(names, selects))))
     return Scan(name, source, heading, selects, conditions, distinct)
+
+
+def declared_unique(c, value, heading, selects: dict) -> bool:
+    """True when a table of the connection declares a PRIMARY KEY or UNIQUE constraint on
+    columns that sira reads as they are (no cast, which could make two values one), so its rows
+    are distinct without a DISTINCT of sira's. A UNIQUE column's NULLs are refused or dropped by
+    the scan before anything counts them.
+
+    >>> import duckdb, sira_duckdb
+    >>> con = duckdb.connect()
+    >>> _ = con.execute("CREATE TABLE r (g BIGINT, v BIGINT, PRIMARY KEY (g, v))")
+    >>> "DISTINCT" in sira_duckdb.DuckDBEngine(con).sql("r", {"r": "table:r"})
+    False
+    """
+    if kind_of(value) != "table":
+        return False
+    parts = value.partition(":")[2].split(".")
+    schema = parts[-2] if len(parts) > 1 else None
+    try:
+        rows = c.con.execute(
+            "SELECT schema_name, constraint_column_names FROM duckdb_constraints() WHERE "
+            "table_name = ? AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')",
+            [parts[-1]]).fetchall()
+    except duckdb.Error:
+        return False
+    for found_schema, columns in rows:
+        if schema is not None and found_schema != schema:
+            continue
+        if columns and all(_read_as_is(column, heading, selects) for column in columns):
+            return True
+    return False
+
+
+def _read_as_is(column: str, heading, selects: dict) -> bool:
+    n = column.lower()
+    return (column in selects and n in heading.names and selects[column] == f"{ident(column)} AS {ident(n)}")
 
 
 def _relation_scan(c, name, value: Relation) -> Scan:
