@@ -151,6 +151,7 @@ class Compiler:
         load_families()
         self.engine = engine
         self.con = engine.connection
+        self.catalog: dict = {}  # relvar value -> its table's constraints (relvars.py)
         self.relvars = relvars or {}
         self.options = options or {}
         self.ctes: list = []
