@@ -185,7 +185,7 @@ def test_the_rewrite_never_changes_a_result_on_the_python_engine(tree_and_relvar
 
 
 @pytest.mark.parametrize("engine", [e for e in ENGINES if e != "python"])
-@settings(max_examples=12, deadline=None,
+@settings(max_examples=8, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
 @given(rewritable_trees(depth=3))
