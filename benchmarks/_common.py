@@ -12,6 +12,21 @@ import math
 import time
 
 
+def own_peak_kib() -> int:
+    """This process's peak resident memory in KiB: VmHWM (its own high-water mark;
+    ``ru_maxrss`` may carry the parent's over exec on Linux), or ``ru_maxrss`` where /proc is
+    missing."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def best_time(fn, repeat: int, gc_off: bool):
     """(best seconds over ``repeat`` runs, result of the last run); the cyclic GC is paused
     during each run when ``gc_off`` (the Python engine pauses it itself)."""

@@ -136,8 +136,8 @@ def add_spark_arguments(parser) -> None:
     parser.add_argument("--partitions", type=int, default=4,
                         help="spark.sql.shuffle.partitions (sira_spark's default is 4)")
     parser.add_argument("--driver-memory", default="8g")
-    parser.add_argument("--distinct-relvars", action="store_true",
-                        help="measure sira's default mode (distinct() on every DataFrame "
-                             "relvar) instead of trust_unique=True")
+    parser.add_argument("--promises", action="store_true",
+                        help="make sira's promises (trust_unique=True, trust_no_nulls=True) "
+                             "instead of measuring its default options")
     parser.add_argument("--collect-limit", type=int, default=200_000,
                         help="collect and compare result sets when n is at most this")

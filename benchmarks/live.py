@@ -46,28 +46,10 @@ def events(n, seed=1):
 
 
 def run_sira(n, T, keep=False, train=1, fuse=True):
-    import sira
-    from sira.streams import StreamEngine
-    engine = StreamEngine(fuse=fuse)
-    s = engine.create_stream("s", {"k": sira.INT, "v": sira.INT})
-    q = engine.register(QUERY.format(T=T), keep=keep)  # keep=False: memory is the operators'
+    """sira on the benchmark's QUERY over ``n`` events; (CPU seconds, query)."""
+    seconds, q = run_sira_query(QUERY.format(T=T), n, train=train, keep=keep, fuse=fuse)
     assert q.fused == fuse
-    p = s.attach()
-    start = time.process_time()
-    if train == 1:
-        for t, k, v in events(n):
-            p.insert({"k": k, "v": v}, t)
-    else:
-        batch = []
-        for t, k, v in events(n):
-            batch.append(({"k": k, "v": v}, t))
-            if len(batch) == train:
-                p.insert_many(batch)
-                batch = []
-        p.insert_many(batch)
-    p.detach()
-    engine.finish()
-    return time.process_time() - start, q
+    return seconds, q
 
 
 def run_baseline(n, T, keep=False):
@@ -126,22 +108,27 @@ SESSIONS = ("project(windowby(s, partition(k) order(ts) tumbling, start(as(a) at
             " aggregates(total(sum(w, v)) n(count(w)))), (k, sp, ep, total, n))")
 
 
-def run_sira_query(text, n, train=1000, keep=False):
-    """sira on ``text`` over the benchmark's events, in trains; (CPU seconds, query)."""
+def run_sira_query(text, n, train=1000, keep=False, fuse=True):
+    """sira on ``text`` over the benchmark's events, row by row (``train`` 1) or in trains;
+    (CPU seconds, query). ``keep=False``: memory is the operators'."""
     import sira
     from sira.streams import StreamEngine
-    engine = StreamEngine()
+    engine = StreamEngine(fuse=fuse)
     s = engine.create_stream("s", {"k": sira.INT, "v": sira.INT})
     q = engine.register(text, keep=keep)
     p = s.attach()
     start = time.process_time()
-    batch = []
-    for t, k, v in events(n):
-        batch.append(({"k": k, "v": v}, t))
-        if len(batch) == train:
-            p.insert_many(batch)
-            batch = []
-    p.insert_many(batch)
+    if train == 1:
+        for t, k, v in events(n):
+            p.insert({"k": k, "v": v}, t)
+    else:
+        batch = []
+        for t, k, v in events(n):
+            batch.append(({"k": k, "v": v}, t))
+            if len(batch) == train:
+                p.insert_many(batch)
+                batch = []
+        p.insert_many(batch)
     p.detach()
     engine.finish()
     return time.process_time() - start, q
@@ -217,23 +204,12 @@ def peak_rss_mb(n, T, train):
     exec on Linux), or ``ru_maxrss`` where /proc is missing."""
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     code = (f"import sys; sys.path.insert(0, {root!r}); sys.argv=['x'];"
-            f"import benchmarks.live as b; b.run_sira({n}, {T}, train={train});"
-            f"print(b.own_peak_kib())")
+            f"import benchmarks.live as b; from benchmarks._common import own_peak_kib;"
+            f"b.run_sira({n}, {T}, train={train});"
+            f"print(own_peak_kib())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     return int(out.stdout.strip().splitlines()[-1]) / 1024
-
-
-def own_peak_kib() -> int:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 def main(argv=None):

@@ -178,23 +178,12 @@ def run_one(engine, family, shape, n) -> dict:
     return {"seconds": seconds, "rows": df.count()}
 
 
-def _peak_kib() -> int:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
-
 def in_process(engine, family, shape, n, timeout) -> dict:
     """``run_one`` in a new process: its result with the peak memory, or an error/timeout."""
     code = (f"import sys, json; sys.path.insert(0, {ROOT!r}); sys.argv = ['x'];"
-            f"import benchmarks.scaling as b; r = b.run_one({engine!r}, {family!r}, {shape!r},"
-            f" {n}); r['peak_mib'] = b._peak_kib() / 1024; print('RESULT ' + json.dumps(r))")
+            f"import benchmarks.scaling as b; from benchmarks._common import own_peak_kib;"
+            f" r = b.run_one({engine!r}, {family!r}, {shape!r},"
+            f" {n}); r['peak_mib'] = own_peak_kib() / 1024; print('RESULT ' + json.dumps(r))")
     env = dict(os.environ, PYTHONWARNINGS="ignore")
     try:
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -2,11 +2,11 @@
 
 Every input is generated inside Spark (``spark.range`` plus column expressions), persisted and
 materialised before timing (not timed), and both programs are built from the *same* input
-DataFrames. sira gets them as relvars (``{"r": df}``). The inputs are duplicate-free by
-construction, and the measured mode says so: the engine is ``SparkEngine(spark=...,
-trust_unique=True)``, so sira does not apply ``distinct()`` to the DataFrame relvars, exactly as
-the hand-written programs skip it (``--distinct-relvars`` measures the default mode instead,
-where sira applies ``distinct()`` to every DataFrame relvar and that cost counts). Each timed
+DataFrames. sira gets them as relvars (``{"r": df}``) with its default options: no promise of
+uniqueness or of no NULLs is made, so sira applies ``distinct()`` where a duplicate could change
+the result (``sira.algebra.duplicates``) and checks the columns the schema does not declare
+non-nullable, and those costs count, while the hand-written programs do neither
+(``--promises`` measures ``trust_unique=True, trust_no_nulls=True`` instead). Each timed
 run builds the program's DataFrame and ends in the same action,
 ``df.write.format("noop").mode("overwrite").save()``, so nothing is collected to Python; runs are
 interleaved (sira, hand-written, sira, ...) and the best of ``--repeat`` is kept.
@@ -298,7 +298,7 @@ def case_tclose(spark, engine, n, args):
         from sira_spark.closure import _compose
         from sira_spark.compiler import ordered
         from sira_spark.joins import natural_join
-        closure, h = edges, tree.heading  # trust_unique: the relvar is not made distinct
+        closure, h = edges, tree.heading  # TCLOSE reads its relvar as it is (no distinct)
         grown = _compose(closure, closure, [("a", "b")], ["a"], ["b"], h).unionByName(
             _compose(closure, closure, [("a", "b")], ["a"], ["b"], h))
         sira_round = natural_join(ordered(grown, h).distinct(), h, closure, h, "left_anti")
@@ -349,10 +349,9 @@ def main(argv=None) -> int:
     spark = make_session(args.master, args.partitions, args.driver_memory, "sira-spark-benchmark")
     from sira_spark import SparkEngine
     import sira
-    engine = SparkEngine(spark=spark, trust_unique=not args.distinct_relvars,
-                         trust_no_nulls=True)  # the generated inputs hold no NULL or NaN
-    mode = ("default mode: distinct() on every DataFrame relvar" if args.distinct_relvars
-            else "trust_unique=True: no distinct() on the duplicate-free DataFrame relvars")
+    engine = SparkEngine(spark=spark, trust_unique=args.promises, trust_no_nulls=args.promises)
+    mode = ("promises made: trust_unique=True, trust_no_nulls=True" if args.promises
+            else "default options (no trust_unique, no trust_no_nulls)")
     print(f"sira {sira.__version__} Spark benchmark: n={n:,}, best of {repeat}, sira_spark "
           f"against hand-written PySpark, final action noop write (session started in "
           f"{time.perf_counter() - t0:.1f}s); {mode}")
@@ -472,10 +471,10 @@ def main(argv=None) -> int:
           "per second (MINUSUSING: both inputs; TCLOSE: closure tuples per second).")
     print("ratio: sira seconds / hand-written seconds; both start from the same persisted input "
           "DataFrames and end in a noop write. " + (
-              "sira's time includes the distinct() it applies to every DataFrame relvar."
-              if args.distinct_relvars else
-              "sira runs with trust_unique=True (the inputs are duplicate-free), so it applies "
-              "no distinct() to the relvars."))
+              "sira runs with trust_unique=True and trust_no_nulls=True (--promises)."
+              if args.promises else
+              "sira runs with default options: its distinct() where a duplicate could change "
+              "the result and its NULL checks count."))
     for title, text in plans_out:
         print()
         print(f"=== physical plans: {title} ===")

@@ -15,6 +15,7 @@ from sira.engine.guards import Guard, max_tuples
 from sira.errors import TooManyTuples, UnboundedClosure
 
 from .compiler import fresh_name, translates
+from .guards import limited
 from .functions import Scope, expression
 from .sql import and_all, column_list, ident
 from .types import equal
@@ -37,13 +38,9 @@ def _tclose(node, children, c):
     c.define_recursive(name, f"SELECT {column_list(h)} FROM {edges} UNION "
                              f"SELECT {step} FROM {name} AS t JOIN {edges} AS e "
                              f"ON {_linked(h, pairs)}")
-    # computed once into a table and counted there (DuckDB spills what does not fit in memory)
-    closure = c.materialize(f"SELECT * FROM {name}", "tclose", node)
-    limit = max_tuples(c.options)
-    (size,), = c.fetch(f"SELECT count(*) FROM {closure}", node)
-    if size > limit:
-        raise Guard("TCLOSE", limit).error()
-    return f"SELECT * FROM {closure}"
+    # computed once in the query and counted there: past max_tuples the query fails with
+    # TooManyTuples (DuckDB spills what does not fit in memory)
+    return f"SELECT * FROM {limited(c, node, f'SELECT * FROM {name}', 'tclose')}"
 
 
 @translates(GTClose)

@@ -144,6 +144,24 @@ def _expr_nodes(expr):
             stack.append(e.source)
 
 
+def _distinct_rows(node) -> bool:
+    """True when ``node``'s translation yields distinct rows whatever its operands hold (so the
+    final DISTINCT is not needed): a PROJECT dropping attributes (SELECT DISTINCT), a plain
+    SUMMARIZEBY (GROUP BY its BY attributes), TCLOSE (a recursive UNION). Conservative: False
+    for anything else and a lowered operator; a packed result is known by name
+    (``Compiler.distinct``)."""
+    from sira.algebra.aggregation import SummarizeBy
+    from sira.algebra.basic import Project
+    from sira.algebra.closure import TClose
+    if type(node) in LOWERED or (node.packs and node.pack_list):
+        return False
+    if isinstance(node, Project):
+        return node.heading.degree < node.source.heading.degree
+    if isinstance(node, SummarizeBy):
+        return node.using is None
+    return isinstance(node, TClose)
+
+
 class Compiler:
     """Compiles one tree for one engine and set of relvars into one SQL query (common table
     expressions, one per node) and the temporary objects it reads."""
@@ -152,6 +170,7 @@ class Compiler:
         load_families()
         self.engine = engine
         self.con = engine.connection
+        self.catalog: dict = {}  # relvar value -> its table's constraints (relvars.py)
         self.relvars = relvars or {}
         self.options = options or {}
         self.ctes: list = []
@@ -288,7 +307,8 @@ class Compiler:
         """The whole SQL query computing ``node`` (distinct: relvars whose duplicates could not
         change it were read as they are)."""
         name = self.compile(node)
-        distinct = "DISTINCT " if self.undeduped and name not in self.distinct else ""
+        distinct = "DISTINCT " if self.undeduped and not _distinct_rows(node) and \
+            name not in self.distinct else ""
         return f"{self.with_clause()}SELECT {distinct}{column_list(node.heading)} FROM {name}"
 
     # ------------------------------------------------------------------ running

@@ -97,8 +97,65 @@ def scan(c, name: str, value) -> Scan:
                               reason=str(err).strip().splitlines()[0]) from None
     heading, selects = _columns(c, name, names, types)
     conditions = _null_conditions(c, name, value, heading, names, types, source)
-    distinct = not (asserted or c.engine.trust_unique)
+    distinct = not (asserted or c.engine.trust_unique
+                    or declared_unique(c, value, heading, dict(zip(names, selects))))
     return Scan(name, source, heading, selects, conditions, distinct)
+
+
+def declared_unique(c, value, heading, selects: dict) -> bool:
+    """True when a table of the connection declares a PRIMARY KEY or UNIQUE constraint on
+    columns that sira reads as they are (no cast, which could make two values one), so its rows
+    are distinct without a DISTINCT of sira's. A UNIQUE column's NULLs are refused or dropped by
+    the scan before anything counts them.
+
+    >>> import duckdb, sira_duckdb
+    >>> con = duckdb.connect()
+    >>> _ = con.execute("CREATE TABLE r (g BIGINT, v BIGINT, PRIMARY KEY (g, v))")
+    >>> "DISTINCT" in sira_duckdb.DuckDBEngine(con).sql("r", {"r": "table:r"})
+    False
+    """
+    if kind_of(value) != "table":
+        return False
+    for kind, columns in table_constraints(c, value):
+        if (kind in ("PRIMARY KEY", "UNIQUE") and columns
+                and all(_read_as_is(column, heading, selects) for column in columns)):
+            return True
+    return False
+
+
+def table_constraints(c, value: str) -> list:
+    """[(constraint type, column names)] that the catalog declares on the table ``value``
+    names (``"table:name"``, ``"table:schema.name"`` or ``"table:database.schema.name"``), read
+    once per query. A name that could mean tables of two schemas gives nothing to trust (its
+    columns are then scanned and made distinct)."""
+    cache = c.catalog
+    if value not in cache:
+        parts = value.partition(":")[2].split(".")
+        try:
+            rows = c.con.execute(
+                "SELECT database_name, schema_name, constraint_type, constraint_column_names, "
+                "current_database(), current_schema() FROM duckdb_constraints() "
+                "WHERE table_name = ?", [parts[-1]]).fetchall()
+        except duckdb.Error:
+            rows = []
+        found = {}
+        for database, schema, kind, columns, here, current in rows:
+            if len(parts) == 1:
+                places = {(here, current)}
+            elif len(parts) == 2:
+                places = {(here, parts[0]), (parts[0], "main")}
+            else:
+                places = {(parts[-3], parts[-2])}
+            if (database, schema) in places:
+                found.setdefault((database, schema), []).append((kind, columns))
+        cache[value] = next(iter(found.values())) if len(found) == 1 else []
+    return cache[value]
+
+
+def _read_as_is(column: str, heading, selects: dict) -> bool:
+    n = column.lower()
+    return (column in selects and n in heading.names
+            and selects[column] == f"{ident(column)} AS {ident(n)}")
 
 
 def _relation_scan(c, name, value: Relation) -> Scan:
@@ -250,11 +307,9 @@ def known_clean(c, value, raw: dict) -> dict:
                     if n in raw:
                         out[n] = "no NULL"
         elif kind == "table":
-            name = value.partition(":")[2]
-            rows = c.con.execute("SELECT column_name FROM duckdb_columns() WHERE "
-                                 "table_name = ? AND NOT is_nullable",
-                                 [name.split(".")[-1]]).fetchall()
-            out.update({r[0].lower(): "no NULL" for r in rows if r[0].lower() in raw})
+            for kind_of_constraint, columns in table_constraints(c, value):
+                if kind_of_constraint == "NOT NULL":
+                    out.update({n.lower(): "no NULL" for n in columns if n.lower() in raw})
     except Exception:  # no metadata to trust: the scan checks everything
         return {}
     return out

@@ -201,7 +201,7 @@ def _known_degree_zero_bugs(node) -> bool:
 
 
 @on_every_engine
-@spark_settings(25)
+@spark_settings(15)
 @given(core_trees())
 def test_core_operator_trees_agree(engine, tree_and_relvars):
     tree, relvars = tree_and_relvars
@@ -209,7 +209,7 @@ def test_core_operator_trees_agree(engine, tree_and_relvars):
 
 
 @on_every_engine
-@spark_settings(20)
+@spark_settings(12)
 @given(trees(max_depth=3))
 def test_random_printer_trees_agree(engine, tree_and_relvars):
     """The shared ``trees()`` strategy: also leftjoin, xminus, intersect, transform, aggregate."""
@@ -219,7 +219,7 @@ def test_random_printer_trees_agree(engine, tree_and_relvars):
 
 
 @on_every_engine
-@spark_settings(15)
+@spark_settings(10)
 @given(st.data())
 def test_summarizeby_and_group_ungroup_agree(engine, data):
     r = data.draw(relations(data.draw(headings(min_size=1, max_size=3))))
@@ -229,7 +229,7 @@ def test_summarizeby_and_group_ungroup_agree(engine, data):
 
 
 @on_every_engine
-@spark_settings(15)
+@spark_settings(10)
 @example((L(sira.TABLE_DEE).minus(L(sira.TABLE_DEE)), {}))
 @given(core_trees(degree_zero=True))
 def test_degree_zero_trees_agree(engine, tree_and_relvars):
@@ -239,7 +239,7 @@ def test_degree_zero_trees_agree(engine, tree_and_relvars):
 
 
 @on_every_engine
-@spark_settings(10)
+@spark_settings(6)
 @example(Relation.from_rows({"a": INT}, []))
 @given(relations(heading_of(("a", "b"))))
 def test_summarizeby_with_empty_by_agrees(engine, r):
@@ -311,14 +311,14 @@ def interval_trees(draw):
 
 
 @on_every_engine
-@spark_settings(25)
+@spark_settings(12)
 @given(interval_trees())
 def test_pack_and_using_operators_agree(engine, tree):
     assert_engines_agree(tree, engine=engine)
 
 
 @on_every_engine
-@spark_settings(30)
+@spark_settings(15)
 @given(st.data())
 def test_set_operators_pointwise_on_one_attribute_agree(engine, data):
     """The sweep-line translations (one pointwise attribute, the result packed on it), also
@@ -335,7 +335,7 @@ def test_set_operators_pointwise_on_one_attribute_agree(engine, data):
 # --------------------------------------------------------------------------- closures
 
 @on_every_engine
-@spark_settings(15)
+@spark_settings(8)
 @given(graphs(), st.data())
 def test_tclose_agrees_on_random_graphs_with_cycles(engine, g, data):
     src = L(g)

@@ -73,3 +73,45 @@ def test_only_the_relvars_under_a_counting_operator_need_a_distinct():
     assert need("summarizeby(r, (k), (m(max(v))))") == []
     assert need("window(project(extend(r, (ts(long(v)))), (k, ts)), ts, rows(2))") == ["r"]
     assert need("window(project(extend(r, (ts(long(v)))), (k, ts)), ts, range(2))") == []
+
+
+def test_a_duckdb_table_declaring_a_key_is_read_without_a_distinct():
+    import duckdb
+    from sira.errors import NullValue
+    from sira_duckdb import DuckDBEngine
+    con = duckdb.connect()
+    con.execute("CREATE TABLE keyed (g BIGINT, v BIGINT, PRIMARY KEY (g, v))")
+    con.execute("CREATE TABLE bag (g BIGINT, v BIGINT)")
+    con.execute("CREATE TABLE nulls (g BIGINT UNIQUE, v BIGINT)")
+    con.execute("INSERT INTO keyed VALUES (1, 5), (1, 7), (2, 5)")
+    con.execute("INSERT INTO bag SELECT * FROM keyed UNION ALL SELECT * FROM keyed")
+    con.execute("INSERT INTO nulls VALUES (1, 5), (NULL, 5)")
+    engine = DuckDBEngine(con)
+    text = "summarizeby(r, (g), (s(plus(v))))"
+    expected = sira.evaluate(text, {"r": Relation.from_rows(
+        {"g": LONG, "v": LONG}, [(1, 5), (1, 7), (2, 5)])})
+    for table in ("keyed", "bag"):
+        assert engine.evaluate(text, {"r": f"table:{table}"}) == expected
+    assert "DISTINCT" not in engine.sql(text, {"r": "table:keyed"})
+    assert "DISTINCT" in engine.sql(text, {"r": "table:bag"})
+    with pytest.raises(NullValue, match="'g'"):  # a UNIQUE column's NULL is still refused
+        engine.evaluate(text, {"r": "table:nulls"})
+
+
+def test_a_constraint_of_a_table_of_another_schema_is_not_trusted():
+    import duckdb
+    from sira.errors import NullValue
+    from sira_duckdb import DuckDBEngine
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA other")
+    con.execute("CREATE TABLE other.r (g BIGINT NOT NULL, v BIGINT NOT NULL, PRIMARY KEY (g, v))")
+    con.execute("CREATE TABLE r (g BIGINT, v BIGINT)")
+    con.execute("INSERT INTO r VALUES (1, 5), (1, 5), (2, NULL)")
+    con.execute("INSERT INTO other.r VALUES (1, 5)")
+    engine = DuckDBEngine(con)
+    text = "summarizeby(r, (g), (s(plus(v))))"
+    with pytest.raises(NullValue, match="'v'"):
+        engine.evaluate(text, {"r": "table:r"})
+    assert "DISTINCT" in engine.sql(text, {"r": "table:r"}, nulls="drop")
+    assert "DISTINCT" not in engine.sql(text, {"r": "table:other.r"})
+    assert len(engine.evaluate(text, {"r": "table:main.r"}, nulls="drop")) == 1

@@ -336,7 +336,7 @@ def test_python_and_duckdb_compute_the_same_windows(rows, text):
 
 
 @pytest.mark.skipif(not spark_available(), reason="Spark is not available here")
-@settings(max_examples=15, deadline=None,
+@settings(max_examples=10, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(_stream_rows(), window_texts())
 def test_python_and_spark_compute_the_same_windows(rows, text):

@@ -26,13 +26,19 @@ rows = st.lists(st.fixed_dictionaries({"k": st.integers(0, 2), "v": st.integers(
                                        "during": interval}), max_size=14)
 
 
-def _split_reference(text, relvars):
-    real = aggregation.sweep_summary
-    aggregation.sweep_summary = lambda *args: None
+def _evaluated_without(module, name, stand_in, text, relvars):
+    """``text`` evaluated with ``module.name`` replaced by ``stand_in``: the engine's other
+    way (the pointwise split), the reference the sweeps are checked against."""
+    real = getattr(module, name)
+    setattr(module, name, stand_in)
     try:
         return sira.evaluate(text, relvars)
     finally:
-        aggregation.sweep_summary = real
+        setattr(module, name, real)
+
+
+def _split_reference(text, relvars):
+    return _evaluated_without(aggregation, "sweep_summary", lambda *args: None, text, relvars)
 
 
 @pytest.mark.parametrize("text", QUERIES)
@@ -92,12 +98,7 @@ JOINS = ["joinusing(r, rename(q, (v, w)), (during))", "joinusing(r, q, (during))
 
 def _split_join(text, relvars):
     import sira.engine.joins as joins
-    real = joins._ORDINAL_POINTS
-    joins._ORDINAL_POINTS = ()
-    try:
-        return sira.evaluate(text, relvars)
-    finally:
-        joins._ORDINAL_POINTS = real
+    return _evaluated_without(joins, "_ORDINAL_POINTS", (), text, relvars)
 
 
 @pytest.mark.parametrize("text", JOINS)

@@ -605,7 +605,7 @@ def test_windows_open_and_close_exactly_where_three_valued_conditions_are_true(c
 
 
 @spark_only
-@settings(max_examples=10, deadline=None,
+@settings(max_examples=6, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(random_windowby())
 def test_spark_matches_the_python_engine_on_random_three_valued_conditions(case):

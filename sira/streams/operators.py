@@ -303,6 +303,19 @@ def flush_instant(op, key) -> list:
     return buffer if len(buffer) <= 1 else sorted(set(buffer), key=key)
 
 
+def bound_passed(op, b, key):
+    """On a bound ``b``: None when it says nothing new (not past ``op.bound``); otherwise it
+    becomes ``op.bound`` and the result is ``(t, rows)``: the rows waiting for their instant
+    ``t`` to complete, now complete (``t`` None and no rows when none were waiting)."""
+    if op.bound is not None and b <= op.bound:
+        return None
+    op.bound = b
+    if op.instant is not None and op.instant < b:
+        t = op.instant
+        return t, flush_instant(op, key)
+    return None, []
+
+
 class StreamUngroup(Operator):
     """UNGROUP on a stream: each row becomes one row per combination of the tuples of its
     relation-valued attributes, at the row's instant. As for PROJECT, two rows of one instant

@@ -44,8 +44,8 @@ from ..engine.spl import (IntervalScanner, SplScanner, _from_micros, _micros, _v
 from ..types import TIMESTAMP
 from ..intervals import Interval
 from ..values import Relation
-from .operators import (INFINITY, NotSupportedLive, Operator, _reorder, complete_instants,
-                        flush_instant, row_getter_tuple)
+from .operators import (INFINITY, NotSupportedLive, Operator, _reorder, bound_passed,
+                        complete_instants, row_getter_tuple)
 
 
 def build_spl(node, build, streams, rowtime_of_source):
@@ -110,12 +110,12 @@ class SplRows(Operator):
             self.emit_rows(out)
 
     def on_bound(self, b, port):
-        if self.bound is not None and b <= self.bound:
+        passed = bound_passed(self, b, self.functions()[2])
+        if passed is None:
             return
-        self.bound = b
         out: list = []
-        if self.instant is not None and self.instant < b:
-            self._feed(flush_instant(self, self.functions()[2]), out)
+        if passed[1]:
+            self._feed(passed[1], out)
         scanner = self.scanner
         if isinstance(scanner, IntervalScanner):
             if b == INFINITY:

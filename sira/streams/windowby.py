@@ -58,7 +58,7 @@ from ..algebra.windowby import WindowBy
 from ..engine.windowby import _Condition, _aggregate_fn, _pin, _reads_roles, sequence_key
 from ..values import Relation, Tuple
 from .operators import (INFINITY, NotSupportedLive, Operator, RowMap, _relation_of,
-                        complete_instants, flush_instant, row_getter_tuple)
+                        bound_passed, complete_instants, row_getter_tuple)
 
 
 def build_windowby(node, build, streams, rowtime_of_source):
@@ -255,13 +255,12 @@ class WindowByRows(Operator):
             self.emit_rows(out)
 
     def on_bound(self, b, port):
-        if self.bound is not None and b <= self.bound:
+        passed = bound_passed(self, b, self.functions().key)
+        if passed is None:
             return
-        self.bound = b
         out: list = []
-        if self.instant is not None and self.instant < b:
-            t = self.instant
-            self._append(flush_instant(self, self.functions().key), t, out)
+        if passed[0] is not None:
+            self._append(passed[1], passed[0], out)
         if b != INFINITY:
             self.clock = b if self.clock is None or b > self.clock else self.clock
         else:
