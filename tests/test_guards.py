@@ -93,14 +93,12 @@ def test_a_max_tuples_that_is_not_a_count_is_refused(bad, error, engine):
 
 def test_tclose_of_a_10000_edge_chain_stops_at_the_limit_quickly_in_bounded_memory():
     edges = {"G": chain(10_000)}  # the whole closure would hold 50,005,000 pairs
-    started = time.perf_counter()
     peak, err = peak_memory(lambda: sira.evaluate("tclose(G, (a, b))", edges,
                                                   max_tuples=100_000))
-    elapsed = time.perf_counter() - started
     assert isinstance(err, TooManyTuples)
     assert (err.operator, err.limit) == ("TCLOSE", 100_000)
-    assert peak < 64 * MB, f"peak {peak / MB:.0f} MB"  # ~100 k pairs, not 50 M
-    assert elapsed < 60  # minutes without the guard
+    assert peak < 64 * MB, f"peak {peak / MB:.0f} MB"  # ~100 k pairs, not 50 M (no timing:
+    # how fast is for benchmarks; the memory shows the closure stopped at the limit)
 
 
 def test_tclose_on_attribute_pairs_is_guarded_too():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -320,9 +319,8 @@ def test_deep_nesting_is_a_parse_error(text):
     assert "deeper than" in str(info.value)
 
 
-def test_long_flat_inputs_are_fast():
-    # linear: 100,000 items and a long raw string parse quickly
-    start = time.perf_counter()
+def test_long_flat_inputs_parse():
+    # 100,000 items and a long raw string (how fast: benchmarks, not a timed unit test)
     node = parse_expression("f(" + ",".join(["a(1)"] * 100_000) + ")")
     assert len(node.args) == 100_000
     assert parse_expression("string(" + "x" * 1_000_000 + ")").text == "x" * 1_000_000
@@ -330,7 +328,6 @@ def test_long_flat_inputs_are_fast():
         parse_expression("string(" + "(" * 200_000)
     with pytest.raises(ParseError):
         parse_expression("1" * 200_000 + "x")
-    assert time.perf_counter() - start < 10
 
 
 # --- scripts ---------------------------------------------------------------------------------
