@@ -8,6 +8,12 @@ conversions therefore run with the collector paused; reference counting still fr
 everything as usual, and the collector resumes (if it was on) when the work ends, also on an
 error.
 
+The objects made while paused stay in the youngest generation, so the first collection after
+the pause scans them once: a linear cost. Moving them straight to the oldest generation
+(``gc.freeze()`` then ``gc.unfreeze()``) avoids that scan but hides every garbage cycle made
+since the last collection from the counts that start a full collection: in a program calling
+sira in a loop those cycles (Py4J proxies of Spark objects among them) were never freed.
+
     >>> import gc
     >>> with collector_paused():
     ...     gc.isenabled()
@@ -34,20 +40,4 @@ class collector_paused(contextlib.ContextDecorator):
 
     def __exit__(self, *exc) -> None:
         if self.was_enabled:
-            _promote_young()
             gc.enable()
-
-
-def _promote_young() -> None:
-    """Move every object the collector tracks into its oldest generation, without a scan.
-
-    While it was paused the collector kept counting the objects made, so the first one made
-    after it resumes would start a young collection scanning all of them (a million-tuple
-    result: about as long as the work that made it, and longer per object the more there are,
-    as they no longer fit the caches). ``freeze`` then ``unfreeze`` moves them to the oldest
-    generation in constant time and resets the counts; they are scanned at the next full
-    collection, as any long-lived data, and garbage cycles among them are freed there. Skipped
-    when the program has frozen objects of its own (``unfreeze`` would release them)."""
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()
