@@ -176,7 +176,7 @@ def _swept(node, children, c):
         source = c.define(f"SELECT * FROM {source}", "guarded")
     packed = c.define(pack_one(c, source, h, during), "packed")
     keys = [ident(n) for n in node.by if n != during]
-    p, q, cnt, brk, isl = (c.helper(x) for x in ("p", "q", "cnt", "brk", "isl"))
+    p, q, cnt = (c.helper(x) for x in ("p", "q", "cnt"))
     sums = [c.helper(f"s{j}") for j in range(len(aggs))]
     values = [expression(e, h, c) for _, _, e in node.specs]
     ups = [f"CAST({v} AS HUGEINT) AS {x}" for v, x in zip(values, sums)]
@@ -196,16 +196,26 @@ def _swept(node, children, c):
                         f"{running} FROM {points}", "segments")
     same = " AND ".join([f"lag({q}) OVER {w}) = {p}"] +
                         [f"lag({x}) OVER {w}) = {x}" for x in sums])
-    breaks = (f"SELECT *, CASE WHEN {same} THEN 0 ELSE 1 END AS {brk} "
-              f"FROM {segments} WHERE {cnt} > 0")
-    islands = f"SELECT *, sum({brk}) OVER {run} AS {isl} FROM ({breaks}) AS b"
-    end = f"CASE WHEN bool_or({q} IS NULL) THEN NULL ELSE max({q}) END"
+    return _islands(node, aggs, c, f"{segments} WHERE {cnt} > 0", keys, w, same, p, q, sums)
+
+
+def _islands(node, aggs, c, rows, keys, w, same, p, q, values) -> str:
+    """The packed result of a sweep over elementary segments: the segments of ``rows`` (a
+    FROM clause; each with its begin ``p``, its end ``q`` (NULL: unbounded) and its aggregate
+    columns ``values``) that meet their predecessor in the window ``w`` with equal values
+    (``same``) are one island, found by a running count of breaks; one tuple per island."""
     from .functions import interval as interval_sql
+    brk, isl = c.helper("brk"), c.helper("isl")
+    breaks = f"SELECT *, CASE WHEN {same} THEN 0 ELSE 1 END AS {brk} FROM {rows}"
+    islands = (f"SELECT *, sum({brk}) OVER {w} ROWS UNBOUNDED PRECEDING) AS {isl} "
+               f"FROM ({breaks}) AS b")
+    end = f"CASE WHEN bool_or({q} IS NULL) THEN NULL ELSE max({q}) END"
+    (during,) = node.using
     picked = keys + [f"{interval_sql(f'min({p})', end)} AS {ident(during)}"] + [
-        f"{cast(x, a.result_type)} AS {ident(n)}" for x, a, (n, _, _) in zip(sums, aggs,
+        f"{cast(v, a.result_type)} AS {ident(n)}" for v, a, (n, _, _) in zip(values, aggs,
                                                                           node.specs)]
-    return (f"SELECT {', '.join(picked)} FROM ({islands}) AS i "
-            f"GROUP BY {', '.join(keys + [isl] + sums)}")
+    return (f"SELECT {', '.join(picked)} FROM ({islands}) AS il "
+            f"GROUP BY {', '.join(keys + [isl] + values)}")
 
 
 #: what the segment tree combines: node value -> segment value (integer sums over distinct rests)
@@ -228,7 +238,6 @@ def _tree(node, children, c, aggs):
     Segments that meet with equal aggregates are one island (a running count of breaks),
     one tuple each: packed. O(n log n + output) rows, sorts, hash joins and hash
     aggregations only, however long the intervals (the split costs their overlaps)."""
-    from .functions import interval as interval_sql
     from .packing import begin_of, end_of, pack_one
     from .sql import field
     (during,) = node.using
@@ -239,8 +248,8 @@ def _tree(node, children, c, aggs):
         source = c.define(f"SELECT * FROM {source}", "guarded")
     packed = c.define(pack_one(c, source, h, during), "packed", materialized=True)
     keys = [ident(n) for n in node.by if n != during]
-    p, i, m, lo, hi, j, x, s, q, brk, isl = (c.helper(y) for y in (
-        "p", "i", "m", "lo", "hi", "j", "x", "s", "q", "brk", "isl"))
+    p, i, m, lo, hi, j, x, s, q = (c.helper(y) for y in (
+        "p", "i", "m", "lo", "hi", "j", "x", "s", "q"))
     vals = [c.helper(f"v{k}") for k in range(len(aggs))]
     part = f"PARTITION BY {', '.join(keys)} " if keys else ""
     ks = ", ".join(keys + [""])  # the keys, each followed by a comma
@@ -288,15 +297,7 @@ def _tree(node, children, c, aggs):
     w = f"({part}ORDER BY {i}"
     same = " AND ".join([f"lag({i}) OVER {w}) = {i} - 1"] +
                         [f"lag({v}) OVER {w}) = {v}" for v in vals])
-    breaks = f"SELECT *, CASE WHEN {same} THEN 0 ELSE 1 END AS {brk} FROM {segs}"
-    islands = (f"SELECT *, sum({brk}) OVER {w} ROWS UNBOUNDED PRECEDING) AS {isl} "
-               f"FROM ({breaks}) AS b")
-    end = f"CASE WHEN bool_or({q} IS NULL) THEN NULL ELSE max({q}) END"
-    picked = keys + [f"{interval_sql(f'min({p})', end)} AS {ident(during)}"] + [
-        f"{cast(v, a.result_type)} AS {ident(n)}" for v, a, (n, _, _) in zip(vals, aggs,
-                                                                          node.specs)]
-    return (f"SELECT {', '.join(picked)} FROM ({islands}) AS il GROUP BY {ks}{isl}, "
-            f"{', '.join(vals)}")
+    return _islands(node, aggs, c, segs, keys, w, same, p, q, vals)
 
 
 def _summarized(node, children, c):
