@@ -75,19 +75,30 @@ def test_only_the_relvars_under_a_counting_operator_need_a_distinct():
     assert need("window(project(extend(r, (ts(long(v)))), (k, ts)), ts, range(2))") == []
 
 
-def test_a_duckdb_table_declaring_a_key_is_read_without_a_distinct():
+#: a counting operator: a duplicate row would change its sums
+SUMS = "summarizeby(r, (g), (s(plus(v))))"
+
+
+def duckdb_engine(*statements: str):
+    """A DuckDB engine over a fresh in-memory database set up by ``statements``."""
     import duckdb
-    from sira.errors import NullValue
     from sira_duckdb import DuckDBEngine
     con = duckdb.connect()
-    con.execute("CREATE TABLE keyed (g BIGINT, v BIGINT, PRIMARY KEY (g, v))")
-    con.execute("CREATE TABLE bag (g BIGINT, v BIGINT)")
-    con.execute("CREATE TABLE nulls (g BIGINT UNIQUE, v BIGINT)")
-    con.execute("INSERT INTO keyed VALUES (1, 5), (1, 7), (2, 5)")
-    con.execute("INSERT INTO bag SELECT * FROM keyed UNION ALL SELECT * FROM keyed")
-    con.execute("INSERT INTO nulls VALUES (1, 5), (NULL, 5)")
-    engine = DuckDBEngine(con)
-    text = "summarizeby(r, (g), (s(plus(v))))"
+    for statement in statements:
+        con.execute(statement)
+    return DuckDBEngine(con)
+
+
+def test_a_duckdb_table_declaring_a_key_is_read_without_a_distinct():
+    from sira.errors import NullValue
+    engine = duckdb_engine(
+        "CREATE TABLE keyed (g BIGINT, v BIGINT, PRIMARY KEY (g, v))",
+        "CREATE TABLE bag (g BIGINT, v BIGINT)",
+        "CREATE TABLE nulls (g BIGINT UNIQUE, v BIGINT)",
+        "INSERT INTO keyed VALUES (1, 5), (1, 7), (2, 5)",
+        "INSERT INTO bag SELECT * FROM keyed UNION ALL SELECT * FROM keyed",
+        "INSERT INTO nulls VALUES (1, 5), (NULL, 5)")
+    text = SUMS
     expected = sira.evaluate(text, {"r": Relation.from_rows(
         {"g": LONG, "v": LONG}, [(1, 5), (1, 7), (2, 5)])})
     for table in ("keyed", "bag"):
@@ -99,17 +110,14 @@ def test_a_duckdb_table_declaring_a_key_is_read_without_a_distinct():
 
 
 def test_a_constraint_of_a_table_of_another_schema_is_not_trusted():
-    import duckdb
     from sira.errors import NullValue
-    from sira_duckdb import DuckDBEngine
-    con = duckdb.connect()
-    con.execute("CREATE SCHEMA other")
-    con.execute("CREATE TABLE other.r (g BIGINT NOT NULL, v BIGINT NOT NULL, PRIMARY KEY (g, v))")
-    con.execute("CREATE TABLE r (g BIGINT, v BIGINT)")
-    con.execute("INSERT INTO r VALUES (1, 5), (1, 5), (2, NULL)")
-    con.execute("INSERT INTO other.r VALUES (1, 5)")
-    engine = DuckDBEngine(con)
-    text = "summarizeby(r, (g), (s(plus(v))))"
+    engine = duckdb_engine(
+        "CREATE SCHEMA other",
+        "CREATE TABLE other.r (g BIGINT NOT NULL, v BIGINT NOT NULL, PRIMARY KEY (g, v))",
+        "CREATE TABLE r (g BIGINT, v BIGINT)",
+        "INSERT INTO r VALUES (1, 5), (1, 5), (2, NULL)",
+        "INSERT INTO other.r VALUES (1, 5)")
+    text = SUMS
     with pytest.raises(NullValue, match="'v'"):
         engine.evaluate(text, {"r": "table:r"})
     assert "DISTINCT" in engine.sql(text, {"r": "table:r"}, nulls="drop")
