@@ -4,7 +4,6 @@ as soon as the limit is passed, without building the whole result first."""
 
 from __future__ import annotations
 
-import time
 import tracemalloc
 
 import pytest
@@ -147,12 +146,10 @@ def test_a_careless_self_join_is_refused_before_it_is_built():
     r = keyed(20_000, 2, "a")  # joined with itself on k: 2 x 10,000^2 = 200 M tuples
     relvars = {"R": r}
     text = "join(R, rename(R, (a, b)))"
-    started = time.perf_counter()
     peak, err = peak_memory(lambda: sira.evaluate(text, relvars, max_tuples=1_000_000))
     assert isinstance(err, TooManyTuples)
     assert (err.operator, err.limit) == ("JOIN", 1_000_000)
     assert peak < 32 * MB, f"peak {peak / MB:.0f} MB"  # 1 M result tuples would take > 100 MB
-    assert time.perf_counter() - started < 30
 
 
 def test_a_cartesian_product_is_refused_before_it_is_built():
@@ -424,11 +421,9 @@ def test_repl_set_max_tuples_applies_to_the_next_queries(monkeypatch, capsys):
 @pytest.mark.parametrize("engine", GUARDED_ENGINES)
 def test_a_runaway_cartesian_product_is_refused_before_it_runs_on_every_engine(engine):
     relvars = {"A": numbers("a", 100_000), "B": numbers("b", 100_000)}  # 10 G tuples
-    started = time.perf_counter()
-    with pytest.raises(TooManyTuples) as info:
+    with pytest.raises(TooManyTuples) as info:  # built, it would not fit this machine
         sira.evaluate("join(A, B)", relvars, engine=engine)
     assert (info.value.operator, info.value.limit) == ("JOIN", DEFAULT_MAX_TUPLES)
-    assert time.perf_counter() - started < 60
 
 
 MEMORY_PROBE = """
