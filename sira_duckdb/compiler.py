@@ -194,10 +194,13 @@ class Compiler:
         """A quoted helper column name (never an attribute of the tree)."""
         return ident(self.prefix + name)
 
-    def start(self, root) -> None:
+    def start(self, root, every_distinct: bool = False) -> None:
+        """Ready to compile ``root``: helper names, and which relvars are read with DISTINCT
+        (``every_distinct``: all of them; else those whose duplicates could change the
+        result)."""
         from sira.algebra.duplicates import relvars_needing_distinct
         self.prefix = helper_prefix(root)
-        self.need_distinct = relvars_needing_distinct(root)
+        self.need_distinct = None if every_distinct else relvars_needing_distinct(root)
 
     def lambda_name(self) -> str:
         """A new lambda parameter name (quoted; never an attribute of the tree)."""

@@ -127,7 +127,7 @@ class DuckDBEngine:
                                  value=value) from None
 
     # ------------------------------------------------------------------ compiling
-    def _prepare(self, expr, relvars, options):
+    def _prepare(self, expr, relvars, options, every_distinct: bool = False):
         import sira
         from sira.engine.guards import check_options
         from sira.rewrite import optimize
@@ -143,7 +143,7 @@ class DuckDBEngine:
             if rewrite and isinstance(node, sira.Node):
                 node = optimize(node)  # never changes a result (sira.rewrite)
             if not isinstance(node, Expr):
-                c.start(node)
+                c.start(node, every_distinct)
         except BaseException:
             c.release()
             raise
@@ -174,18 +174,30 @@ class DuckDBEngine:
         Raises:
             the sira error the Python engine raises on the same input (naming the node).
         """
-        c, node = self._prepare(expr, relvars, options)
-        try:
-            return c.evaluate(node)
-        finally:
-            c.release()
+        return self._result(expr, relvars, options, lambda c, node: c.evaluate(node))
 
     @_deep
     def arrow(self, expr, relvars=None, **options):
         """The result as a pyarrow Table (no Python tuples are made)."""
+        return self._result(expr, relvars, options, lambda c, node: c.arrow(node))
+
+    def _result(self, expr, relvars, options, action):
+        """``action(compiler, node)`` run on the compiled query. A ``max_tuples`` guard counts
+        the rows DuckDB makes; over relvars read without DISTINCT (their duplicates cannot change
+        the result) those rows may repeat, so a refusal there is checked again over every relvar
+        made distinct, and only a refusal of the sets stands."""
+        from sira.errors import TooManyTuples
         c, node = self._prepare(expr, relvars, options)
         try:
-            return c.arrow(node)
+            return action(c, node)
+        except TooManyTuples:
+            if not c.undeduped:
+                raise
+        finally:
+            c.release()
+        c, node = self._prepare(expr, relvars, options, every_distinct=True)
+        try:
+            return action(c, node)
         finally:
             c.release()
 
@@ -205,7 +217,13 @@ class DuckDBEngine:
     @_deep
     def sql(self, expr, relvars=None, **options) -> str:
         """The SQL text of the query computing ``expr`` on this connection. The views and
-        temporary tables it names stay registered until :meth:`close`."""
+        temporary tables it names stay registered until :meth:`close`.
+
+        The text reads a relvar without DISTINCT where its duplicates cannot change the result
+        (``sira.algebra.duplicates``); a ``max_tuples`` guard in it then counts rows as DuckDB
+        makes them, so over inputs holding duplicate rows it can refuse a result whose set is
+        within the limit (:meth:`evaluate` and :meth:`arrow` check such a refusal again over
+        the sets). Pass distinct inputs, or a larger ``max_tuples``, to run it yourself."""
         c, node = self._prepare(expr, relvars, options)
         self._kept.append(c)
         return c.query(node)
