@@ -69,8 +69,10 @@ def ordered(df, heading: Heading):
 class Compiler:
     """Compiles one tree for one engine and set of relvars."""
 
-    def __init__(self, engine, relvars: dict, options: dict | None = None):
+    def __init__(self, engine, relvars: dict, options: dict | None = None,
+                 every_distinct: bool = False):
         _load_families()
+        self.every_distinct = every_distinct  # every relvar from outside sira made distinct
         self.engine = engine
         self.spark = engine.spark
         self.relvars = relvars
@@ -140,7 +142,7 @@ class Compiler:
     def _root(self, node) -> None:
         from sira.algebra.duplicates import relvars_needing_distinct
         from sira.algebra.node import Node
-        if isinstance(node, Node):
+        if isinstance(node, Node) and not self.every_distinct:
             self.need_distinct = relvars_needing_distinct(node)
 
     def _run(self, node, action):

@@ -367,12 +367,11 @@ class SparkEngine:
     def dataframe(self, expr, relvars=None, **options):
         """The DataFrame plan of a relational expression, not collected (relvars from outside
         sira are checked for NULL and NaN now, one Spark job each)."""
-        from .compiler import Compiler
         self.require_running()
         options = dict(options)
         relvars = self._intake(relvars, options)
         node = self._tree(expr, relvars, options)
-        return Compiler(self, relvars, self._options(options)).dataframe(node)
+        return self._compiled(relvars, self._options(options), lambda c: c.dataframe(node))
 
     def evaluate(self, expr, relvars=None, **options):
         """Evaluate on Spark and collect the result as a Relation (or a scalar).
@@ -380,12 +379,27 @@ class SparkEngine:
         Options: ``nulls`` (``"error"`` or ``"drop"``, see the class), ``max_tuples``,
         ``rewrite`` (default True: the tree goes through :mod:`sira.rewrite` first).
         """
-        from .compiler import Compiler
         self.require_running()
         options = dict(options)
         relvars = self._intake(relvars, options)
         node = self._tree(expr, relvars, options)
-        return Compiler(self, relvars, self._options(options)).evaluate(node)
+        return self._compiled(relvars, self._options(options), lambda c: c.evaluate(node))
+
+    def _compiled(self, relvars, options, action):
+        """``action(compiler)``. A ``max_tuples`` guard counts rows; over relvars read without
+        distinct() (their duplicates cannot change the result) those rows may repeat, so a
+        refusal there is checked again with every relvar made distinct, and only a refusal of
+        the sets stands."""
+        from sira.errors import TooManyTuples
+
+        from .compiler import Compiler
+        c = Compiler(self, relvars, options)
+        try:
+            return action(c)
+        except TooManyTuples:
+            if not c.undeduped:
+                raise
+        return action(Compiler(self, relvars, options, every_distinct=True))
 
     def explain(self, expr, relvars=None, extended: bool = False) -> str:
         """Spark's physical plan for an expression."""
