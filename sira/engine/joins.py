@@ -323,9 +323,28 @@ def _join(node, ctx):
     return acc
 
 
+def semi_by_coverage(node, ctx, keep: bool):
+    """SEMIJOIN (keep=True) or SEMIMINUS pointwise on one shared interval attribute, by the
+    right operand's coverage (``coverage.py``: O(n log n + output), no split); None when the
+    operands share no or several pointwise attributes."""
+    shared = shared_pointwise(node, node.left.heading, node.right.heading)
+    if len(shared) != 1:
+        return None
+    from . import Packed
+    from .coverage import semi_rows
+    from .packing import pack_relation
+    (name,) = shared
+    left = pack_relation(ctx.eval(node.left), [name])  # its pieces then come out packed
+    result = Relation(node.heading, frozenset(semi_rows(left, ctx.eval(node.right), name, keep)))
+    return Packed(result) if tuple(node.pack_list) == (name,) else result
+
+
 def _semi(node, ctx, keep: bool):
     """SEMIJOIN (keep=True) or SEMIMINUS: the left rows stream through a set of right keys."""
     lh, rh = node.left.heading, node.right.heading
+    covered = semi_by_coverage(node, ctx, keep)
+    if covered is not None:
+        return covered
     if shared_pointwise(node, lh, rh):
         l, r = pointwise_pair(node, ctx.eval(node.left), ctx.eval(node.right),
                               Guard.of(node, ctx.options))
