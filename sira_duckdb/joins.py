@@ -181,8 +181,30 @@ def _join(node, children, c):
     return f"SELECT * FROM {name}"
 
 
+def _by_overlap_join(node, c):
+    """SEMIJOIN/SEMIMINUS pointwise on one shared ordinal interval attribute: compiled as the
+    overlap join with the right operand's projection on the shared attributes
+    (``sira.algebra.derived.semi_as_overlap_join``; a SEMIMINUS then a swept MINUS), packed,
+    with no split; None otherwise."""
+    from sira.algebra.derived import semi_as_overlap_join
+    lowered = semi_as_overlap_join(node)
+    if lowered is None:
+        return None
+    (name,) = lowered.using
+    if node.left.heading.type_of(name).point not in ORDINAL_POINTS:
+        return None
+    c.lowering.append(node)  # a guard inside names this operator
+    try:
+        return Packed(f"SELECT * FROM {c.compile(lowered)}")
+    finally:
+        c.lowering.pop()
+
+
 @translates(SemiJoin)
 def _semijoin(node, children, c):
+    covered = _by_overlap_join(node, c)
+    if covered is not None:
+        return covered
     lh, rh = node.left.heading, node.right.heading
     left, right = pointwise_pair(node, c, children[0], lh, children[1], rh)
     return semi(left, lh, right, rh, True)
@@ -190,6 +212,9 @@ def _semijoin(node, children, c):
 
 @translates(SemiMinus)
 def _semiminus(node, children, c):
+    covered = _by_overlap_join(node, c)
+    if covered is not None:
+        return covered
     lh, rh = node.left.heading, node.right.heading
     left, right = pointwise_pair(node, c, children[0], lh, children[1], rh)
     return semi(left, lh, right, rh, False)
