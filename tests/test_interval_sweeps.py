@@ -228,3 +228,18 @@ def test_set_operations_of_long_intervals_in_one_group_are_not_split():
     for text in ("semijoinusing(rx, qx, (during))", "semiminususing(rx, q, (during))"):
         assert (_duckdb().evaluate(text, relvars, max_tuples=20_000)
                 == sira.evaluate(text, relvars)), text
+
+
+@pytest.mark.parametrize("engine", ["python", "duckdb"])
+def test_a_pointwise_semijoin_by_coverage_keeps_max_tuples(engine):
+    """1,000 left tuples over [0, 1000), the right side covering every other point: 500,000
+    result tuples, refused under max_tuples=10,000 on every engine."""
+    from sira.errors import TooManyTuples
+    n = 1000
+    left = Relation.from_rows({"k": INT, "v": INT, "during": INTINTERVAL},
+                              [(0, i, Interval(0, n)) for i in range(n)])
+    right = Relation.from_rows({"k": INT, "w": INT, "during": INTINTERVAL},
+                               [(0, 0, Interval(2 * i, 2 * i + 1)) for i in range(n)])
+    run = sira.evaluate if engine == "python" else _duckdb().evaluate
+    with pytest.raises(TooManyTuples, match="SEMIJOIN"):
+        run("semijoinusing(l, r, (during))", {"l": left, "r": right}, max_tuples=10_000)

@@ -135,11 +135,12 @@ def _intervals(cover: tuple) -> list:
     return list(map(Interval, *cover))
 
 
-def semi_rows(left, right, name: str, keep: bool) -> list:
+def semi_rows(left, right, name: str, keep: bool, guard=None) -> list:
     """SEMIJOIN (``keep``) or SEMIMINUS of the relations ``left`` and ``right`` pointwise on
     their common interval attribute ``name``: each left tuple over the parts of its interval
     that some right tuple matching it on the other common attributes covers (or that none
-    does). ``left`` must be packed on ``name``, so the pieces come out packed."""
+    does). ``left`` must be packed on ``name``, so the pieces come out packed. ``guard``
+    (max_tuples) refuses a result growing past its limit."""
     lh, rh = left.heading, right.heading
     common = [n for n in lh.names if n in rh and n != name]
     lkey = row_getter([lh.index(n) for n in common])
@@ -152,4 +153,6 @@ def semi_rows(left, right, name: str, keep: bool) -> list:
             continue
         head, tail = row[:pos], row[pos + 1:]
         rows.extend(head + (p,) + tail for p in pieces(iv, covers.get(lkey(row), _EMPTY), keep))
+        if guard is not None and len(rows) > guard.limit:  # max_tuples, as the result grows
+            raise guard.error()
     return rows

@@ -335,7 +335,8 @@ def semi_by_coverage(node, ctx, keep: bool):
     from .packing import pack_relation
     (name,) = shared
     left = pack_relation(ctx.eval(node.left), [name])  # its pieces then come out packed
-    result = Relation(node.heading, frozenset(semi_rows(left, ctx.eval(node.right), name, keep)))
+    rows = semi_rows(left, ctx.eval(node.right), name, keep, Guard.of(node, ctx.options))
+    result = Relation(node.heading, frozenset(rows))
     return Packed(result) if tuple(node.pack_list) == (name,) else result
 
 
