@@ -203,6 +203,41 @@ def test_coverage_operators_equal_the_split(kind, keys, data):
         assert _duckdb().evaluate(text, relvars) == expected, text  # by its overlap join
 
 
+def _with_second_interval(kind, rows):
+    """Rows with a second interval attribute ``y``, matched by equality under USING (during):
+    [v, v+1), or unbounded when v is 0."""
+    itype, point = POINTS[kind]
+    body = [{"k": k, "y": Interval(point(v), None if v == 0 else point(v + 1)),
+             "during": Interval(point(b), None if open_ == 0 else point(b + length))}
+            for k, v, (b, length, open_) in rows]
+    return Relation.from_rows({"k": INT, "y": itype, "during": itype}, body)
+
+
+@pytest.mark.parametrize("kind", sorted(POINTS))
+@settings(max_examples=12, deadline=None)
+@given(st.integers(1, 3), st.data())
+def test_a_second_shared_interval_attribute_is_matched_by_equality(kind, keys, data):
+    """Found by the differential test: DuckDB ran SEMIJOINUSING(L, R, (x)) as a JOIN with
+    PROJECT(R, shared), and that PROJECT packed the other shared interval attribute too, so a
+    left tuple whose y equalled a right tuple's y before the packing was lost."""
+    relvars = {"r": _with_second_interval(kind, data.draw(_rows(keys))),
+               "q": _with_second_interval(kind, data.draw(_rows(keys)))}
+    for text in ("semijoinusing(r, q, (during))", "semiminususing(r, q, (during))"):
+        expected = _split_everywhere(text, relvars)
+        assert sira.evaluate(text, relvars) == expected, text
+        assert _duckdb().evaluate(text, relvars) == expected, text
+
+
+def test_the_differential_test_s_semijoin_with_two_shared_intervals():
+    both = Relation.from_rows({"k": INT, "x": INTINTERVAL, "y": INTINTERVAL},
+                              [(0, Interval(0, None), Interval(0, 1)),
+                               (0, Interval(0, None), Interval(0, None))])
+    relvars = {"l": both, "r": both}
+    for run in (sira.evaluate, _duckdb().evaluate):
+        assert run("semijoinusing(l, r, (x))", relvars) == both
+        assert len(run("semiminususing(l, r, (x))", relvars)) == 0
+
+
 def test_set_operations_of_long_intervals_in_one_group_are_not_split():
     """4,000 overlapping intervals of one group, holes punched every other point: the split
     made 8 million pieces (36 s) for a result of 4,000 tuples; max_tuples=20,000 would refuse

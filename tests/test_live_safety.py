@@ -75,6 +75,32 @@ def test_the_stream_remembers_the_bound_it_passed_on_after_every_producer_left()
     assert s.clock == 31
 
 
+def test_the_stream_s_bound_covers_a_row_let_out_when_the_last_other_producer_left():
+    """Found by the live property test: P1's row at 1 waited for P2 (bounded at 0) and left
+    when P2 detached; with no producer left the stream's bound fell back to the 0 it had passed
+    on, so a newcomer could insert at 0 after the row at 1 had gone out, and every query
+    downstream failed on an out-of-order row."""
+    engine, (q,) = engine_with("changes(window(s, ts, partition(k) rows(2) range(4)), at)")
+    s = engine.streams["s"]
+    p1, p2 = s.attach("P1"), s.attach("P2")
+    p1.insert({"k": 0, "v": 0}, 0)
+    p2.insert({"k": 0, "v": 0}, 0)
+    p1.bound(0, strict=True)
+    p1.insert({"k": 0, "v": 1}, 1)  # waits for P2
+    p1.detach()
+    p2.detach()  # P1's row at 1 leaves now
+    assert s.clock == 1 and s.passed_bound == 1
+    p3 = s.attach("P3")
+    before = snapshot(engine)
+    with pytest.raises(LateRowError) as err:
+        p3.insert({"k": 0, "v": 2}, 0)
+    assert err.value.bound == 1 and snapshot(engine) == before
+    p3.insert({"k": 0, "v": 2}, 1)
+    p3.detach()
+    engine.finish()
+    assert q.error is None
+
+
 def test_a_newcomer_still_barges_in_between_the_bound_and_waiting_rows():
     s = StreamEngine().create_stream("s", {"v": INT})
     out = []

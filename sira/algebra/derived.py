@@ -15,6 +15,7 @@ from .aggregation import Aggregate, SummarizeBy
 from .basic import Extend, Project
 from .joins import DivideBy, Join, LeftJoin, SemiJoin, SemiMinus
 from .nesting import Group, Ungroup
+from .packing import interval_names
 from .setops import Intersect, Minus, Union, XMinus
 
 
@@ -41,7 +42,9 @@ def semi_as_overlap_join(node):
     pointwise attributes, or a result packed on more than ``x``).
 
     Only the attributes the operands share matter in the right operand, so
-    ``semijoinusing(L, R, (x))`` is ``joinusing(L, project(R, shared), (x))``: each left tuple
+    ``semijoinusing(L, R, (x))`` is ``joinusing(L, project(R, shared), (x))`` when ``x`` is the
+    only interval attribute the operands share (PROJECT packs every interval attribute it
+    keeps, and another one is matched by equality): each left tuple
     over the points of ``x`` where a right tuple agreeing on the shared attributes holds. Its
     SEMIMINUS is the left minus that, pointwise. An engine with an overlap join (and a swept
     MINUS) runs both in O(n log n + output), where the pointwise split costs every overlap.
@@ -56,9 +59,13 @@ def semi_as_overlap_join(node):
     shared = [n for n in node.pointwise if n in left and n in right]
     if len(shared) != 1 or tuple(node.pack_list) != tuple(shared):
         return None
+    common = left.common(right, node.operator_name)
+    if any(n in interval_names(left) for n in common if n not in shared):
+        # PROJECT packs every interval attribute it keeps: another shared interval attribute,
+        # matched by equality here, would be packed too and match other values
+        return None
     using = tuple(shared)
-    covered = Join((node.left, Project(node.right, left.common(right, node.operator_name))),
-                   using=using)
+    covered = Join((node.left, Project(node.right, common)), using=using)
     return covered if isinstance(node, SemiJoin) else Minus(node.left, covered, using=using)
 
 

@@ -536,14 +536,18 @@ class NamedStream:
 
     @property
     def bound(self):
-        """The stream's output bound: no later row will have an earlier rowtime."""
+        """The stream's output bound: no later row will have an earlier rowtime. It is never
+        before the latest row out, even when that row's producer has left since."""
+        passed, clock = self._passed, self.clock
+        floor = clock if passed is None or (clock is not None and clock > passed) else passed
         attached = [s for s in self._producers if s.attached or s.queue]
         if not attached:
-            return self._passed if self._passed is not None else self.clock
+            return floor
         bounds = [self._effective_bound(s) for s in attached]
         if any(b is None for b in bounds):
-            return self._passed if self._passed is not None else self.clock
-        return min(bounds)
+            return floor
+        least = min(bounds)
+        return least if floor is None or least > floor else floor
 
     def _emit(self, bodies, bound):
         for callback in self._listeners:
