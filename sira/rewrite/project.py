@@ -11,7 +11,10 @@
 * ``project(union(R1, R2, ...), N)`` -> ``union(project(R1, N), project(R2, N), ...)``.
 
 These are exact under sira's interval semantics: every one of these operators is "unpack,
-compute, pack", and the outermost PROJECT packs the same point set on the same list.
+compute, pack", and the outermost PROJECT packs the same point set on the same list. The one
+exception is an interval attribute a JOIN compares by equality (``joinusing(R1, R2, ())``, or a
+USING list without it): an operand keeping it is not narrowed, since the narrowing PROJECT
+would pack it and change the values compared.
 
     >>> from sira import parse
     >>> from sira.values import Heading
@@ -64,11 +67,18 @@ def push_project(node):
         for s in src.sources:
             for n in s.heading.names:
                 counts[n] = counts.get(n, 0) + 1
-        keep = wanted | {n for n, c in counts.items() if c > 1} | set(src.using or ())
+        shared = {n for n, c in counts.items() if c > 1}
+        keep = wanted | shared | set(src.using or ())
+        pointwise = set(interval_names(src.heading) if src.using is None else src.using)
         narrowed = []
         for s in src.sources:
             names = tuple(n for n in s.heading.names if n in keep)
-            narrowed.append(Project(s, names) if len(names) < s.heading.degree else s)
+            # the narrowing PROJECT packs the interval attributes it keeps: harmless for one
+            # the JOIN takes pointwise or one only this operand has (the outer PROJECT packs
+            # the same points), wrong for one the JOIN compares by equality
+            equal = [n for n in interval_names(s.heading) if n in shared and n not in pointwise]
+            narrowed.append(Project(s, names) if len(names) < s.heading.degree and not equal
+                            else s)
         if any(a is not b for a, b in zip(narrowed, src.sources)):
             return Project(attrs.evolve(src, sources=tuple(narrowed)), node.names)
         return node
