@@ -477,7 +477,7 @@ def fixed_cost(engine, con, calls: int = 300) -> tuple:
             fn()
             times.append(time.perf_counter() - started)
         return statistics.median(times) * 1000
-    sira_ms = median_ms(lambda: engine.sql(text, relvars))
+    sira_ms = median_ms(lambda: (engine.sql(text, relvars), engine.close()))
     hand = "SELECT DISTINCT a, b FROM fixed_r JOIN fixed_s USING (k)"
     hand_ms = median_ms(lambda: con.sql(hand).fetchall())
     con.unregister("fixed_r")

@@ -57,6 +57,35 @@ def test_relvar_given_as_a_relation(engine):
     assert sira.evaluate(QUERY, {"files": FILES}, engine="duckdb") == EXPECTED
 
 
+@pytest.mark.parametrize("lend", [True, False], ids=["lent", "views"])
+def test_python_objects_are_lent_for_one_query_and_given_back(engine, monkeypatch, lend):
+    """Arrow tables, pandas DataFrames and Relations are lent to DuckDB for one evaluation (by
+    a handle on DuckDB 2, by a view before it) and given back after it, also when it fails;
+    what ``sql`` names stays readable until ``close``."""
+    import sys
+
+    import pyarrow as pa
+    import sira_duckdb.compiler as compiler
+    if not lend:
+        monkeypatch.setattr(compiler, "_LEND", None)
+    table = FILES.to_arrow()
+    frame = files_frame()
+    before = sys.getrefcount(table), sys.getrefcount(frame)
+    for value in (table, frame, FILES):
+        assert engine.evaluate(QUERY, {"files": value}) == EXPECTED
+        with pytest.raises(DivisionByZero):
+            engine.evaluate("extend(files, (x(div(pagesize, 0))))", {"files": value})
+    assert (sys.getrefcount(table), sys.getrefcount(frame)) == before
+    text = engine.sql(QUERY, {"files": table})
+    assert sorted(engine.connection.sql(text).fetchall()) == [(16384,), (32768,)]
+    assert sys.getrefcount(table) > before[0]
+    engine.close()
+    assert sys.getrefcount(table) == before[0]
+    views = engine.connection.sql("SELECT count(*) FROM duckdb_views() WHERE NOT internal")
+    assert views.fetchall() == [(0,)]
+    assert isinstance(table, pa.Table)
+
+
 def test_a_dataframe_with_duplicates_is_a_set(engine):
     df = files_frame()
     assert engine.evaluate("files", {"files": df}) == FILES
