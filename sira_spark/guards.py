@@ -91,6 +91,12 @@ def check_join(c, node, left, lh, right, rh) -> None:
     guard.check(size, inside)
 
 
+def check_size(c, node, size: int) -> None:
+    """Refuse a result of ``node`` whose size, computed before it runs, is over the limit."""
+    guard, inside = guard_of(c, node)
+    guard.check(size, inside)
+
+
 def _quiet(c):
     from .compiler import quiet_task_failures
     return quiet_task_failures(c.spark)

@@ -1,19 +1,35 @@
 """Spark translations of JOIN, SEMIJOIN, SEMIMINUS, LEFTJOIN: natural equi-joins on the common
 attributes, plain ``==`` on scalar attributes and null-safe equality only on attributes that can
 hold a null inside (an interval's open end, nested tuple/relation values). A join of two sets is
-a set, so no ``distinct`` follows."""
+a set, so no ``distinct`` follows.
+
+A JOIN of two operands pointwise on one shared ordinal interval attribute is an overlap join
+(``overlap_join``), as on the Python and DuckDB engines, never a split: both operands are packed
+on the interval and numbered, then one window per key over every begin and end of both sides
+keeps two running counts (left begins, right begins so far; at one point ends first, then left
+begins, then right begins). A left tuple's partners are the right tuples numbered in (right
+count at its begin, right count at its end]: the right begins inside it. A right tuple's are the
+left begins strictly inside it. So every overlapping pair is found once, by whichever begin lies
+inside the other interval; ``sequence`` and ``explode`` spread each tuple over its partners'
+numbers and an equi-join on (key, number) meets them. Its size, the sum of the ranges, is known
+before it runs, and ``max_tuples`` is checked on it. SEMIJOIN and SEMIMINUS on such an attribute
+run as that JOIN with the right operand's projection (``sira.algebra.derived.semi_as_overlap_join``;
+SEMIMINUS then as a swept MINUS). O(n log n + output) however long the intervals: the split
+cut every interval at every boundary of its key inside it.
+"""
 
 from __future__ import annotations
 
 from functools import reduce
 
+from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from sira.algebra.fallible import fallible_attributes
 from sira.algebra.joins import Join, LeftJoin, SemiJoin, SemiMinus
 
 from .basic import computed_on_every_row, formula_column
-from .compiler import ordered, translates
+from .compiler import Packed, ordered, translates
 from .functions import column
 from .guards import check_join, check_rows
 from .packing import split_dataframes
@@ -46,8 +62,99 @@ def natural_join(left, lh, right, rh, how="inner"):
     return joined.drop(*[f"__r_{n}" for n in common])
 
 
+#: the point types of intervals the overlap join takes (those the Python engine sweeps)
+def _ordinal_points():
+    from sira.types import DATE, INT, LONG, TIMESTAMP
+    return (INT, LONG, DATE, TIMESTAMP)
+
+
+ORDINAL_POINTS = _ordinal_points()
+
+
+def _c(name):
+    return F.col(f"`{name}`")
+
+
+def overlap_join(c, node, left, lh, right, rh, name):
+    """JOIN of ``left`` and ``right`` pointwise on ``name``, their one shared pointwise
+    attribute, packed on it (see the module docstring); ``max_tuples`` checked before it runs.
+
+    Each packed side is numbered (``monotonically_increasing_id``) and stored
+    (``localCheckpoint``), so the numbers the window sees are the ones the final join sees."""
+    from .guards import check_size
+    from .packing import pack_one
+    key = [n for n in lh.names if n in rh and n != name]
+    sides = [pack_one(df, h, name).withColumn("__id", F.monotonically_increasing_id())
+             .localCheckpoint() for df, h in ((left, lh), (right, rh))]
+    events = []
+    for j, side in enumerate(sides):  # j: 0 left, 1 right
+        iv = _c(name)
+        for pos, o, isb in ((iv["begin"], j + 1, True), (iv["end"], 0, False)):
+            events.append(side.select(*[_c(k) for k in key], pos.alias("__pos"),
+                                      F.lit(o).alias("__o"), F.lit(j).alias("__side"), "__id",
+                                      F.lit(isb).alias("__isb")))
+    ev = events[0].unionByName(events[1]).unionByName(events[2]).unionByName(events[3])
+    w = Window.partitionBy(*[_c(k) for k in key]).orderBy(
+        F.col("__pos").asc_nulls_last(), "__o").rowsBetween(Window.unboundedPreceding, 0)
+    counted = ev.select("__side", "__id", "__isb",
+                        F.sum((F.col("__o") == 1).cast("long")).over(w).alias("__cl"),
+                        F.sum((F.col("__o") == 2).cast("long")).over(w).alias("__cr"))
+    own = F.when(F.col("__side") == 0, F.col("__cl")).otherwise(F.col("__cr"))
+    other = F.when(F.col("__side") == 0, F.col("__cr")).otherwise(F.col("__cl"))
+    marks = counted.groupBy("__side", "__id").agg(
+        F.max(F.when(F.col("__isb"), own)).alias("__rn"),
+        F.max(F.when(F.col("__isb"), other)).alias("__lo"),
+        F.max(F.when(~F.col("__isb"), other)).alias("__hi")).localCheckpoint()
+    size = marks.select(F.sum(F.greatest(F.col("__hi") - F.col("__lo"), F.lit(0))
+                              ).cast("decimal(38,0)")).first()[0]
+    check_size(c, node, int(size or 0))
+    marked = [side.join(marks.where(F.col("__side") == j).drop("__side"), "__id")
+              for j, side in enumerate(sides)]
+    out = []
+    for j, (mine, theirs) in enumerate(((marked[0], marked[1]), (marked[1], marked[0]))):
+        spread = mine.where(F.col("__hi") > F.col("__lo")).withColumn(
+            "__m", F.explode(F.sequence(F.col("__lo") + 1, F.col("__hi"))))
+        a = spread.select(*[_c(n).alias(f"__a_{n}") for n in (lh if j == 0 else rh).names],
+                          "__m")
+        b = theirs.select(*[_c(n).alias(f"__b_{n}") for n in (rh if j == 0 else lh).names],
+                          "__rn")
+        cond = [F.col("__rn") == F.col("__m")]
+        h = lh if j == 0 else rh
+        cond += [equal(F.col(f"`__a_{k}`"), F.col(f"`__b_{k}`"), h.type_of(k)) for k in key]
+        joined = a.join(b, reduce(lambda x, y: x & y, cond))
+        lp, rp = ("__a_", "__b_") if j == 0 else ("__b_", "__a_")
+        lb, le = F.col(f"`{lp}{name}`")["begin"], F.col(f"`{lp}{name}`")["end"]
+        rb, re_ = F.col(f"`{rp}{name}`")["begin"], F.col(f"`{rp}{name}`")["end"]
+        end = F.when(le.isNull(), re_).when(re_.isNull(), le).otherwise(F.least(le, re_))
+        picked = [F.col(f"`{lp}{n}`").alias(n) for n in lh.names if n != name] + \
+            [F.col(f"`{rp}{n}`").alias(n) for n in rh.names if n not in lh] + \
+            [F.struct(F.greatest(lb, rb).alias("begin"), end.alias("end")).alias(name)]
+        out.append(joined.select(*picked))
+    return out[0].unionByName(out[1])
+
+
+def _overlap_attribute(node):
+    """The one shared pointwise attribute of a two-operand JOIN when the overlap join takes it
+    (an ordinal interval), or None."""
+    if len(node.sources) != 2:
+        return None
+    lh, rh = node.sources[0].heading, node.sources[1].heading
+    shared = [n for n in node.pointwise if n in lh and n in rh]
+    if len(shared) == 1 and lh.type_of(shared[0]).point in ORDINAL_POINTS:
+        return shared[0]
+    return None
+
+
 @translates(Join)
 def _join(node, children, c):
+    swept = _overlap_attribute(node)
+    if swept is not None:
+        lh, rh = node.sources[0].heading, node.sources[1].heading
+        df = ordered(overlap_join(c, node, children[0], lh, children[1], rh, swept),
+                     node.heading)
+        # packed on that attribute only: the compiler packs it again when the result is to be
+        # packed on another interval attribute as well (one operand's own)
+        return Packed(df) if tuple(node.pack_list) == (swept,) else df
     df, h = children[0], node.sources[0].heading
     for source, other in zip(node.sources[1:], children[1:]):
         df, other = pointwise_pair(node, df, h, other, source.heading)
@@ -58,8 +165,29 @@ def _join(node, children, c):
     return df
 
 
+def _by_overlap_join(node, c):
+    """SEMIJOIN/SEMIMINUS pointwise on one shared ordinal interval attribute, as the overlap
+    join with the right operand's projection (``semi_as_overlap_join``), packed; None
+    otherwise."""
+    from sira.algebra.derived import semi_as_overlap_join
+    lowered = semi_as_overlap_join(node)
+    if lowered is None:
+        return None
+    (name,) = lowered.using
+    if node.left.heading.type_of(name).point not in ORDINAL_POINTS:
+        return None
+    c.lowering.append(node)  # a guard inside names this operator
+    try:
+        return Packed(c.compile(lowered))
+    finally:
+        c.lowering.pop()
+
+
 @translates(SemiJoin)
 def _semijoin(node, children, c):
+    covered = _by_overlap_join(node, c)
+    if covered is not None:
+        return covered
     lh, rh = node.left.heading, node.right.heading
     left, right = pointwise_pair(node, children[0], lh, children[1], rh)
     return natural_join(left, lh, right, rh, "left_semi")
@@ -67,6 +195,9 @@ def _semijoin(node, children, c):
 
 @translates(SemiMinus)
 def _semiminus(node, children, c):
+    covered = _by_overlap_join(node, c)
+    if covered is not None:
+        return covered
     lh, rh = node.left.heading, node.right.heading
     left, right = pointwise_pair(node, children[0], lh, children[1], rh)
     return natural_join(left, lh, right, rh, "left_anti")

@@ -18,6 +18,8 @@ import sira.engine.joins as joins
 from sira import INT, Relation
 from sira.intervals import DATEINTERVAL, INTINTERVAL, TIMESTAMPINTERVAL, Interval
 
+from conftest import ENGINES
+
 _DAY0 = dt.date(2020, 1, 1)
 _TS0 = dt.datetime(2020, 1, 1, 12, 0, 0)
 
@@ -265,7 +267,28 @@ def test_set_operations_of_long_intervals_in_one_group_are_not_split():
                 == sira.evaluate(text, relvars)), text
 
 
-@pytest.mark.parametrize("engine", ["python", "duckdb"])
+SPARK_TEXTS = ["joinusing(r, q, (during))", "join(r, rename(q2, (v, w)))",
+               "semijoinusing(r, q, (during))", "semiminususing(r, q, (during))",
+               "semijoinusing(r, project(q, (w, during)), (during))",
+               "semiminususing(r, rename(q, (w, v)), (during))"]
+
+
+@pytest.mark.skipif("spark" not in ENGINES, reason="Spark is not available here")
+@settings(max_examples=2, deadline=None)
+@given(st.sampled_from(sorted(POINTS)), st.integers(1, 3), st.data())
+def test_spark_overlap_join_equals_the_python_engine(kind, keys, data):
+    """Spark's JOIN pointwise on one interval (sira_spark.joins.overlap_join), and SEMIJOIN and
+    SEMIMINUS through it, against the Python engine (and its split)."""
+    left, right = data.draw(_rows(keys)), data.draw(_rows(keys))
+    relvars = {"r": _relation(kind, left), "q": _relation(kind, right, "w"),
+               "q2": _relation(kind, right)}
+    for text in SPARK_TEXTS:
+        expected = _split_everywhere(text, relvars)
+        assert sira.evaluate(text, relvars, engine="spark") == expected, text
+
+
+@pytest.mark.parametrize("engine", ["python", "duckdb"] + (["spark"] if "spark" in ENGINES
+                                                           else []))
 def test_a_pointwise_semijoin_by_coverage_keeps_max_tuples(engine):
     """1,000 left tuples over [0, 1000), the right side covering every other point: 500,000
     result tuples, refused under max_tuples=10,000 on every engine."""
@@ -275,6 +298,7 @@ def test_a_pointwise_semijoin_by_coverage_keeps_max_tuples(engine):
                               [(0, i, Interval(0, n)) for i in range(n)])
     right = Relation.from_rows({"k": INT, "w": INT, "during": INTINTERVAL},
                                [(0, 0, Interval(2 * i, 2 * i + 1)) for i in range(n)])
-    run = sira.evaluate if engine == "python" else _duckdb().evaluate
+    run = {"python": sira.evaluate, "duckdb": _duckdb().evaluate,
+           "spark": lambda *a, **k: sira.evaluate(*a, engine="spark", **k)}[engine]
     with pytest.raises(TooManyTuples, match="SEMIJOIN"):
         run("semijoinusing(l, r, (during))", {"l": left, "r": right}, max_tuples=10_000)
