@@ -5,9 +5,10 @@
   seen before it; islands are then aggregated to (min begin, max end).
 * A set operator pointwise on one interval attribute is a sweep line (``sweep``): begin/end
   events, running coverage per input, gaps-and-islands; its result comes out packed.
-* Splitting gathers, per group of key attributes, the sorted array of all boundaries, and cuts
-  each interval at the boundaries strictly inside it (``filter`` and ``transform`` on arrays,
-  then ``explode``): the cost follows the number of boundaries, never the interval lengths.
+* Splitting numbers the distinct boundaries of each group of key attributes (one window per
+  key), finds each interval's begin and end numbers by equi-joins and spreads it over the
+  pieces between them (``sequence``, ``explode``, an equi-join back to the boundaries): the
+  cost follows the pieces made, never the interval lengths.
 * PACK on several attributes splits first, then packs on each in order (as the Python engine).
 * UNPACK counts first (an action) and refuses results beyond ``max_tuples``. A split is part of
   the plan and is not counted before it runs (the Python engine counts its splits).
@@ -138,45 +139,62 @@ def sweep(dfs, heading, name, keep):
     return ordered(out, heading)
 
 
-def _join_on_key(df, bounds, key, heading):
-    if not key:
-        return df.crossJoin(bounds)
-    b = bounds.select(*[_c(k).alias(f"__k_{k}") for k in key],
-                      *[c for c in bounds.columns if c not in key])
-    cond = reduce(lambda x, y: x & y, [equal(_c(k), F.col(f"`__k_{k}`"), heading.type_of(k))
-                                       for k in key])
-    return df.join(b, cond, "inner").drop(*[f"__k_{k}" for k in key])
+def _key_condition(left, right, key, heading):
+    """Null-safe where an interval may hold a null: the key attributes of ``left`` equal to
+    those of ``right`` (whose key columns are named ``__k_<name>``)."""
+    return [equal(left[f"`{k}`"], right[f"`__k_{k}`"], heading.type_of(k)) for k in key]
 
 
 def split_dataframes(dfs, headings, names, key, distinct=True):
     """Split several DataFrames together on interval attributes ``names`` within groups ``key``.
 
-    Cutting can make equal pieces of different tuples, so each result gets one ``distinct``
-    (after the last attribute, not per attribute) unless the caller (PACK) does not need it.
+    For each attribute: the distinct boundaries (begins and ends of every input) of each key are
+    numbered by one window per key (``row_number``, the next boundary by ``lead``); each interval
+    finds the numbers of its begin and its end by equi-joins, is spread over the pieces between
+    them (``sequence``/``explode``; an open end runs to the key's last boundary) and each piece
+    number meets its boundaries by an equi-join on (key, number). O(n log n + pieces): no
+    interval is compared with the boundaries outside it. Cutting can make equal pieces of
+    different tuples, so each result gets one ``distinct`` (after the last attribute, not per
+    attribute) unless the caller (PACK) does not need it.
     """
     out = list(dfs)
     for name in names:
         points = []
         for df in out:
             iv = _c(name)
-            points.append(df.select(*[_c(k) for k in key], iv["begin"].alias("__p")))
+            points.append(df.select(*[_c(k).alias(f"__k_{k}") for k in key],
+                                    iv["begin"].alias("__p")))
             points.append(df.where(iv["end"].isNotNull())
-                          .select(*[_c(k) for k in key], iv["end"].alias("__p")))
-        allpoints = reduce(lambda a, b: a.unionByName(b), points)
-        bounds = allpoints.groupBy(*[_c(k) for k in key]).agg(
-            F.array_sort(F.collect_set("__p")).alias("__bounds"))
+                          .select(*[_c(k).alias(f"__k_{k}") for k in key],
+                                  iv["end"].alias("__p")))
+        w = Window.partitionBy(*[F.col(f"`__k_{k}`") for k in key]).orderBy("__p")
+        bounds = reduce(lambda a, b: a.unionByName(b), points).distinct() \
+            .withColumn("__si", F.row_number().over(w)) \
+            .withColumn("__sq", F.lead("__p").over(w)) \
+            .withColumn("__sn", F.count(F.lit(1)).over(w.rowsBetween(
+                Window.unboundedPreceding, Window.unboundedFollowing))).localCheckpoint()
         split = []
         for df, heading in zip(out, headings):
-            joined = _join_on_key(df, bounds, key, heading)
             iv = _c(name)
-            inner = F.filter("__bounds", lambda x: (x > iv["begin"]) &
-                             (iv["end"].isNull() | (x < iv["end"])))
-            pts = F.concat(F.array(iv["begin"]), inner, F.array(iv["end"]))
-            pieces = F.transform(F.sequence(F.lit(0), F.size(pts) - 2),
-                                 lambda i: F.struct(F.element_at(pts, i + 1).alias("begin"),
-                                                    F.element_at(pts, i + 2).alias("end")))
-            exploded = joined.withColumn(name, F.explode(pieces)).drop("__bounds")
-            split.append(ordered(exploded, heading))
+            b = bounds.select(*[F.col(f"`__k_{k}`") for k in key], F.col("__p").alias("__bp"),
+                              F.col("__si").alias("__bi"), F.col("__sn").alias("__bn"))
+            e = bounds.select(*[F.col(f"`__k_{k}`").alias(f"__e_{k}") for k in key],
+                              F.col("__p").alias("__ep"), F.col("__si").alias("__ei"))
+            first = df.join(b, reduce(lambda x, y: x & y, _key_condition(df, b, key, heading)
+                                      + [b["__bp"] == iv["begin"]]))
+            e_cond = [equal(first[f"`{k}`"], e[f"`__e_{k}`"], heading.type_of(k)) for k in key]
+            spans = first.join(e, reduce(lambda x, y: x & y, e_cond + [e["__ep"] == iv["end"]]),
+                               "left")
+            last = F.when(F.col("__ei").isNull(), F.col("__bn")).otherwise(F.col("__ei") - 1)
+            pieces = spans.withColumn("__g", F.explode(F.sequence(F.col("__bi"), last))) \
+                .select(*[_c(n) for n in heading.names if n != name], "__g")
+            g = bounds.select(*[F.col(f"`__k_{k}`") for k in key], "__si", "__p", "__sq")
+            cut = pieces.join(g, reduce(lambda x, y: x & y, _key_condition(pieces, g, key,
+                                                                           heading)
+                                        + [g["__si"] == pieces["__g"]]))
+            cut = cut.withColumn(name, F.struct(F.col("__p").alias("begin"),
+                                                F.col("__sq").alias("end")))
+            split.append(ordered(cut, heading))
         out = split
     out = [df.distinct() for df in out] if distinct else out
     from .guards import check_current
