@@ -248,10 +248,11 @@ def test_a_pointwise_split_is_refused_as_it_grows(text, operator, engine):
     assert "splitting the intervals" in str(err)
 
 
-@pytest.mark.parametrize("engine", SPLIT_ENGINES)
+@pytest.mark.parametrize("engine", ENGINES)
 def test_a_swept_summary_makes_no_pieces_and_is_not_refused(engine):
     """An integer sum over one USING attribute is swept (sira.engine.aggregation.sweep_summary
-    and its DuckDB translation): its cost is the input and the output, never the overlaps."""
+    and its DuckDB and Spark translations): its cost is the input and the output, never the
+    overlaps."""
     text = "summarizebyusing(R, (k, x), (c(plus(int(1)))), (x))"
     relvars = {"R": staggered(600)}
     out = sira.evaluate(text, relvars, max_tuples=10_000, engine=engine)

@@ -155,6 +155,19 @@ def test_duckdb_summarizebyusing_equals_the_split(kind, keys, data):
         assert engine.evaluate(text, relvars) == expected, text
 
 
+@pytest.mark.skipif("spark" not in ENGINES, reason="Spark is not available here")
+@settings(max_examples=2, deadline=None)
+@given(st.sampled_from(sorted(POINTS)), st.integers(1, 3), st.data())
+def test_spark_summarizebyusing_equals_the_split(kind, keys, data):
+    """Spark's integer-sum sweep (sira_spark.aggregation._swept) and its new split, against the
+    Python engine's split."""
+    relvars = {"r": _relation(kind, data.draw(_rows(keys)))}
+    for text in ("summarizebyusing(r, (k, during), (t(plus(v)) n(plus(1))), (during))",
+                 SUMMARIES[1], SUMMARIES[2]):
+        expected = _split_summary(text, relvars)
+        assert sira.evaluate(text, relvars, engine="spark") == expected, text
+
+
 def test_summarizebyusing_max_of_long_intervals_in_one_group_is_not_split():
     n = 3000
     r = Relation.from_rows({"k": INT, "v": INT, "during": INTINTERVAL},
