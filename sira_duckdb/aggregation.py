@@ -157,17 +157,13 @@ def _swept(node, children, c):
     one island (a running count of breaks), one tuple each: packed. Sorts and hash
     aggregations only: O(n log n + output), however long the intervals (the split costs their
     overlaps)."""
-    from sira.expressions.nodes import attributes_used
+    from sira.algebra.aggregation import sweepable
     from .packing import begin_of, end_of, nonempty, pack_one
-    if not node.using or len(node.using) != 1:
+    swept = sweepable(node, _TREE)
+    if swept is None:
         return None
-    (during,) = node.using
+    during, aggs = swept
     h = node.source.heading
-    aggs = aggregations(node.specs, h, node.operator_name)
-    if any(during in attributes_used(e) for _, _, e in node.specs) or any(
-            a.name not in _TREE or (a.name == "plus" and a.result_type not in INTEGER_TYPES)
-            for a in aggs):
-        return None
     if any(a.name != "plus" for a in aggs):
         return _tree(node, children, c, aggs)
     (child,) = children

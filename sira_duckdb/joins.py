@@ -21,6 +21,7 @@ key inside it; an inequality join compares every pair of a key)."""
 
 from __future__ import annotations
 
+from sira.algebra.derived import overlap_attribute
 from sira.algebra.fallible import fallible_attributes
 from sira.algebra.joins import Join, LeftJoin, SemiJoin, SemiMinus
 
@@ -68,15 +69,6 @@ def semi(left, lh, right, rh, keep: bool) -> str:
         return f"SELECT * FROM {left} WHERE {'' if keep else 'NOT '}{exists}"
     how = "SEMI" if keep else "ANTI"
     return f"SELECT l.* FROM {left} AS l {how} JOIN {right} AS r ON {join_condition(lh, rh)}"
-
-
-def _ordinal_points():
-    from sira.types import DATE, INT, LONG, TIMESTAMP
-    return (INT, LONG, DATE, TIMESTAMP)
-
-
-#: the point types of intervals the overlap join takes (those the Python engine sweeps)
-ORDINAL_POINTS = _ordinal_points()
 
 
 def overlap_join(c, node, left, lh, right, rh, name: str) -> str:
@@ -148,21 +140,9 @@ def _on(a: str, b: str, key, heading) -> list:
     return [equal(f"{a}.{ident(k)}", f"{b}.{ident(k)}", heading.type_of(k)) for k in key]
 
 
-def _overlap_attribute(node):
-    """The one shared pointwise attribute of a two-operand JOIN when the overlap join takes
-    it (an ordinal interval, as on the Python engine), or None."""
-    if len(node.sources) != 2:
-        return None
-    lh, rh = node.sources[0].heading, node.sources[1].heading
-    shared = [n for n in node.pointwise if n in lh and n in rh]
-    if len(shared) == 1 and lh.type_of(shared[0]).point in ORDINAL_POINTS:
-        return shared[0]
-    return None
-
-
 @translates(Join)
 def _join(node, children, c):
-    swept = _overlap_attribute(node)
+    swept = overlap_attribute(node)
     if swept is not None:
         lh, rh = node.sources[0].heading, node.sources[1].heading
         joined = overlap_join(c, node, children[0], lh, children[1], rh, swept)
@@ -189,9 +169,6 @@ def _by_overlap_join(node, c):
     from sira.algebra.derived import semi_as_overlap_join
     lowered = semi_as_overlap_join(node)
     if lowered is None:
-        return None
-    (name,) = lowered.using
-    if node.left.heading.type_of(name).point not in ORDINAL_POINTS:
         return None
     c.lowering.append(node)  # a guard inside names this operator
     try:

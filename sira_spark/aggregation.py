@@ -135,16 +135,13 @@ def _swept(node, children, c):
     next) holds them where the count is positive; PACK then joins the segments that meet with
     equal sums. O(n log n + output) however long the intervals (the split costs their
     overlaps), as on the DuckDB engine."""
-    from sira.expressions.nodes import attributes_used
+    from sira.algebra.aggregation import sweepable
     from .packing import pack_one
-    if not node.using or len(node.using) != 1:
+    swept = sweepable(node, {"plus"})
+    if swept is None:
         return None
-    (during,) = node.using
+    during, aggs = swept
     h = node.source.heading
-    aggs = aggregations(node.specs, h, node.operator_name)
-    if any(during in attributes_used(e) for _, _, e in node.specs) or any(
-            a.name != "plus" or a.result_type not in INTEGER_TYPES for a in aggs):
-        return None
     (df,) = children
     packed = pack_one(df, h, during)
     keys = [_c(n) for n in node.by if n != during]

@@ -25,6 +25,7 @@ from functools import reduce
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
+from sira.algebra.derived import overlap_attribute
 from sira.algebra.fallible import fallible_attributes
 from sira.algebra.joins import Join, LeftJoin, SemiJoin, SemiMinus
 
@@ -60,15 +61,6 @@ def natural_join(left, lh, right, rh, how="inner"):
     if how in ("left_semi", "left_anti"):
         return joined
     return joined.drop(*[f"__r_{n}" for n in common])
-
-
-#: the point types of intervals the overlap join takes (those the Python engine sweeps)
-def _ordinal_points():
-    from sira.types import DATE, INT, LONG, TIMESTAMP
-    return (INT, LONG, DATE, TIMESTAMP)
-
-
-ORDINAL_POINTS = _ordinal_points()
 
 
 def _c(name):
@@ -133,21 +125,9 @@ def overlap_join(c, node, left, lh, right, rh, name):
     return out[0].unionByName(out[1])
 
 
-def _overlap_attribute(node):
-    """The one shared pointwise attribute of a two-operand JOIN when the overlap join takes it
-    (an ordinal interval), or None."""
-    if len(node.sources) != 2:
-        return None
-    lh, rh = node.sources[0].heading, node.sources[1].heading
-    shared = [n for n in node.pointwise if n in lh and n in rh]
-    if len(shared) == 1 and lh.type_of(shared[0]).point in ORDINAL_POINTS:
-        return shared[0]
-    return None
-
-
 @translates(Join)
 def _join(node, children, c):
-    swept = _overlap_attribute(node)
+    swept = overlap_attribute(node)
     if swept is not None:
         lh, rh = node.sources[0].heading, node.sources[1].heading
         df = ordered(overlap_join(c, node, children[0], lh, children[1], rh, swept),
@@ -172,9 +152,6 @@ def _by_overlap_join(node, c):
     from sira.algebra.derived import semi_as_overlap_join
     lowered = semi_as_overlap_join(node)
     if lowered is None:
-        return None
-    (name,) = lowered.using
-    if node.left.heading.type_of(name).point not in ORDINAL_POINTS:
         return None
     c.lowering.append(node)  # a guard inside names this operator
     try:

@@ -29,6 +29,38 @@ def aggregations(specs, heading, operator):
     return out
 
 
+#: what a sweep line over one interval keeps running: integer sums, max, min, and, or
+SWEPT_AGGREGATES = frozenset({"plus", "max", "min", "and", "or"})
+
+
+def sweepable(node, names=SWEPT_AGGREGATES):
+    """``(attribute, aggregations)`` when the SUMMARIZEBYUSING ``node`` can be a sweep line over
+    its one USING attribute: no formula reads that attribute and every aggregation is one of
+    ``names``, with ``plus`` over integers only (a FLOAT sum is folded in the order of its
+    values); None otherwise. Every engine's sweep asks this.
+
+        >>> from sira import parse
+        >>> from sira.values import Heading
+        >>> h = {"r": Heading.of({"k": "int", "v": "int", "during": "intinterval"})}
+        >>> sweepable(parse("summarizebyusing(r, (k, during), (n(plus(1))), (during))", h))[0]
+        'during'
+        >>> sweepable(parse("summarizebyusing(r, (k, during), (n(plus(tofloat(v)))), "
+        ...                 "(during))", h)) is None
+        True
+    """
+    from ..expressions.nodes import attributes_used
+    from ..types import INTEGER_TYPES
+    if not node.using or len(node.using) != 1:
+        return None
+    (during,) = node.using
+    aggs = aggregations(node.specs, node.source.heading, node.operator_name)
+    if any(during in attributes_used(e) for _, _, e in node.specs) or any(
+            a.name not in names or (a.name == "plus" and a.result_type not in INTEGER_TYPES)
+            for a in aggs):
+        return None
+    return during, aggs
+
+
 @node_class
 class Aggregate(Node):
     """AGGREGATE (seed 004): ``aggregate(R, (silly(plus(pagesize)) count(plus(int(1)))))``.

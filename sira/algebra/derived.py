@@ -36,10 +36,29 @@ def lower_semiminus(node: SemiMinus):
     return Minus(node.left, SemiJoin(node.left, node.right))
 
 
+def overlap_attribute(node: Join):
+    """The one interval attribute a two-operand JOIN takes pointwise when the engines' overlap
+    joins can run it (both operands hold it, it is their only shared pointwise attribute, its
+    points are ordinal), or None.
+
+        >>> from sira import relvar, INT, INTINTERVAL
+        >>> l = relvar("l", {"k": INT, "x": INTINTERVAL})
+        >>> overlap_attribute(l.join(relvar("r", {"k": INT, "w": INT, "x": INTINTERVAL})))
+        'x'
+    """
+    if len(node.sources) != 2:
+        return None
+    lh, rh = node.sources[0].heading, node.sources[1].heading
+    shared = [n for n in node.pointwise if n in lh and n in rh]
+    if len(shared) == 1 and lh.type_of(shared[0]).point.ordinal:
+        return shared[0]
+    return None
+
+
 def semi_as_overlap_join(node):
     """SEMIJOIN or SEMIMINUS pointwise on one interval attribute ``x`` that both operands hold,
     as a JOIN with what the right operand covers, or None for any other (several shared
-    pointwise attributes, or a result packed on more than ``x``).
+    pointwise attributes, a result packed on more than ``x``, points that are not ordinal).
 
     Only the attributes the operands share matter in the right operand, so
     ``semijoinusing(L, R, (x))`` is ``joinusing(L, project(R, shared), (x))`` when ``x`` is the
@@ -59,6 +78,8 @@ def semi_as_overlap_join(node):
     shared = [n for n in node.pointwise if n in left and n in right]
     if len(shared) != 1 or tuple(node.pack_list) != tuple(shared):
         return None
+    if not left.type_of(shared[0]).point.ordinal:
+        return None  # the engines' overlap joins take ordinal points (as their sweeps)
     common = left.common(right, node.operator_name)
     if any(n in interval_names(left) for n in common if n not in shared):
         # PROJECT packs every interval attribute it keeps: another shared interval attribute,
