@@ -109,8 +109,16 @@ def spark_engine():
 
 
 def executed_plan(engine, query):
-    df = engine.dataframe(query, {"S": S, "E": E})
-    return df._jdf.queryExecution().executedPlan().toString()
+    """The executed plan of ``query``, with every ``localCheckpoint`` the translation takes left
+    in the plan (a stored step's own plan would not show in the plan that reads it)."""
+    cls = type(engine.spark.range(0))  # the DataFrame class in use (pyspark's classic one)
+    real = cls.localCheckpoint
+    cls.localCheckpoint = lambda self, eager=True, storageLevel=None: self
+    try:
+        df = engine.dataframe(query, {"S": S, "E": E})
+        return df._jdf.queryExecution().executedPlan().toString()
+    finally:
+        cls.localCheckpoint = real
 
 
 #: families whose sweep without a key still goes through one partition on main: the bucketed
