@@ -138,6 +138,10 @@ def _aggregate(node, children, c):
 def _summarizeby(node, children, c):
     """Every group's aggregates are computed, even those of groups a restriction above drops
     or of attributes nothing reads, when they may fail (see ``sira.algebra.fallible``)."""
+    from sira.algebra.derived import summarize_by_points
+    by_points = summarize_by_points(node)  # a formula reads a USING attribute: the definition
+    if by_points is not None:
+        return Packed(f"SELECT * FROM {c.compile(by_points)}")
     swept = _swept(node, children, c)
     if swept is not None:
         return Packed(computed_on_every_row(swept, fallible_attributes(node)))

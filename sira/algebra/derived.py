@@ -114,6 +114,33 @@ def lower_summarizeby(node: SummarizeBy, rva: str = "__group__"):
     return Group(node.source, ((rva, rest),)) if rest else Project(node.source, node.by)
 
 
+def summarize_by_points(node: SummarizeBy):
+    """SUMMARIZEBYUSING whose aggregate formulas read a USING attribute, as its definition
+    (Date, Darwen and Lorentzos): ``pack(summarizeby(unpack(R, U), BY, specs), U)``, so a
+    formula sees each point's unit interval, as it would over UNPACK(R); None when no formula
+    reads a USING attribute (the engines' sweeps and splits are then exact). Its cost follows
+    the points, and UNPACK refuses more than ``max_tuples`` of them.
+
+        >>> from sira import relvar, INT, INTINTERVAL, attr, call
+        >>> r = relvar("r", {"k": INT, "x": INTINTERVAL})
+        >>> node = SummarizeBy(r, ("k", "x"), (("n", "plus", call("duration", attr("x"))),),
+        ...                    using=("x",))
+        >>> summarize_by_points(node)
+        pack(summarizebyusing(unpack(r,(x)),(k,x),(n(plus(duration(x)))),()),(x))
+    """
+    from ..expressions.nodes import attributes_used
+    from .packing import Pack, Unpack
+    if not node.using:
+        return None
+    read = set()
+    for _, _, e in node.specs:
+        read |= attributes_used(e)
+    if not read & set(node.using):
+        return None
+    inner = SummarizeBy(Unpack(node.source, node.using), node.by, node.specs, using=())
+    return Pack(inner, node.using)
+
+
 def lower_changes(node):
     """CHANGES: ISTREAM tagged '+' union DSTREAM tagged '-'."""
     from ..expressions.nodes import Literal

@@ -38,6 +38,11 @@ def _aggregate(node, ctx):
 
 @evaluates(SummarizeBy)
 def _summarizeby(node, ctx):
+    from ..algebra.derived import summarize_by_points
+    from . import Packed
+    by_points = summarize_by_points(node)  # a formula reads a USING attribute: the definition
+    if by_points is not None:
+        return Packed(ctx.eval(by_points))
     from .windows import summarize_window
     swept = summarize_window(node, ctx)  # a windowed sum, without the window relation
     if swept is not None:
