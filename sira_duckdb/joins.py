@@ -172,9 +172,12 @@ def _by_overlap_join(node, c):
         return None
     c.lowering.append(node)  # a guard inside names this operator
     try:
-        return Packed(f"SELECT * FROM {c.compile(lowered)}")
+        name = c.compile(lowered)
     finally:
         c.lowering.pop()
+    if isinstance(node, SemiMinus):  # its result counts, as on the Python engine (the JOIN
+        name = limited(c, node, f"SELECT * FROM {name}", "semiminus")  # inside counts too)
+    return Packed(f"SELECT * FROM {name}")
 
 
 @translates(SemiJoin)

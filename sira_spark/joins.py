@@ -155,9 +155,12 @@ def _by_overlap_join(node, c):
         return None
     c.lowering.append(node)  # a guard inside names this operator
     try:
-        return Packed(c.compile(lowered))
+        df = c.compile(lowered)
     finally:
         c.lowering.pop()
+    if isinstance(node, SemiMinus):  # its result counts, as on the Python engine (the JOIN
+        check_rows(c, node, df)  # inside counts too)
+    return Packed(df)
 
 
 @translates(SemiJoin)

@@ -315,3 +315,9 @@ def test_a_pointwise_semijoin_by_coverage_keeps_max_tuples(engine):
            "spark": lambda *a, **k: sira.evaluate(*a, engine="spark", **k)}[engine]
     with pytest.raises(TooManyTuples, match="SEMIJOIN"):
         run("semijoinusing(l, r, (during))", {"l": left, "r": right}, max_tuples=10_000)
+    # one hole in each of 1,000 tuples: the JOIN inside makes 1,000, the SEMIMINUS 2,000
+    hole = Relation.from_rows({"k": INT, "w": INT, "during": INTINTERVAL},
+                              [(0, 0, Interval(500, 501))])
+    assert len(run("semiminususing(l, r, (during))", {"l": left, "r": hole})) == 2 * n
+    with pytest.raises(TooManyTuples, match="SEMIMINUS"):
+        run("semiminususing(l, r, (during))", {"l": left, "r": hole}, max_tuples=1_500)
