@@ -27,7 +27,7 @@ from .compiler import Packed, translates
 from .functions import (average_plus, canonical_list, cast, checked_float, expression,
                         interval_intersect, interval_union, literal)
 from .packing import split
-from .sql import ident, sira_error
+from .sql import DEE, ident, sira_error
 from .types import duckdb_type
 
 
@@ -130,6 +130,8 @@ def _aggregate(node, children, c):
     (child,) = children
     h = node.source.heading
     source = guarded(child, node.source, [e for _, _, e in node.specs])
+    if not node.specs:  # TABLE_DEE, whatever the input holds (still read: its errors count)
+        return f"SELECT TRUE AS {DEE} FROM (SELECT count(*) FROM {source}) AS {ident('n')}"
     return computed_on_every_row(f"SELECT {', '.join(_specs(node, h, c, False))} FROM {source}",
                                  fallible_attributes(node))
 
@@ -317,5 +319,7 @@ def _summarized(node, children, c):
     if by:  # groups are never empty
         return (f"SELECT {', '.join(by + _specs(node, h, c, True))} FROM {source} "
                 f"GROUP BY {', '.join(by)}")
+    if not node.specs:  # TABLE_DEE when the input holds a tuple, TABLE_DUM otherwise
+        return f"SELECT DISTINCT TRUE AS {DEE} FROM {source}"
     # a global aggregation yields a row even for an empty input, which SUMMARIZEBY must not
     return f"SELECT {', '.join(_specs(node, h, c, True))} FROM {source} HAVING count(*) > 0"
