@@ -174,7 +174,14 @@ def tree(draw, relvars, depth):
             free = [m for m in ("n", "m", "u") if m not in h]
             if not free:
                 return src
-            specs = {free[0]: ("plus", lit(1))}
+            ints = [n for n in h.names if h.type_of(n) == INT and n not in ("n", "m", "u")]
+            if ints and draw(st.booleans()):
+                a = attr(draw(st.sampled_from(ints)))
+                specs = {free[0]: draw(st.sampled_from([
+                    ("plus", a), ("max", a), ("min", a), ("and", call("gt", a, lit(0))),
+                    ("or", call("eq", a, lit(1))), ("mult", call("plus", a, lit(1)))]))}
+            else:
+                specs = {free[0]: ("plus", lit(1))}
             intiv = [n for n in ivs if n not in by and h.type_of(n) == INTINTERVAL]
             if intiv and len(free) > 1:
                 specs[free[1]] = (draw(st.sampled_from(["max", "min", "plus"])),

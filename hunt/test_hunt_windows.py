@@ -1,0 +1,87 @@
+"""Hunt driver: CQL windows of every kind composed with the interval operators (pointwise
+SUMMARIZEBY, PACK, JOIN, MINUS, SEMIMINUS, XMINUS of two windows over one stream), the Python
+engine (no rewrite) against DuckDB (with the rewrite) and the Python engine with the rewrite.
+
+Run: hunt/run.sh N LOG hunt/test_hunt_windows.py
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import given, strategies as st
+
+import sira
+
+from sira import INT, LONG, STRING, Relation
+
+# copied from tests/test_spark_windows.py (importing it needs the tests' conftest)
+HEADING = {"ts": LONG, "seq": INT, "p": STRING, "v": INT}
+GROUPS = [
+    ("now", "range(5)", "range(unbounded)", "range(7) slide(3)"),
+    ("range(6) slide(6)", "rows(1)", "rows(3)", "rows(4) slide(2)"),
+    ("rows(3) slide(3)", "rows(17) slide(17)", "partition(p) rows(2)", "rows(2) slide(3)",
+     "partition(p) rows(1) slide(4)", "rows(2) slide(17)"),
+    ("partition(p) rows(2) range(6)", "partition(p) rows(3) range(7) slide(2)",
+     "partition(p) rows(3) slide(2)"),
+    ("range(5) on(ts)", "range(3) on(seq)", "range(4) on(v)"),
+]
+KINDS = [k for group in GROUPS for k in group]
+
+
+@st.composite
+def streams(draw, max_size=20):
+    times = sorted(draw(st.lists(st.integers(0, 50), max_size=max_size)))
+    rows = [{"ts": t, "seq": i, "p": draw(st.sampled_from("ab")), "v": draw(st.integers(0, 5))}
+            for i, t in enumerate(times)]
+    return Relation.from_rows(HEADING, rows)
+from hunt.common import assert_engines_agree
+
+ENGS = os.environ.get("HUNT_ENGINES", "duckdb,python").split(",")
+
+SPECS = ["total(plus(v))", "n(plus(1))", "hi(max(v))", "lo(min(seq))"]
+
+
+@st.composite
+def win(draw):
+    k = draw(st.sampled_from(KINDS))
+    arrival = draw(st.booleans())
+    return f"window(S, ts, {k}{' arrival(seq)' if arrival else ''})"
+
+
+@st.composite
+def queries(draw):
+    w1, w2 = draw(win()), draw(win())
+    op = draw(st.sampled_from(["sumusing", "sum", "pack", "join", "minus", "semiminus",
+                               "xminus", "intersect", "union", "unpack_count"]))
+    keys = draw(st.sampled_from([(), ("p",), ("v",), ("p", "v")]))
+    kl = "".join(f"{k}, " for k in keys)
+    specs = " ".join(draw(st.lists(st.sampled_from(SPECS), min_size=1, max_size=3, unique=True)))
+    if op == "sumusing":
+        return f"summarizebyusing({w1}, ({kl}during), ({specs}), (during))"
+    if op == "sum":
+        return f"summarizeby({w1}, ({kl}during), ({specs}))"
+    if op == "pack":
+        return f"pack(project({w1}, ({kl}during)), (during))"
+    if op == "unpack_count":
+        return (f"summarizeby(unpack(restrict(project({w1}, ({kl}during)), "
+                f"lt(the_begin(during), 60)), (during)), (during), (n(plus(1))))")
+    a = f"project({w1}, ({kl}during))"
+    b = f"project({w2}, ({kl}during))"
+    if op == "join":
+        extra = draw(st.sampled_from(["seq", "v", "p"]))
+        b2 = f"project({w2}, ({kl}{'' if extra in keys else extra + ', '}during))"
+        using = draw(st.sampled_from(["", ", (during)", ", ()"]))
+        return f"join{'using' if using else ''}({a}, {b2}{using})"
+    using = draw(st.sampled_from(["", ", (during)", ", ()"]))
+    if op == "semiminus":
+        return f"semiminus{'using' if using else ''}({w1}, {b}{using})"
+    return f"{op}{'using' if using else ''}({a}, {b}{using})"
+
+
+@pytest.mark.parametrize("engine", ENGS)
+@given(streams(), queries())
+def test_windows_composed_with_interval_operators_agree(engine, stream, text):
+    relvars = {"S": stream}
+    node = sira.parse(text, {"S": stream.heading})
+    assert_engines_agree(node, relvars, engine=engine)
