@@ -85,3 +85,23 @@ def test_windows_composed_with_interval_operators_agree(engine, stream, text):
     relvars = {"S": stream}
     node = sira.parse(text, {"S": stream.heading})
     assert_engines_agree(node, relvars, engine=engine)
+
+
+@given(streams(), queries(), st.data())
+def test_windows_over_a_duplicated_arrow_stream_agree(stream, text, data):
+    """The stream handed to DuckDB as an Arrow table with repeated rows, shuffled."""
+    import pyarrow as pa
+    from hunt.common import _outcome
+    node = sira.parse(text, {"S": stream.heading})
+    t = stream.to_arrow()
+    if t.num_rows:
+        idx = list(range(t.num_rows)) + data.draw(st.lists(st.integers(0, t.num_rows - 1),
+                                                           max_size=2 * t.num_rows))
+        t = t.take(pa.array(data.draw(st.permutations(idx))))
+    expected, err = _outcome(node, {"S": stream}, "python", rewrite=False)
+    got, err2 = _outcome(node, {"S": t}, "duckdb")
+    if err is not None:
+        assert err2 is not None and type(err2) is type(err), f"{text}\n{err!r} vs {err2!r}"
+        return
+    assert err2 is None, f"{text}\n{err2!r}"
+    assert got == expected, f"{text}\n{stream}\nonly py {expected.body - got.body}\nonly dk {got.body - expected.body}"
