@@ -124,3 +124,46 @@ def test_windows_follow_the_design_definitions(engine, stream, spec):
     assert got == want, (f"{q}\n{[(r['ts'], r['seq'], r['p'], r['v']) for r in rows]}\n"
                          f"only engine {set(got.items()) - set(want.items())}\n"
                          f"only definition {set(want.items()) - set(got.items())}")
+
+
+def _packed(rows):
+    """{(p, v): [(begin, end)...]} maximal intervals of presence."""
+    groups = {}
+    for key, (b, e) in rows:
+        groups.setdefault(key, []).append((b, e))
+    out = {}
+    for key, ivs in groups.items():
+        ivs.sort(key=lambda x: x[0])
+        merged = []
+        for b, e in ivs:
+            if merged and (merged[-1][1] is None or b <= merged[-1][1]):
+                lb, le = merged[-1]
+                merged[-1] = (lb, None if le is None or e is None else max(le, e))
+            else:
+                merged.append((b, e))
+        out[key] = merged
+    return out
+
+
+@pytest.mark.parametrize("engine", ["python", "duckdb"])
+@given(streams(), SPECS, st.lists(st.integers(0, 40), min_size=1, max_size=6))
+def test_relation_to_stream_operators_follow_their_definitions(engine, stream, spec, ticks):
+    w = f"project(window(S, ts, {text(spec)} arrival(seq)), (p, v, during))"
+    rows = sorted(stream.to_rows(), key=lambda r: (r["ts"], r["seq"]))
+    want = definition(rows, spec)
+    by_seq = {r["seq"]: r for r in rows}
+    present = [((by_seq[s]["p"], by_seq[s]["v"]), iv) for s, iv in want.items()]
+    packed = _packed(present)
+    ticks_rel = Relation.from_rows({"at": LONG}, [(t,) for t in ticks])
+    relvars = {"S": stream, "TICKS": ticks_rel}
+
+    def run(q):
+        return {(r["p"], r["v"], r["at"]) for r in
+                sira.evaluate(q, relvars, engine=engine).to_rows()}
+    ist = {(k[0], k[1], b) for k, ivs in packed.items() for b, _ in ivs}
+    dst = {(k[0], k[1], e) for k, ivs in packed.items() for _, e in ivs if e is not None}
+    rst = {(k[0], k[1], t) for k, ivs in packed.items() for b, e in ivs for t in set(ticks)
+           if b <= t and (e is None or t < e)}
+    assert run(f"istream({w}, at)") == ist, (w, rows)
+    assert run(f"dstream({w}, at)") == dst, (w, rows)
+    assert run(f"rstream({w}, at, TICKS)") == rst, (w, rows)
