@@ -12,6 +12,7 @@ import sira
 from sira import INT, LONG, STRING, Relation
 from sira.intervals import Interval
 
+ENGS = __import__("os").environ.get("HUNT_ENGINES", "python,duckdb").split(",")
 HEADING = {"ts": LONG, "seq": INT, "p": STRING, "v": INT}
 
 
@@ -113,7 +114,7 @@ def text(spec):
     return f"range({spec['C']}) on({spec['E']})"
 
 
-@pytest.mark.parametrize("engine", ["python", "duckdb"])
+@pytest.mark.parametrize("engine", ENGS)
 @given(streams(), SPECS)
 def test_windows_follow_the_design_definitions(engine, stream, spec):
     q = f"window(S, ts, {text(spec)} arrival(seq))"
@@ -145,7 +146,7 @@ def _packed(rows):
     return out
 
 
-@pytest.mark.parametrize("engine", ["python", "duckdb"])
+@pytest.mark.parametrize("engine", ENGS)
 @given(streams(), SPECS, st.lists(st.integers(0, 40), min_size=1, max_size=6))
 def test_relation_to_stream_operators_follow_their_definitions(engine, stream, spec, ticks):
     w = f"project(window(S, ts, {text(spec)} arrival(seq)), (p, v, during))"
