@@ -133,7 +133,8 @@ def tree(draw, relvars, depth):
     ivs = ivnames(h)
     op = draw(st.sampled_from(["pack", "unpack", "union", "intersect", "minus", "xminus",
                                "join", "semijoin", "semiminus", "leftjoin", "summarizeby",
-                               "restrict", "project", "extend", "rename", "leaf"]))
+                               "restrict", "project", "extend", "rename", "leaf",
+                               "group", "transform"]))
     try:
         if op == "leaf":
             return src
@@ -190,6 +191,14 @@ def tree(draw, relvars, depth):
             if ivby and len(free) > 2 and draw(st.booleans()):
                 specs[free[2]] = (draw(st.sampled_from(["iunion", "iintersect"])), attr(ivby[0]))
             return SummarizeBy(src, by, tuple((k, *v) for k, v in specs.items()), using=using)
+        if op == "group":
+            grouped = draw(st.lists(st.sampled_from(h.names), unique=True, min_size=1))
+            g = src.group(rv=tuple(grouped))
+            return g.ungroup("rv") if draw(st.booleans()) else g.project(*(
+                [n for n in g.heading.names if n != "rv"] or ["rv"]))
+        if op == "transform":
+            keep = draw(st.lists(st.sampled_from(h.names), unique=True, min_size=1))
+            return src.transform(*keep)
         if op == "restrict":
             c = draw(condition(h))
             if draw(st.booleans()):
