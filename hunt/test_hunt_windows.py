@@ -105,3 +105,51 @@ def test_windows_over_a_duplicated_arrow_stream_agree(stream, text, data):
         return
     assert err2 is None, f"{text}\n{err2!r}"
     assert got == expected, f"{text}\n{stream}\nonly py {expected.body - got.body}\nonly dk {got.body - expected.body}"
+
+
+# copied from tests/test_spark_windows.py
+SEGMENTS = [
+    # sessions: a window ends where the next element comes more than 3 after the last one
+    "windowby(S, partition(p) order(ts) tumbling, start(as(s) at(sp) prev(ps)), "
+    "end(as(e) at(ep) next(en) when(en.ts - e.ts > 3)))",
+    "windowby(S, partition(p) order(ts) tumbling, start(), end(as(e) when(e.v = 0)), only)",
+    "windowby(S, order(ts) tumbling, start(next(ns)), end(as(e) prev(pe) at(ep) when(pe.v > e.v)), "
+    "aggregates(n(count(w)) total(sum(w, v)) hi(max(w, p)) a(avg(w, v)) lo(min(w, ts))))",
+    "windowby(S, partition(p) order(v) tumbling, start(), end(unbounded))",
+    "windowby(S, partition(p) order(ts) tumbling, start(), end(at(ep) when(mod(ep, 3) = 0)))",
+]
+
+LABEL_FRAMES = [
+    "windowby(S, partition(p) order(ts) sliding, label(as(l) at(lp)), "
+    "start(at(sp) when(lp - sp = 3)), end(at(ep) when(ep = lp)))",
+    "windowby(S, partition(p) order(ts) sliding, label(as(l) at(lp) when(l.v < 3)), "
+    "start(as(s) at(sp) when(lp - sp = 1)), end(as(e) at(ep) when(lp = ep)), "
+    "aggregates(n(count(w)) total(sum(w, v)) a(avg(w, v)) hi(max(w, ts))))",
+    "windowby(S, order(ts) sliding, label(at(lp)), start(unbounded), end(at(ep) when(ep = lp)), "
+    "aggregates(a(avg(w, v))))",
+    "windowby(S, partition(p) order(v) sliding, label(at(lp)), start(at(sp) when(lp - sp = 0)), "
+    "end(at(ep) when(ep = lp)))",
+]
+
+WINDOW_TABLES = ["tumble(S, ts, size(7) offset(2))", "hop(S, ts, size(10) slide(4))",
+                 "hop(S, ts, size(6) slide(6) offset(-1))", "cumulate(S, ts, step(3) size(9))",
+                 "session(S, ts, gap(4) partition(p))", "session(S, ts, gap(3))"]
+
+
+@given(streams(max_size=25), st.sampled_from(SEGMENTS + LABEL_FRAMES + WINDOW_TABLES), st.data())
+def test_windowby_and_window_tables_over_a_duplicated_arrow_stream(stream, text, data):
+    import pyarrow as pa
+    from hunt.common import _outcome
+    node = sira.parse(text, {"S": stream.heading})
+    t = stream.to_arrow()
+    if t.num_rows:
+        idx = list(range(t.num_rows)) + data.draw(st.lists(st.integers(0, t.num_rows - 1),
+                                                           max_size=2 * t.num_rows))
+        t = t.take(pa.array(data.draw(st.permutations(idx))))
+    expected, err = _outcome(node, {"S": stream}, "python", rewrite=False)
+    got, err2 = _outcome(node, {"S": t}, "duckdb")
+    if err is not None:
+        assert err2 is not None and type(err2) is type(err), f"{text}\n{err!r} vs {err2!r}"
+        return
+    assert err2 is None, f"{text}\n{err2!r}"
+    assert got == expected, f"{text}\n{stream}\nonly py {expected.body - got.body}\nonly dk {got.body - expected.body}"
