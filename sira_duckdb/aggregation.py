@@ -264,11 +264,14 @@ def _tree(node, children, c, aggs):
 
     def on(a, b):
         return "".join(f"{a}.{k} = {b}.{k} AND " for k in keys)
+    # the values are computed on the packed rows alone: a formula may read a BY attribute,
+    # which the ranks joined below hold too (an ambiguous name in the join)
     values = [f"{expression(e, h, c)} AS {v}" for (_, _, e), v in zip(node.specs, vals)]
+    valued = f"(SELECT *, {', '.join(values)} FROM {packed})"
     ranged = c.define(
         f"SELECT {''.join(f'r.{k}, ' for k in keys)}rb.{i} AS {lo}, "
-        f"coalesce(re.{i}, rb.{m}) AS {hi}, {', '.join(values)} "
-        f"FROM {packed} AS r JOIN {ranks} AS rb ON {on('r', 'rb')}rb.{p} = "
+        f"coalesce(re.{i}, rb.{m}) AS {hi}, {', '.join(f'r.{v}' for v in vals)} "
+        f"FROM {valued} AS r JOIN {ranks} AS rb ON {on('r', 'rb')}rb.{p} = "
         f"{field(f'r.{ident(during)}', 'begin')} "
         f"LEFT JOIN {ranks} AS re ON {on('r', 're')}re.{p} = "
         f"{field(f'r.{ident(during)}', 'end')}", "ranged")
