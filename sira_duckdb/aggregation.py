@@ -27,7 +27,7 @@ from .compiler import Packed, translates
 from .functions import (average_plus, canonical_list, cast, checked_float, expression,
                         interval_intersect, interval_union, literal)
 from .packing import split
-from .sql import ident, sira_error
+from .sql import DEE, ident, sira_error
 from .types import duckdb_type
 
 
@@ -130,6 +130,8 @@ def _aggregate(node, children, c):
     (child,) = children
     h = node.source.heading
     source = guarded(child, node.source, [e for _, _, e in node.specs])
+    if not node.specs:  # TABLE_DEE, whatever the input holds (still read: its errors count)
+        return f"SELECT TRUE AS {DEE} FROM (SELECT count(*) FROM {source}) AS {ident('n')}"
     return computed_on_every_row(f"SELECT {', '.join(_specs(node, h, c, False))} FROM {source}",
                                  fallible_attributes(node))
 
@@ -262,11 +264,14 @@ def _tree(node, children, c, aggs):
 
     def on(a, b):
         return "".join(f"{a}.{k} = {b}.{k} AND " for k in keys)
+    # the values are computed on the packed rows alone: a formula may read a BY attribute,
+    # which the ranks joined below hold too (an ambiguous name in the join)
     values = [f"{expression(e, h, c)} AS {v}" for (_, _, e), v in zip(node.specs, vals)]
+    valued = f"(SELECT *, {', '.join(values)} FROM {packed})"
     ranged = c.define(
         f"SELECT {''.join(f'r.{k}, ' for k in keys)}rb.{i} AS {lo}, "
-        f"coalesce(re.{i}, rb.{m}) AS {hi}, {', '.join(values)} "
-        f"FROM {packed} AS r JOIN {ranks} AS rb ON {on('r', 'rb')}rb.{p} = "
+        f"coalesce(re.{i}, rb.{m}) AS {hi}, {', '.join(f'r.{v}' for v in vals)} "
+        f"FROM {valued} AS r JOIN {ranks} AS rb ON {on('r', 'rb')}rb.{p} = "
         f"{field(f'r.{ident(during)}', 'begin')} "
         f"LEFT JOIN {ranks} AS re ON {on('r', 're')}re.{p} = "
         f"{field(f'r.{ident(during)}', 'end')}", "ranged")
@@ -317,5 +322,7 @@ def _summarized(node, children, c):
     if by:  # groups are never empty
         return (f"SELECT {', '.join(by + _specs(node, h, c, True))} FROM {source} "
                 f"GROUP BY {', '.join(by)}")
+    if not node.specs:  # TABLE_DEE when the input holds a tuple, TABLE_DUM otherwise
+        return f"SELECT DISTINCT TRUE AS {DEE} FROM {source}"
     # a global aggregation yields a row even for an empty input, which SUMMARIZEBY must not
     return f"SELECT {', '.join(_specs(node, h, c, True))} FROM {source} HAVING count(*) > 0"

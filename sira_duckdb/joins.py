@@ -206,6 +206,10 @@ def _leftjoin(node, children, c):
     left, right = pointwise_pair(node, c, children[0], lh, children[1], rh)
     joined = c.define(natural_join(left, lh, right, rh, node.heading), "join")
     unmatched = c.define(semi(left, lh, right, rh, False), "unmatched")
+    if node.repacked_for_defaults:  # a default reads a pointwise attribute: the packed pieces
+        from .packing import pack_sql
+        unmatched = c.define(pack_sql(c, unmatched, lh, node.repacked_for_defaults, node),
+                             "unmatched")
     defaults = dict(node.defaults)
     source = guarded(unmatched, node, defaults.values())
     values = [ident(n) if n in lh else f"{expression(defaults[n], lh, c, Scope())} AS {ident(n)}"

@@ -81,7 +81,10 @@ def _window_table(node, children, c):
     w = f"({part}ORDER BY {u}"
     starts = (f"SELECT *, CASE WHEN lag({u}) OVER {w}) IS NULL OR {u} > lag({u}) OVER {w}) + "
               f"{gap} THEN 1 ELSE 0 END AS {new} FROM {timed}")
-    numbered = c.define(f"SELECT *, sum({new}) OVER {w} ROWS UNBOUNDED PRECEDING) AS {sess} "
+    # the running count takes every element at one time together (RANGE, the default frame):
+    # lag and this sum may order equal times differently, and only the first of them in lag's
+    # order can start a session, so a ROWS frame could number a later one of them before it
+    numbered = c.define(f"SELECT *, sum({new}) OVER {w}) AS {sess} "
                         f"FROM ({starts}) AS st", "sessions")
     per = f"(PARTITION BY {', '.join([ident(q) for q in node.partition] + [sess])})"
     values = _window_values(node, f"min({u}) OVER {per}", f"max({u}) OVER {per} + {gap}")

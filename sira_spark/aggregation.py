@@ -105,6 +105,8 @@ def _specs(node, heading, c, grouped=False):
 @translates(Aggregate)
 def _aggregate(node, children, c):
     (df,) = children
+    if not node.specs:  # TABLE_DEE whatever the input holds (Spark refuses an empty agg)
+        return df.agg(F.count(F.lit(1)).alias("__n")).drop("__n")
     return computed_on_every_row(df.agg(*_specs(node, node.source.heading, c)),
                                  fallible_attributes(node))
 
@@ -180,6 +182,8 @@ def _summarized(node, children, c):
     if node.using:
         key = [n for n in node.by if n not in node.using]
         (df,) = split_dataframes([df], [h], list(node.using), key)
+    if node.by and not node.specs:  # the groups alone (Spark refuses an empty agg)
+        return df.select(*[F.col(f"`{n}`") for n in node.by]).distinct()
     if node.by:  # groups are never empty: Spark's aggregates as they are
         return df.groupBy(*[F.col(f"`{n}`") for n in node.by]).agg(*_specs(node, h, c, True))
     # a global aggregation yields a row even for an empty input, which SUMMARIZEBY must not

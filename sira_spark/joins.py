@@ -189,6 +189,9 @@ def _leftjoin(node, children, c):
     left, right = pointwise_pair(node, children[0], lh, children[1], rh)
     joined = ordered(natural_join(left, lh, right, rh), node.heading)
     unmatched = natural_join(left, lh, right, rh, "left_anti")
+    if node.repacked_for_defaults:  # a default reads a pointwise attribute: the packed pieces
+        from .packing import pack_dataframe
+        unmatched = ordered(pack_dataframe(unmatched, lh, node.repacked_for_defaults), lh)
     fallible = fallible_attributes(node)
     extended = computed_on_every_row(unmatched.select("*", *[
         formula_column(column(e, lh, c), n in fallible).alias(n) for n, e in node.defaults]),

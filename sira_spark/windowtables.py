@@ -87,8 +87,10 @@ def _window_table(node, children, c):
     prev = F.lag(t).over(w)
     starts = df.withColumn("__u", t).withColumn(
         "__new", F.when(prev.isNull() | (t > prev + gap), 1).otherwise(0))
+    # every element at one time together (a RANGE frame): lag and this sum may order equal
+    # times differently, and only the first of them in lag's order can start a session
     sessions = starts.withColumn("__s", F.sum("__new").over(
-        w.rowsBetween(SparkWindow.unboundedPreceding, 0)))
+        w.rangeBetween(SparkWindow.unboundedPreceding, 0)))
     per = SparkWindow.partitionBy(*[F.col(f"`{p}`") for p in node.partition], "__s")
     out = _window_columns(sessions, back, F.min("__u").over(per), F.max("__u").over(per) + gap)
     return out.drop("__u", "__new", "__s")

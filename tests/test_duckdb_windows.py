@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sira
-from sira import FLOAT, INT, LONG, TIMESTAMP, Relation
+from sira import FLOAT, INT, LONG, STRING, TIMESTAMP, Relation
 from sira.errors import IntOverflow, SiraValueError
 
 from conftest import ENGINES
@@ -151,3 +151,26 @@ def test_spl_windows_agree_with_the_python_engine(rows, text):
     expected = sira.evaluate(node, {"s": s})
     got = sira.evaluate(node, {"s": s}, engine="duckdb")
     assert got == expected, f"{text}\n{s}\npython:\n{expected}\nduckdb:\n{got}"
+
+
+def _tied_stream(firsts, ties, partitions="a"):
+    """``firsts`` elements at 0, four at 1, ``ties`` at 6, ``ties`` at 20 and ``firsts`` at 24,
+    in arrival order, spread over ``partitions``."""
+    times = [0] * firsts + [1] * 4 + [6] * ties + [20] * ties + [24] * firsts
+    return Relation.from_rows({"ts": LONG, "seq": INT, "p": STRING, "v": INT},
+                              [(t, i, partitions[i % len(partitions)], 0)
+                               for i, t in enumerate(times)])
+
+
+@pytest.mark.parametrize("query", ["session(S, ts, gap(4))",
+                                   "session(S, ts, gap(4) partition(p))"])
+def test_sessions_take_elements_at_one_time_together(query):
+    """Elements at one time are one session's: the running count of session starts used a ROWS
+    frame, so when lag and the count ordered equal times differently a later element at 6 was
+    numbered into the session before it ([0, 10) instead of [0, 5) and [6, 10))."""
+    for firsts in (4, 16, 19, 25):
+        for ties in (2, 3, 9):
+            for partitions in ("a", "ab"):
+                stream = _tied_stream(firsts, ties, partitions)
+                py, dk = both(query, {"S": stream})
+                assert py == dk, (query, firsts, ties, partitions)

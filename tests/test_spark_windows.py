@@ -288,3 +288,19 @@ def test_an_int_window_ending_beyond_int_overflows_on_both_engines():
     for engine in ("python", "spark"):
         with pytest.raises(IntOverflow):
             sira.evaluate("tumble(S, ts, size(1000))", {"S": stream}, engine=engine)
+
+
+def test_sessions_take_elements_at_one_time_together_on_spark():
+    """Elements at one time are one session's (the running count of session starts takes them
+    together: a RANGE frame), with LONG and TIMESTAMP times and a partition."""
+    times = [0] * 19 + [1] * 4 + [6] * 2 + [20] * 3
+    epoch = datetime.datetime(2024, 2, 29, 23, 59, 59)
+    rows = [(t, i, "ab"[i % 2], 0) for i, t in enumerate(times)]
+    stream = Relation.from_rows({"ts": LONG, "seq": INT, "p": STRING, "v": INT}, rows)
+    stamped = Relation.from_rows({"ts": TIMESTAMP, "seq": INT, "p": STRING, "v": INT},
+                                 [(epoch + datetime.timedelta(seconds=t), i, p, v)
+                                  for t, i, p, v in rows])
+    for s, gap in ((stream, "gap(4)"), (stamped, "gap(4 second)")):
+        for query in (f"session(S, ts, {gap})", f"session(S, ts, {gap} partition(p))"):
+            assert sira.evaluate(query, {"S": s}, engine="spark") == \
+                sira.evaluate(query, {"S": s}), query

@@ -109,6 +109,18 @@ class LeftJoin(UsingMixin, Node):
         return joined
 
     @property
+    def repacked_for_defaults(self) -> tuple:
+        """The SEMIMINUS's pack list (the left operand's pointwise attributes, in order) when a
+        default formula reads one of them, else (): the defaults run on the packed SEMIMINUS
+        result, as the definition says, not on the pieces of a pointwise split."""
+        from ..expressions.nodes import attributes_used
+        names = tuple(n for n in self.pointwise if n in self.left.heading)
+        read = set()
+        for _, e in self.defaults:
+            read |= attributes_used(e)
+        return names if read & set(names) else ()
+
+    @property
     def children(self):
         return (self.left, self.right)
 

@@ -60,7 +60,7 @@ def _summarizeby(node, ctx):
     else:
         rows = ctx.distinct_rows(node.source).rows
     key = key_getter([h.index(n) for n in node.by])
-    if all(_running(agg) for agg in aggs):
+    if aggs and all(_running(agg) for agg in aggs):  # (no spec: the groups alone)
         columns = [running_fold(rows, key, f, agg, h) for agg, f in zip(aggs, fns)]
         results = ((k, tuple(column[k] for column in columns)) for k in columns[0])
     else:

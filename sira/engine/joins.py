@@ -372,6 +372,10 @@ def _leftjoin(node, ctx):
     joined = join_bodies(l.heading, l.body, r.heading, r.body, node.heading, guard)
     unmatched = list(semijoin_body(l.heading, l.body, r.heading, r.body, False))
     guard.check(len(joined) + len(unmatched))  # disjoint: they come from different left tuples
+    repack = node.repacked_for_defaults  # a default reads a pointwise attribute
+    if repack:
+        from .packing import pack_relation
+        unmatched = list(pack_relation(Relation(l.heading, frozenset(unmatched)), repack).body)
     fns = [compiler(ctx)(e, l.heading) for _, e in node.defaults]
     where = {n: i for i, n in enumerate(l.heading.names + tuple(n for n, _ in node.defaults))}
     assemble = row_getter([where[n] for n in node.heading.names])
