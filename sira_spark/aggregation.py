@@ -26,7 +26,7 @@ from .basic import computed_on_every_row
 from .compiler import Packed, ordered, translates
 from .functions import (_average_plus, _iunion, column, float_mult, float_plus, interval_intersect,
                         literal_column, sira_error)
-from .packing import split_dataframes
+from .packing import _c, split_dataframes
 from .types import spark_type
 
 
@@ -123,10 +123,6 @@ def _summarizeby(node, children, c):
     if swept is not None:
         return Packed(computed_on_every_row(swept, fallible_attributes(node)))
     return computed_on_every_row(_summarized(node, children, c), fallible_attributes(node))
-
-
-def _c(name):
-    return F.col(f"`{name}`")
 
 
 def _swept(node, children, c):

@@ -33,7 +33,7 @@ from .basic import computed_on_every_row, formula_column
 from .compiler import Packed, ordered, translates
 from .functions import column
 from .guards import check_join, check_rows
-from .packing import split_dataframes
+from .packing import _c, split_dataframes
 from .types import equal
 
 
@@ -63,10 +63,6 @@ def natural_join(left, lh, right, rh, how="inner"):
     return joined.drop(*[f"__r_{n}" for n in common])
 
 
-def _c(name):
-    return F.col(f"`{name}`")
-
-
 def overlap_join(c, node, left, lh, right, rh, name):
     """JOIN of ``left`` and ``right`` pointwise on ``name``, their one shared pointwise
     attribute, packed on it (see the module docstring); ``max_tuples`` checked before it runs.
@@ -85,7 +81,7 @@ def overlap_join(c, node, left, lh, right, rh, name):
             events.append(side.select(*[_c(k) for k in key], pos.alias("__pos"),
                                       F.lit(o).alias("__o"), F.lit(j).alias("__side"), "__id",
                                       F.lit(isb).alias("__isb")))
-    ev = events[0].unionByName(events[1]).unionByName(events[2]).unionByName(events[3])
+    ev = reduce(lambda x, y: x.unionByName(y), events)
     w = Window.partitionBy(*[_c(k) for k in key]).orderBy(
         F.col("__pos").asc_nulls_last(), "__o").rowsBetween(Window.unboundedPreceding, 0)
     counted = ev.select("__side", "__id", "__isb",
