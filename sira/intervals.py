@@ -165,7 +165,12 @@ def _not_before(begin, end) -> bool:
 
 
 class _EmptyInterval(Interval):
-    """An empty interval ``[b, b)``: equal to every empty interval, whatever its ``b``."""
+    """An empty interval ``[b, b)``: equal to every empty interval, whatever its ``b``.
+
+    ``b`` is only shown (the seed prints IINTERSECT's empty result at the lower begin,
+    ``BEGIN(16384)END(16384)``); nothing sira computes depends on it. The DuckDB and Spark
+    engines hold every empty interval as one canonical struct (begin = end = the point type's
+    zero) so that grouping and joins see one value there too."""
 
     __slots__ = ()
 
@@ -181,6 +186,9 @@ class _EmptyInterval(Interval):
     @property
     def empty(self) -> bool:
         return True
+
+    def overlaps(self, other: "Interval") -> bool:
+        return False  # no point to share, whatever begin it shows
 
 
 _EMPTY_HASH = hash(("empty interval",))
@@ -299,6 +307,28 @@ LONGINTERVAL = IntervalType(LONG, "LONGINTERVAL")
 DATEINTERVAL = IntervalType(DATE, "DATEINTERVAL")
 TIMESTAMPINTERVAL = IntervalType(TIMESTAMP, "TIMESTAMPINTERVAL")
 FLOATINTERVAL = IntervalType(FLOAT, "FLOATINTERVAL")
+
+def empty_interval(interval_type: IntervalType) -> Interval:
+    """The empty interval as the DuckDB and Spark engines hold it: one struct for every empty
+    interval, its begin and end the point type's zero, so that GROUP BY, DISTINCT and joins
+    there see the one value the Python engine sees (``_EmptyInterval``)::
+
+        >>> empty_interval(INTINTERVAL), empty_interval(INTINTERVAL) == Interval(5, 5)
+        (Interval(begin=0, end=0), True)
+        >>> empty_interval(DATEINTERVAL).begin
+        datetime.date(1970, 1, 1)
+    """
+    point = interval_type.point
+    if isinstance(point, IntegerType):
+        zero = 0
+    elif point == FLOAT:
+        zero = 0.0
+    elif point == DATE:
+        zero = datetime.date(1970, 1, 1)
+    else:
+        zero = datetime.datetime(1970, 1, 1)
+    return Interval(zero, zero)
+
 
 INTERVAL_TYPES = {t.name.lower(): t for t in (INTINTERVAL, LONGINTERVAL, DATEINTERVAL,
                                              TIMESTAMPINTERVAL, FLOATINTERVAL)}

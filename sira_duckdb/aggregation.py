@@ -88,7 +88,7 @@ def aggregate_sql(c, agg, value: str, t, grouped: bool) -> str:
     elif op in ("and", "or"):
         out = f"bool_{op}({value})"
     elif op == "iintersect":
-        out = _fold(c, _ordered_list(value, t), lambda a, x: interval_intersect(a, x),
+        out = _fold(c, _ordered_list(value, t), lambda a, x: interval_intersect(a, x, t),
                     literal(rt, agg.identity))
     elif op == "iunion":
         out = _fold(c, _ordered_list(value, t), lambda a, x: interval_union(a, x))

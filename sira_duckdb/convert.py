@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from sira.collector import collector_paused
 from sira.errors import IntOverflow
-from sira.intervals import Interval, IntervalType
+from sira.intervals import Interval, IntervalType, _EmptyInterval, empty_interval
 from sira.types import (AVERAGE, BIGINT, BOOLEAN, DATE, FLOAT, INT, LONG, STRING, TIMESTAMP,
                         Average, RelationType, TupleType)
 from sira.values import Relation, Tuple
@@ -77,6 +77,8 @@ def to_arrow_value(t, v):
     if t == AVERAGE:
         return {"count": v.count, "value": v.value}
     if isinstance(t, IntervalType):
+        if v.empty:
+            v = empty_interval(t)
         return {"begin": v.begin, "end": v.end}
     if isinstance(t, TupleType):
         return _struct_value(t.heading, v.values)
@@ -103,6 +105,9 @@ def to_arrow(relation: Relation) -> pa.Table:
     for i, (name, t) in enumerate(h.attributes):
         values = [row[i] for row in rows]
         if isinstance(t, IntervalType) and _simple(t.point):  # two plain columns, no dicts
+            if _EmptyInterval in map(type, values):  # held as the one canonical empty struct
+                empty = empty_interval(t)
+                values = [empty if v.empty else v for v in values]
             p = arrow_type(t.point)
             arrays.append(pa.StructArray.from_arrays(
                 [pa.array([v[0] for v in values], type=p),

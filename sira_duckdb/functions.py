@@ -24,7 +24,7 @@ from sira.errors import SiraTypeError
 from sira.expressions.evaluate import aggregated_type, infer_type
 from sira.expressions.library import LIBRARY, NO_IDENTITY, aggregation, resolve
 from sira.expressions.nodes import Aggregated, AttrRef, Call, FieldOf, Literal, RelationArg
-from sira.intervals import INTERVAL_TYPES, IntervalType
+from sira.intervals import INTERVAL_TYPES, IntervalType, empty_interval
 from sira.types import (AVERAGE, BIGINT, BOOLEAN, DATE, FLOAT, INT, LONG, STRING, TIMESTAMP,
                         IntegerType, RelationType, TupleType)
 
@@ -77,6 +77,8 @@ def literal(t, value) -> str:
         return struct_pack([("count", cast(str(value.count), LONG)),
                             ("value", literal(FLOAT, value.value))])
     if isinstance(t, IntervalType):
+        if value.empty:
+            value = empty_interval(t)  # the one struct every empty interval is held as
         end = f"CAST(NULL AS {duckdb_type(t.point)})" if value.end is None else \
             literal(t.point, value.end)
         return struct_pack([("begin", literal(t.point, value.begin)), ("end", end)])
@@ -163,10 +165,8 @@ def expression(expr, heading, c, scope: Scope | None = None) -> str:
 _SAFE = {"eq", "ne", "gt", "ge", "lt", "le", "and", "or", "not", "xor", "max", "min", "concat",
          "length", "lowercase", "uppercase", "trim", "contains_string", "matches_substring",
          "the_string", "tofloat", "the_value", "currentdate", "cardinality",
-         "is_empty", "the_begin", "the_from", "startpointof", "iintersect", "overlaps",
-         "contains", "before", "after", "meets", "met_by", "allen_overlaps", "overlapped_by",
-         "starts", "started_by", "during", "allen_contains", "finishes", "finished_by",
-         "iequals", "adjacent", "merges", "includes", "included_in"}
+         "is_empty", "iintersect", "overlaps", "contains", "iequals", "merges", "includes",
+         "included_in"}  # the_begin and Allen's relations fail on the empty interval
 
 
 def can_fail(expr) -> bool:
@@ -534,9 +534,15 @@ def _ends_equal(x, y):
     return f"({x} IS NOT DISTINCT FROM {y})"
 
 
+def _no_ends(operator):
+    return sira_error("IntervalError", operator,
+                      f"{operator}: the empty interval has no ends (it holds no point)")
+
+
 @translates("the_begin", "the_from", "startpointof")
 def _the_begin(args, types, rt, c):
-    return begin_of(args[0])
+    return once(c, args[0], lambda iv: (
+        f"(CASE WHEN {_empty(iv)} THEN {_no_ends('the_begin')} ELSE {begin_of(iv)} END)"))
 
 
 def _bounded_end(iv, operator):
@@ -547,7 +553,9 @@ def _bounded_end(iv, operator):
 
 @translates("the_end", "endpointof")
 def _the_end(args, types, rt, c):
-    return once(c, args[0], lambda iv: f"({_bounded_end(iv, 'the_end')})")
+    return once(c, args[0], lambda iv: (
+        f"(CASE WHEN {_empty(iv)} THEN {_no_ends('the_end')} "
+        f"ELSE ({_bounded_end(iv, 'the_end')}) END)"))
 
 
 def previous_point(point, sql: str) -> str:
@@ -582,20 +590,23 @@ def _next(args, types, rt, c):
     return next_point(types[0], args[0])
 
 
-def interval_intersect(a: str, b: str, c=None) -> str:
-    """Interval.intersect: the common points, or the empty interval at the lower begin."""
+def interval_intersect(a: str, b: str, t, c=None) -> str:
+    """Interval.intersect: the common points, or the empty interval, held as the one
+    canonical struct (``sira.intervals.empty_interval``) whatever the operands."""
+    empty = literal(t, empty_interval(t))
+
     def body(x, y):
         begin = f"greatest({begin_of(x)}, {begin_of(y)})"
         end = (f"(CASE WHEN {end_of(x)} IS NULL THEN {end_of(y)} WHEN {end_of(y)} IS NULL "
                f"THEN {end_of(x)} ELSE least({end_of(x)}, {end_of(y)}) END)")
-        low = f"least({begin_of(x)}, {begin_of(y)})"
-        return (f"(CASE WHEN {_empty(x)} THEN {x} WHEN {_empty(y)} THEN {y} "
-                f"WHEN {end} IS NOT NULL AND {end} <= {begin} THEN {interval(low, low)} "
+        return (f"(CASE WHEN {_empty(x)} OR {_empty(y)} "
+                f"OR ({end} IS NOT NULL AND {end} <= {begin}) THEN {empty} "
                 f"ELSE {interval(begin, end)} END)")
     return once(c, a, lambda x: once(c, b, lambda y: body(x, y)))
 
 
-translates("iintersect")(lambda args, types, rt, c: interval_intersect(args[0], args[1], c))
+translates("iintersect")(
+    lambda args, types, rt, c: interval_intersect(args[0], args[1], types[0], c))
 
 
 @translates("iminus")
@@ -609,7 +620,7 @@ def _iminus(args, types, rt, c):
                             "strictly inside the first, so the difference is two intervals")
         covers = sira_error("IntervalError", "iminus", "iminus: the second interval covers the "
                             "first, so the difference is empty")
-        return (f"(CASE WHEN NOT {overlaps(a, b)} OR {b_empty} THEN {a} "
+        return (f"(CASE WHEN NOT {overlaps(a, b)} OR {b_empty} OR {_empty(a)} THEN {a} "
                 f"WHEN {left} AND {right} THEN {inside} "
                 f"WHEN {left} THEN {interval(begin_of(a), begin_of(b))} "
                 f"WHEN {right} THEN {interval(end_of(b), end_of(a))} ELSE {covers} END)")
@@ -640,42 +651,57 @@ def _relation(fn):
     return translate
 
 
-translates("overlaps")(_relation(overlaps))
-translates("before")(_relation(lambda a, b: f"{end_of(a)} IS NOT NULL AND {end_of(a)} < "
+def _of_ends(name, fn):
+    """An interval relation comparing ends: IntervalError on the empty interval (none)."""
+    return lambda a, b: (f"CASE WHEN {_empty(a)} OR {_empty(b)} THEN {_no_ends(name)} "
+                         f"ELSE ({fn(a, b)}) END")
+
+
+def _ends_relation(name, fn):
+    return translates(name)(_relation(_of_ends(name, fn)))
+
+
+translates("overlaps")(_relation(
+    lambda a, b: f"NOT {_empty(a)} AND NOT {_empty(b)} AND {overlaps(a, b)}"))
+_ends_relation("before", (lambda a, b: f"{end_of(a)} IS NOT NULL AND {end_of(a)} < "
                                             f"{begin_of(b)}"))
-translates("after")(_relation(lambda a, b: f"{end_of(b)} IS NOT NULL AND {end_of(b)} < "
+_ends_relation("after", (lambda a, b: f"{end_of(b)} IS NOT NULL AND {end_of(b)} < "
                                            f"{begin_of(a)}"))
-translates("meets")(_relation(lambda a, b: f"{end_of(a)} IS NOT NULL AND {end_of(a)} = "
+_ends_relation("meets", (lambda a, b: f"{end_of(a)} IS NOT NULL AND {end_of(a)} = "
                                            f"{begin_of(b)}"))
-translates("met_by")(_relation(lambda a, b: f"{end_of(b)} IS NOT NULL AND {end_of(b)} = "
+_ends_relation("met_by", (lambda a, b: f"{end_of(b)} IS NOT NULL AND {end_of(b)} = "
                                             f"{begin_of(a)}"))
-translates("allen_overlaps")(_relation(
+_ends_relation("allen_overlaps", (
     lambda a, b: f"{begin_of(a)} < {begin_of(b)} AND {point_before_end(begin_of(b), end_of(a))}"
                  f" AND {end_before(end_of(a), end_of(b))}"))
-translates("overlapped_by")(_relation(
+_ends_relation("overlapped_by", (
     lambda a, b: f"{begin_of(b)} < {begin_of(a)} AND {point_before_end(begin_of(a), end_of(b))}"
                  f" AND {end_before(end_of(b), end_of(a))}"))
-translates("starts")(_relation(
+_ends_relation("starts", (
     lambda a, b: f"{begin_of(a)} = {begin_of(b)} AND {end_before(end_of(a), end_of(b))}"))
-translates("started_by")(_relation(
+_ends_relation("started_by", (
     lambda a, b: f"{begin_of(a)} = {begin_of(b)} AND {end_before(end_of(b), end_of(a))}"))
-translates("during")(_relation(
+_ends_relation("during", (
     lambda a, b: f"{begin_of(b)} < {begin_of(a)} AND {end_before(end_of(a), end_of(b))}"))
-translates("allen_contains")(_relation(
+_ends_relation("allen_contains", (
     lambda a, b: f"{begin_of(a)} < {begin_of(b)} AND {end_before(end_of(b), end_of(a))}"))
-translates("finishes")(_relation(
+_ends_relation("finishes", (
     lambda a, b: f"{begin_of(b)} < {begin_of(a)} AND {_ends_equal(end_of(a), end_of(b))}"))
-translates("finished_by")(_relation(
+_ends_relation("finished_by", (
     lambda a, b: f"{begin_of(a)} < {begin_of(b)} AND {_ends_equal(end_of(a), end_of(b))}"))
-translates("adjacent")(_relation(
+_ends_relation("adjacent", (
     lambda a, b: f"{_ends_equal(end_of(a), begin_of(b))} OR {_ends_equal(end_of(b), begin_of(a))}"))
 translates("merges")(_relation(
-    lambda a, b: f"{overlaps(a, b)} OR {_ends_equal(end_of(a), begin_of(b))} OR "
+    lambda a, b: f"{_empty(a)} OR {_empty(b)} OR {overlaps(a, b)} OR {_ends_equal(end_of(a), begin_of(b))} OR "
                  f"{_ends_equal(end_of(b), begin_of(a))}"))
-translates("includes")(_relation(
-    lambda a, b: f"{begin_of(a)} <= {begin_of(b)} AND NOT {end_before(end_of(a), end_of(b))}"))
-translates("included_in")(_relation(
-    lambda a, b: f"{begin_of(b)} <= {begin_of(a)} AND NOT {end_before(end_of(b), end_of(a))}"))
+def _includes(a, b):
+    """a includes every point of b (true of the empty b; the empty a includes only it)."""
+    return (f"{_empty(b)} OR (NOT {_empty(a)} AND {begin_of(a)} <= {begin_of(b)} AND NOT "
+            f"{end_before(end_of(a), end_of(b))})")
+
+
+translates("includes")(_relation(_includes))
+translates("included_in")(_relation(lambda a, b: _includes(b, a)))
 
 
 @translates("iequals")
@@ -686,8 +712,7 @@ def _iequals(args, types, rt, c):
 @translates("contains")
 def _contains(args, types, rt, c):
     if types[1] == types[0]:
-        return _relation(lambda a, b: f"{begin_of(a)} <= {begin_of(b)} AND NOT "
-                                      f"{end_before(end_of(a), end_of(b))}")(args, types, rt, c)
+        return _relation(_includes)(args, types, rt, c)
     return once(c, args[0], lambda a: once(c, args[1], lambda p: (
         f"({begin_of(a)} <= {p} AND {point_before_end(p, end_of(a))})")))
 

@@ -28,11 +28,11 @@ import duckdb
 
 from sira.errors import DataSourceError, DuplicateAttribute, NullValue, SiraValueError
 from sira.io.intake import kind_of, path_of, refuse, relation_of
-from sira.intervals import IntervalType
+from sira.intervals import IntervalType, empty_interval
 from sira.types import AVERAGE, FLOAT, RelationType, TupleType
 from sira.values import Heading, Relation
 
-from .functions import canonical
+from .functions import canonical, literal
 from .sql import DEE, DEE_NAME, ident, sira_error, string
 from .types import duckdb_type, sira_type_of
 
@@ -169,14 +169,15 @@ def _relation_scan(c, name, value: Relation) -> Scan:
     return Scan(name, view, h, selects, [], False)
 
 
-def _ordered_interval(sql: str, attribute: str, relvar: str) -> str:
+def _ordered_interval(sql: str, attribute: str, relvar: str, t) -> str:
     """An interval column as read: one whose end is before its begin fails the query with
-    IntervalError (an end equal to the begin is the empty interval, as sira.io reads it)."""
+    IntervalError; one whose end equals its begin is the empty interval, as sira.io reads it,
+    held as the one canonical empty struct (``sira.intervals.empty_interval``)."""
     b, e = f"({sql}).\"begin\"", f"({sql}).\"end\""
     message = (f"relvar '{relvar}': attribute '{attribute}' holds an interval whose end is "
                f"before its begin")
     return (f"(CASE WHEN {e} < {b} THEN {sira_error('IntervalError', 'RELVAR', message)} "
-            f"ELSE {sql} END)")
+            f"WHEN {e} = {b} THEN {literal(t, empty_interval(t))} ELSE {sql} END)")
 
 
 def _cast_to(sql, t):
@@ -234,7 +235,7 @@ def _columns(c, name, names, types):
         elif str(dtype) != duckdb_type(t):
             value = _cast_to(value, t)
         if isinstance(t, IntervalType):
-            value = _ordered_interval(value, n, name)
+            value = _ordered_interval(value, n, name, t)
         selects.append(f"{canonical(value, t, c)} AS {ident(n)}")
     return heading, selects
 

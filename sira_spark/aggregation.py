@@ -70,7 +70,8 @@ def aggregate_column(agg, value, t, grouped=False):
     elif op == "or":
         out = F.bool_or(value)
     elif op == "iintersect":
-        out = F.aggregate(_sorted_values(value, t), identity, interval_intersect)
+        out = F.aggregate(_sorted_values(value, t), identity,
+                          lambda acc, x: interval_intersect(acc, x, t))
     elif op == "iunion":
         values = _sorted_values(value, t)
         out = F.aggregate(F.slice(values, 2, 1 << 30), F.element_at(values, 1),

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import decimal
 
-from sira.intervals import Interval, IntervalType
+from sira.intervals import Interval, IntervalType, empty_interval
 from sira.types import AVERAGE, BIGINT, Average, RelationType, TupleType
 from sira.values import Relation, Tuple
 
@@ -63,6 +63,8 @@ def _to_spark_value(t, v):
     if t == AVERAGE:
         return (v.count, v.value)
     if isinstance(t, IntervalType):
+        if v.empty:
+            v = empty_interval(t)  # the one struct every empty interval is held as
         return (v.begin, v.end)
     if isinstance(t, TupleType):
         return to_row(t.heading, v.values)
@@ -225,7 +227,23 @@ def admit(df, heading, relvar: str, policy: str = "error"):
     elif nulls and policy == "error":
         _refuse_nulls(df, nulls, relvar)
     df = _fail_on_inverted_intervals(df, [f for f in faults if f[1] == "INVERTED"], relvar)
-    return canonical_columns(df, heading)
+    return _one_empty_interval(canonical_columns(df, heading), heading)
+
+
+def _one_empty_interval(df, heading):
+    """The DataFrame with every empty interval (end equal to begin) of an interval column
+    held as the one canonical struct (``sira.intervals.empty_interval``), so that grouping
+    and joins see one value, as the Python engine does."""
+    from pyspark.sql import functions as F
+
+    from .functions import is_empty_interval, literal_column
+    intervals = [n for n, t in heading.attributes if isinstance(t, IntervalType)]
+    if not intervals:
+        return df
+    return df.select(*[
+        F.when(is_empty_interval(F.col(f"`{n}`")), literal_column(t, empty_interval(t)))
+        .otherwise(F.col(f"`{n}`")).alias(n) if isinstance(t, IntervalType) else F.col(f"`{n}`")
+        for n, t in heading.attributes])
 
 
 def _any(conditions):

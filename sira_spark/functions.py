@@ -24,7 +24,7 @@ from sira.errors import NotSupportedOnSpark
 from sira.expressions.evaluate import infer_type
 from sira.expressions.library import resolve
 from sira.expressions.nodes import Aggregated, AttrRef, Call, FieldOf, Literal, RelationArg
-from sira.intervals import INTERVAL_TYPES, IntervalType
+from sira.intervals import INTERVAL_TYPES, IntervalType, empty_interval
 from sira.types import (AVERAGE, BOOLEAN, DATE, FLOAT, STRING, TIMESTAMP, IntegerType,
                         RelationType, TupleType)
 
@@ -51,6 +51,8 @@ def literal_column(t, value) -> Column:
     """A Spark literal of sira type ``t``."""
     st = spark_type(t)
     if isinstance(t, IntervalType):
+        if value.empty:
+            value = empty_interval(t)  # the one struct every empty interval is held as
         end = F.lit(None).cast(spark_type(t.point)) if value.end is None else \
             literal_column(t.point, value.end)
         return F.struct(literal_column(t.point, value.begin).alias("begin"),
@@ -409,16 +411,28 @@ def interval(begin: Column, end: Column) -> Column:
     return F.struct(begin.alias("begin"), end.alias("end"))
 
 
+def is_empty_interval(a: Column) -> Column:
+    """Whether the interval is empty (only IINTERSECT makes one; held as one canonical struct)."""
+    return a["end"].isNotNull() & (a["end"] <= a["begin"])
+
+
+def _no_ends(operator: str) -> Column:
+    return sira_error("IntervalError",
+                      f"{operator}: the empty interval has no ends (it holds no point)")
+
+
 @translates("the_begin", "the_from", "startpointof")
 def _the_begin(args, types, rt):
-    return args[0]["begin"]
+    a = args[0]
+    return F.when(is_empty_interval(a), _no_ends("the_begin")).otherwise(a["begin"])
 
 
 @translates("the_end", "endpointof")
 def _the_end(args, types, rt):
     end = args[0]["end"]
     return F.when(end.isNull(), sira_error("IntervalError", "the_end: the interval is unbounded "
-                                           "above")).otherwise(end)
+                                           "above")) \
+        .when(is_empty_interval(args[0]), _no_ends("the_end")).otherwise(end)
 
 
 def previous_point(point, c: Column) -> Column:
@@ -441,7 +455,10 @@ def next_point(point, c: Column) -> Column:
 def _the_to(args, types, rt):
     end = args[0]["end"]
     return F.when(end.isNull(), sira_error("IntervalError", "the_to: the interval is unbounded "
-                                           "above")).otherwise(previous_point(types[0].point, end))
+                                           "above")) \
+        .when(is_empty_interval(args[0]), sira_error(
+            "IntervalError", "the_to: the empty interval has no last point")) \
+        .otherwise(previous_point(types[0].point, end))
 
 
 @translates("next")
@@ -451,26 +468,25 @@ def _next(args, types, rt):
 
 @translates("iintersect")
 def _iintersect(args, types, rt):
-    return interval_intersect(args[0], args[1])
+    return interval_intersect(args[0], args[1], types[0])
 
 
-def interval_intersect(a: Column, b: Column) -> Column:
+def interval_intersect(a: Column, b: Column, t) -> Column:
+    """The common points, or the empty interval, held as the one canonical struct
+    (``sira.intervals.empty_interval``) whatever the operands."""
     begin = F.greatest(a["begin"], b["begin"])
     end = F.when(a["end"].isNull(), b["end"]).when(b["end"].isNull(), a["end"]) \
         .otherwise(F.least(a["end"], b["end"]))
-    low = F.least(a["begin"], b["begin"])
-    empty_a = a["end"].isNotNull() & (a["end"] <= a["begin"])
-    empty_b = b["end"].isNotNull() & (b["end"] <= b["begin"])
     disjoint = end.isNotNull() & (end <= begin)
-    return F.when(empty_a, a).when(empty_b, b).when(disjoint, interval(low, low)) \
-        .otherwise(interval(begin, end))
+    return F.when(is_empty_interval(a) | is_empty_interval(b) | disjoint,
+                  literal_column(t, empty_interval(t))).otherwise(interval(begin, end))
 
 
 @translates("iminus")
 def _iminus(args, types, rt):
     """The points of a not in b, when they form one interval (else an IntervalError)."""
     a, b = args
-    b_empty = b["end"].isNotNull() & (b["end"] <= b["begin"])
+    b_empty = is_empty_interval(b) | is_empty_interval(a)
     left = a["begin"] < b["begin"]  # a keeps points before b
     right = b["end"].isNotNull() & (a["end"].isNull() | (b["end"] < a["end"]))  # and after b
     return (F.when(~overlaps(a, b) | b_empty, a)
@@ -490,63 +506,76 @@ def _iunion(args, types, rt):
         | a["end"].eqNullSafe(b["begin"]) | b["end"].eqNullSafe(a["begin"])
     end = F.when(a["end"].isNull() | b["end"].isNull(), F.lit(None)) \
         .otherwise(F.greatest(a["end"], b["end"]))
-    return F.when(~touching, sira_error("IntervalError", "iunion: the intervals neither overlap "
-                                        "nor meet, so their union is not one interval")) \
+    return F.when(is_empty_interval(a), b).when(is_empty_interval(b), a) \
+        .when(~touching, sira_error("IntervalError", "iunion: the intervals neither overlap "
+                                    "nor meet, so their union is not one interval")) \
         .otherwise(interval(F.least(a["begin"], b["begin"]), end))
 
 
 @translates("overlaps")
 def _overlaps(args, types, rt):
-    return overlaps(args[0], args[1])
+    a, b = args
+    return ~is_empty_interval(a) & ~is_empty_interval(b) & overlaps(a, b)
 
 
 def _relation(fn):
     return lambda args, types, rt: fn(args[0], args[1])
 
 
+def _ends_relation(name, fn):
+    """An interval relation comparing ends: IntervalError on the empty interval (none)."""
+    translates(name)(lambda args, types, rt: F.when(
+        is_empty_interval(args[0]) | is_empty_interval(args[1]), _no_ends(name))
+        .otherwise(fn(args[0], args[1])))
+
+
+def _includes(a, b):
+    """a includes every point of b (true of the empty b; the empty a includes only it)."""
+    return is_empty_interval(b) | (~is_empty_interval(a) & (a["begin"] <= b["begin"])
+                                   & ~end_before(a["end"], b["end"]))
+
+
 def _ends_equal(a, b):
     return a.eqNullSafe(b)
 
 
-translates("before")(_relation(lambda a, b: a["end"].isNotNull() & (a["end"] < b["begin"])))
-translates("after")(_relation(lambda a, b: b["end"].isNotNull() & (b["end"] < a["begin"])))
-translates("meets")(_relation(lambda a, b: a["end"].isNotNull() & (a["end"] == b["begin"])))
-translates("met_by")(_relation(lambda a, b: b["end"].isNotNull() & (b["end"] == a["begin"])))
-translates("allen_overlaps")(_relation(
+_ends_relation("before", (lambda a, b: a["end"].isNotNull() & (a["end"] < b["begin"])))
+_ends_relation("after", (lambda a, b: b["end"].isNotNull() & (b["end"] < a["begin"])))
+_ends_relation("meets", (lambda a, b: a["end"].isNotNull() & (a["end"] == b["begin"])))
+_ends_relation("met_by", (lambda a, b: b["end"].isNotNull() & (b["end"] == a["begin"])))
+_ends_relation("allen_overlaps", (
     lambda a, b: (a["begin"] < b["begin"]) & point_before_end(b["begin"], a["end"])
     & end_before(a["end"], b["end"])))
-translates("overlapped_by")(_relation(
+_ends_relation("overlapped_by", (
     lambda a, b: (b["begin"] < a["begin"]) & point_before_end(a["begin"], b["end"])
     & end_before(b["end"], a["end"])))
-translates("starts")(_relation(
+_ends_relation("starts", (
     lambda a, b: (a["begin"] == b["begin"]) & end_before(a["end"], b["end"])))
-translates("started_by")(_relation(
+_ends_relation("started_by", (
     lambda a, b: (a["begin"] == b["begin"]) & end_before(b["end"], a["end"])))
-translates("during")(_relation(
+_ends_relation("during", (
     lambda a, b: (b["begin"] < a["begin"]) & end_before(a["end"], b["end"])))
-translates("allen_contains")(_relation(
+_ends_relation("allen_contains", (
     lambda a, b: (a["begin"] < b["begin"]) & end_before(b["end"], a["end"])))
-translates("finishes")(_relation(
+_ends_relation("finishes", (
     lambda a, b: (b["begin"] < a["begin"]) & _ends_equal(a["end"], b["end"])))
-translates("finished_by")(_relation(
+_ends_relation("finished_by", (
     lambda a, b: (a["begin"] < b["begin"]) & _ends_equal(a["end"], b["end"])))
 translates("iequals")(_relation(lambda a, b: a.eqNullSafe(b)))
-translates("adjacent")(_relation(
+_ends_relation("adjacent", (
     lambda a, b: a["end"].eqNullSafe(b["begin"]) | b["end"].eqNullSafe(a["begin"])))
 translates("merges")(_relation(
-    lambda a, b: overlaps(a, b) | a["end"].eqNullSafe(b["begin"])
+    lambda a, b: is_empty_interval(a) | is_empty_interval(b) | overlaps(a, b) | a["end"].eqNullSafe(b["begin"])
     | b["end"].eqNullSafe(a["begin"])))
-translates("includes")(_relation(
-    lambda a, b: (a["begin"] <= b["begin"]) & ~end_before(a["end"], b["end"])))
-translates("included_in")(_relation(
-    lambda a, b: (b["begin"] <= a["begin"]) & ~end_before(b["end"], a["end"])))
+translates("includes")(_relation(_includes))
+translates("included_in")(_relation(lambda a, b: _includes(b, a)))
 
 
 @translates("contains")
 def _contains(args, types, rt):
     a, b = args
     if types[1] == types[0]:
-        return (a["begin"] <= b["begin"]) & ~end_before(a["end"], b["end"])
+        return _includes(a, b)
     return (a["begin"] <= b) & point_before_end(b, a["end"])
 
 

@@ -456,10 +456,25 @@ def _interval_arg(name, types, n=1):
     return types[0]
 
 
+def _no_ends(name, i):
+    """The error for an operator that reads the ends of the empty interval, which has none.
+
+    Every empty interval is one value (IINTERSECT of disjoint intervals makes it), so an
+    operator giving an answer from the begin it happens to show would answer differently for
+    equal values."""
+    return IntervalError(f"{name}: the empty interval has no ends (it holds no point)",
+                         operator=name, value=i)
+
+
 @operator("the_begin,the_from,startpointof", 1, 1, "the first point of an interval")
 def _the_begin(name, types):
     t = _interval_arg(name, types)
-    return t.point, lambda i: i.begin
+
+    def impl(i):
+        if i.empty:
+            raise _no_ends(name, i)
+        return i.begin
+    return t.point, impl
 
 
 @operator("the_end,endpointof", 1, 1, "the end of an interval (the first point after it)")
@@ -470,6 +485,8 @@ def _the_end(name, types):
         if i.end is None:
             raise IntervalError(f"{name}: the interval is unbounded above", operator=name,
                                 value=i)
+        if i.empty:
+            raise _no_ends(name, i)
         return i.end
     return t.point, impl
 
@@ -490,7 +507,7 @@ def _iintersect(name, types):
 @operator("overlaps", 2, 2, "whether two intervals share a point")
 def _overlaps(name, types):
     _interval_pair(name, types)
-    return BOOLEAN, Interval.overlaps
+    return BOOLEAN, _share_a_point
 
 
 @operator("the_to", 1, 1, "the last point of an interval (ordinal point types)")
@@ -542,8 +559,20 @@ def _lt_end(x, y):
     return x is not None and (y is None or x < y)
 
 
+def _share_a_point(a: Interval, b: Interval) -> bool:
+    """overlaps: whether the intervals share a point (never when one is empty)."""
+    return not (a.empty or b.empty) and a.overlaps(b)
+
+
 def _relations():
-    """Allen's thirteen relations and SIRA_PRISE's/TDATRM's interval comparisons."""
+    """Allen's thirteen relations and SIRA_PRISE's/TDATRM's interval comparisons.
+
+    On the empty interval (it holds no point): ``overlaps`` is false, ``includes`` true of it
+    (and ``included_in`` true of it in anything), ``merges`` true (IINTERSECT's identity of
+    IUNION: iunion(empty, b) is b), ``iequals`` true only of another empty one; Allen's
+    relations and ``adjacent`` compare ends, which the empty interval lacks, so they raise
+    IntervalError (see ``ENDS_READ``).
+    """
     def eq_end(x, y):
         return x == y
 
@@ -563,18 +592,35 @@ def _relations():
         "finishes": lambda a, b: b.begin < a.begin and eq_end(a.end, b.end),
         "finished_by": lambda a, b: a.begin < b.begin and eq_end(a.end, b.end),
         "iequals": lambda a, b: a == b,
-        "overlaps": Interval.overlaps,
+        "overlaps": _share_a_point,
         "adjacent": lambda a, b: (a.end is not None and a.end == b.begin)
         or (b.end is not None and b.end == a.begin),
-        "merges": lambda a, b: a.overlaps(b) or (a.end is not None and a.end == b.begin)
-        or (b.end is not None and b.end == a.begin),
-        "includes": lambda a, b: a.begin <= b.begin and not _lt_end(a.end, b.end),
-        "included_in": lambda a, b: b.begin <= a.begin and not _lt_end(b.end, a.end),
+        "merges": lambda a, b: a.empty or b.empty or a.overlaps(b)
+        or (a.end is not None and a.end == b.begin) or (b.end is not None and b.end == a.begin),
+        "includes": lambda a, b: b.empty or (not a.empty and a.begin <= b.begin
+                                             and not _lt_end(a.end, b.end)),
+        "included_in": lambda a, b: a.empty or (not b.empty and b.begin <= a.begin
+                                                and not _lt_end(b.end, a.end)),
     }
 
 
+#: the interval relations that compare ends, so are undefined on the empty interval
+ENDS_READ = frozenset({"before", "after", "meets", "met_by", "allen_overlaps", "overlapped_by",
+                       "starts", "started_by", "during", "allen_contains", "finishes",
+                       "finished_by", "adjacent"})
+
+
+def _of_ends(name, rel):
+    def impl(a, b):
+        if a.empty or b.empty:
+            raise _no_ends(name, a if a.empty else b)
+        return rel(a, b)
+    return impl
+
+
 for _rel_name, _rel in _relations().items():
-    def _rel_resolver(name, types, _rel=_rel):
+    def _rel_resolver(name, types, _rel=_of_ends(_rel_name, _rel) if _rel_name in ENDS_READ
+                      else _rel):
         _interval_pair(name, types)
         return BOOLEAN, _rel
     operator(_rel_name, 2, 2, f"interval relation {_rel_name}")(_rel_resolver)
