@@ -3,7 +3,8 @@ join, how attribute references are renamed. The rewrite pass (``sira.rewrite``) 
 formulas that may fail (``sira.algebra.fallible``) both use them, so they live here, below both.
 
 An expression is *total* when it cannot raise on any tuple of the right types (comparisons,
-boolean connectives, attribute references, literals, string predicates, interval comparisons).
+boolean connectives, attribute references, literals, string predicates, the interval
+comparisons that hold of the empty interval too).
 
     >>> from sira import attr, call
     >>> is_total(attr("a") > 3)
@@ -22,10 +23,8 @@ from .nodes import AttrRef, Call, FieldOf, Literal
 TOTAL_OPERATORS = frozenset({
     "eq", "ne", "lt", "gt", "le", "ge", "and", "or", "not", "xor",
     "length", "lowercase", "uppercase", "trim", "concat", "contains_string", "matches_substring",
-    "before", "after", "meets", "met_by", "allen_overlaps", "overlapped_by", "starts",
-    "started_by", "during", "allen_contains", "finishes", "finished_by", "iequals", "overlaps",
-    "adjacent", "merges", "includes", "included_in", "the_begin", "the_from", "startpointof",
-})
+    "iequals", "overlaps", "merges", "includes", "included_in",
+})  # not the_begin nor Allen's relations: they raise on the empty interval (it has no ends)
 
 
 def is_total(expr) -> bool:
