@@ -112,7 +112,20 @@ def _aggregate(node, children, c):
                                  fallible_attributes(node))
 
 
-@translates(SummarizeBy)
+def _direct_summary(node, c):
+    """A windowed aggregate with a plan of its own (running sums over a partitioned ``rows(N)``
+    window, panes for a HOP: ``windows.summarize_window``), compiled from the window's source;
+    else None."""
+    from sira.algebra.derived import summarize_by_points
+
+    from .windows import summarize_window
+    if summarize_by_points(node) is not None:
+        return None
+    direct = summarize_window(node, c)
+    return None if direct is None else computed_on_every_row(direct, fallible_attributes(node))
+
+
+@translates(SummarizeBy, direct=_direct_summary)
 def _summarizeby(node, children, c):
     """Every group's aggregates are computed, even those of groups a restriction above drops
     or of attributes nothing reads, when they may fail (see ``sira.algebra.fallible``)."""
@@ -170,10 +183,6 @@ def _swept(node, children, c):
 
 
 def _summarized(node, children, c):
-    from .windows import summarize_window
-    direct = summarize_window(node, c)  # a windowed aggregate with a plan of its own
-    if direct is not None:
-        return direct
     (df,) = children
     h = node.source.heading
     if node.using:

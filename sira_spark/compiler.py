@@ -40,9 +40,16 @@ TRANSLATIONS: dict = {}
 LOWERED = {DivideBy: lower_divideby, Changes: lower_changes}
 
 
-def translates(node_class):
-    """Register the Spark translation of one node class."""
+def translates(node_class, direct=None):
+    """Register the Spark translation of one node class.
+
+    ``direct(node, compiler)``, when given, is tried first, before any operand is compiled: a
+    DataFrame for a node with a plan of its own that reads below its operands (a SUMMARIZEBY
+    over a HOP reads the stream, not the window table), else None. Its operands are then never
+    compiled, so no job they would run first (a ``max_tuples`` count) runs."""
     def register(fn):
+        if direct is not None:
+            fn.direct = direct
         TRANSLATIONS[node_class] = fn
         return fn
     return register
@@ -103,10 +110,14 @@ class Compiler:
             fn = TRANSLATIONS.get(type(node))
             if fn is None:
                 raise NotSupportedOnSpark(node=node.operator_name)
-            children = [self.compile(c) for c in node.children]
             from .guards import guarding
+            direct = getattr(fn, "direct", None)  # a plan reading below the node's operands
             with guarding(self, node):
-                df = fn(node, children, self)
+                df = None if direct is None else direct(node, self)
+            if df is None:
+                children = [self.compile(c) for c in node.children]
+                with guarding(self, node):
+                    df = fn(node, children, self)
             if isinstance(df, Packed):
                 df = df.df
             elif node.packs and node.pack_list:

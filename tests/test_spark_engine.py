@@ -224,6 +224,27 @@ def test_dataframe_of_nullable_columns_runs_only_the_null_check(engine, spark):
     assert df.count() == 2
 
 
+def test_a_hop_summarized_by_panes_runs_no_job_of_the_window_table(engine, spark):
+    """The SUMMARIZEBY over a HOP reads the stream by panes; the window table it replaces was
+    compiled all the same, and its max_tuples count ran the whole HOP first (1.2 of 1.7 s of a
+    1,000,000-element benchmark)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import LongType, StructField, StructType
+    schema = StructType([StructField("ts", LongType(), False), StructField("v", LongType(), False)])
+    stream = spark.createDataFrame(spark.range(200).select(F.col("id").alias("ts"),
+                                                           F.col("id").alias("v")).rdd, schema)
+    text = ("summarizeby(hop(s, ts, size(60) slide(10)), (window_start, window_end), "
+            "(t(plus(v))))")
+    with JobCounter(spark) as jobs:
+        df = engine.dataframe(text, {"s": stream})
+    assert jobs.jobs == []
+    assert sira.Relation.from_rows(
+        {"window_start": sira.LONG, "window_end": sira.LONG, "t": sira.LONG},
+        [(r.window_start, r.window_end, r.t) for r in df.collect()]) == \
+        sira.evaluate(text, {"s": sira.Relation.from_rows(
+            {"ts": sira.LONG, "v": sira.LONG}, [(i, i) for i in range(200)])})
+
+
 def test_dataframe_accepts_a_tree(engine):
     tree = L(FILES).restrict(attr("pagesize") > 20000).project("filename")
     df = engine.dataframe(tree)

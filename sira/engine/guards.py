@@ -36,8 +36,11 @@ not the final result, passes it). Operators that cannot make more tuples than th
 (RESTRICT, PROJECT, UNION, SEMIJOIN, SUMMARIZEBY...) are not counted.
 
 On Spark, TCLOSE and GTCLOSE count the closure after every round (a round is computed whole
-before it is counted) and UNPACK counts before it runs; a Spark JOIN, split, UNGROUP or window
-table is part of one plan and is not counted before it runs.
+before it is counted), UNPACK and JOIN count before they run (a JOIN from its operands' counts
+per key), and the other operators count their result before the rest of the query runs
+(``sira_spark.guards``). A SUMMARIZEBY over a HOP window table that DuckDB and Spark aggregate
+by panes never makes the HOP's tuples, so there it is not refused for them; the Python engine
+makes them and counts them.
 """
 
 from __future__ import annotations
