@@ -60,9 +60,20 @@ def _load_families():
                    spl, windowby, windows, windowtables)
 
 
+def _distinct_rows(node) -> bool:
+    """Whether ``node``'s translation yields distinct rows whatever its operands hold (so a final
+    ``distinct()`` is not needed): a PROJECT dropping attributes (its ``distinct()``). A packed
+    result (one tuple per island of each rest: a ``groupBy``) is known in ``compile``.
+    Conservative: False for anything else."""
+    from sira.algebra.basic import Project
+    return isinstance(node, Project) and node.heading.degree < node.source.heading.degree
+
+
 class Packed:
     """What a translation returns when its result is already packed on the node's pack_list
-    (a sweep line packs as it goes), so the compiler does not pack it again."""
+    (a sweep line packs as it goes), so the compiler does not pack it again. A packed result
+    holds each tuple once (one per island of each rest), so the final result needs no
+    ``distinct()`` when it is one."""
 
     def __init__(self, df):
         self.df = df
@@ -90,6 +101,7 @@ class Compiler:
         # every relvar); a relvar read without distinct() sets ``undeduped``
         self.need_distinct: frozenset | None = None
         self.undeduped = False
+        self._distinct: set = set()  # nodes whose DataFrame holds distinct rows, whatever it read
 
     def compile(self, node):
         """The DataFrame of ``node`` (not collected)."""
@@ -106,6 +118,7 @@ class Compiler:
                 df = self.compile(lower(node))
             finally:
                 self.lowering.pop()
+            distinct = lower(node) in self._distinct
         else:
             fn = TRANSLATIONS.get(type(node))
             if fn is None:
@@ -118,14 +131,18 @@ class Compiler:
                 children = [self.compile(c) for c in node.children]
                 with guarding(self, node):
                     df = fn(node, children, self)
+            distinct = _distinct_rows(node)
             if isinstance(df, Packed):
-                df = df.df
+                df, distinct = df.df, True
             elif node.packs and node.pack_list:
                 from .packing import pack_dataframe
                 with guarding(self, node):
                     df = pack_dataframe(df, node.heading, node.pack_list)
+                distinct = True
         df = ordered(df, node.heading)
         self._memo[node] = df
+        if distinct:
+            self._distinct.add(node)
         return df
 
     def evaluate(self, node):
@@ -148,7 +165,7 @@ class Compiler:
         relvar's duplicates were left to the end."""
         self._root(node)
         df = self._run(node, lambda: self.compile(node))
-        return df.distinct() if self.undeduped else df
+        return df.distinct() if self.undeduped and node not in self._distinct else df
 
     def _root(self, node) -> None:
         from sira.algebra.duplicates import relvars_needing_distinct

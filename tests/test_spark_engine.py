@@ -245,6 +245,19 @@ def test_a_hop_summarized_by_panes_runs_no_job_of_the_window_table(engine, spark
             {"ts": sira.LONG, "v": sira.LONG}, [(i, i) for i in range(200)])})
 
 
+def test_a_packed_result_gets_no_second_distinct(engine, spark):
+    """PACK reads a DataFrame relvar without distinct() (duplicates cannot change its islands)
+    and yields one row per island of each rest: a final distinct() of that is a wasted
+    aggregation (as on DuckDB, a packed result at the root gets none)."""
+    rows = [(1, (0, 5)), (1, (3, 8)), (1, (3, 8)), (2, (10, 12))]  # a duplicate row
+    df = spark.createDataFrame(rows, "k long, during struct<begin: long, end: long>")
+    packed = engine.dataframe("pack(r, (during))", {"r": df})
+    plan = packed._jdf.queryExecution().executedPlan().toString()
+    assert "functions=[]" not in plan, plan  # no aggregation without functions: no distinct()
+    assert sorted((r.k, r.during.begin, r.during.end) for r in packed.collect()) == \
+        [(1, 0, 8), (2, 10, 12)]
+
+
 def test_dataframe_accepts_a_tree(engine):
     tree = L(FILES).restrict(attr("pagesize") > 20000).project("filename")
     df = engine.dataframe(tree)
