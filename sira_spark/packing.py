@@ -64,6 +64,10 @@ def pack_one(df, heading, name):
     iv = _c(name)
     flat = _nonempty(df, name).select(*[_c(n) for n in others], iv["begin"].alias("__b"),
                                       iv["end"].alias("__e"))
+    if not others:  # one sequence: split across buckets of its order, never in one task
+        out = _pack_sequence(flat)
+        return ordered(_rebuild(out, name, F.col("__b"), F.col("__e"), F.col("__open")),
+                       heading)
     w = Window.partitionBy(*[_c(n) for n in others]).orderBy(
         F.col("__b"), F.col("__e").asc_nulls_last())
     before = w.rowsBetween(Window.unboundedPreceding, -1)
@@ -78,6 +82,93 @@ def pack_one(df, heading, name):
         F.max(F.col("__e").isNull()).alias("__open"))
     out = _rebuild(packed, name, F.col("__b"), F.col("__e"), F.col("__open"))
     return ordered(out, heading)
+
+
+# ----------------------------------------------------------- one sequence, split across buckets
+#
+# PACK of a relation whose only attribute is the interval is one sequence: every island depends
+# on every earlier end. Seed 003, section 5: the sequence is cut into buckets, contiguous
+# ranges of begin (one job: the row count and the quantiles of begin), each bucket sorted and
+# scanned in its own task. A first pass gives each bucket three values (its largest end, whether
+# it holds an open end, and the begin of its last *local* island start: a row whose begin lies
+# after every earlier end of its bucket); the driver runs through the buckets in order and finds
+# each one's incoming state (the largest end before it, an open end before it, the key of the
+# island running into it). A bucket's real island starts are its local starts whose begin lies
+# after the incoming end (a suffix of them, as begins grow), so the state carries over exactly.
+# The second pass finishes every row from its bucket's state; an island is keyed by its first
+# begin (islands never share one) and aggregated to (min begin, max end).
+
+#: a sequence of at most this many rows is one bucket (one task, no summaries job)
+SEQUENCE_BUCKET_ROWS = 200_000
+
+#: buckets per shuffle partition
+BUCKETS_PER_PARTITION = 4
+
+
+def _bucket_of(value, bounds, lo, hi):
+    """The number of ``bounds[lo:hi]`` at most ``value``, plus lo (a tree of comparisons)."""
+    if lo == hi:
+        return F.lit(lo)
+    mid = (lo + hi) // 2
+    return F.when(value < F.lit(bounds[mid]), _bucket_of(value, bounds, lo, mid)) \
+        .otherwise(_bucket_of(value, bounds, mid + 1, hi))
+
+
+def _numeric(col, dtype):
+    """A DOUBLE image of ``col`` that never decreases along its order (for the quantiles)."""
+    from pyspark.sql import types as T
+    if isinstance(dtype, T.DateType):
+        return F.unix_date(col).cast("double")
+    if isinstance(dtype, (T.TimestampNTZType, T.TimestampType)):
+        return F.unix_micros(col.cast("timestamp")).cast("double")
+    return col.cast("double")
+
+
+def _pack_sequence(flat):
+    """Islands of the rows ``(__b, __e)`` of one sequence, as rows ``(__b, __e, __open)``."""
+    spark = flat.sparkSession
+    flat = flat.localCheckpoint(eager=False)  # read three times: computed once
+    dtype = flat.schema["__b"].dataType
+    image = _numeric(F.col("__b"), dtype)
+    wanted = BUCKETS_PER_PARTITION * int(spark.conf.get("spark.sql.shuffle.partitions"))
+    probs = [i / wanted for i in range(1, wanted)]
+    row = flat.agg(F.count(F.lit(1)).alias("n"),
+                   F.percentile_approx(image, probs or [0.5], 10_000).alias("q")).first()
+    bounds = sorted(set(row["q"] or [])) if row["n"] > SEQUENCE_BUCKET_ROWS else []
+    rows = flat.withColumn("__bk", _bucket_of(image, bounds, 0, len(bounds)).cast("int"))
+    w = Window.partitionBy("__bk").orderBy(F.col("__b"), F.col("__e").asc_nulls_last())
+    before = w.rowsBetween(Window.unboundedPreceding, -1)
+    local_end, local_open = F.max("__e").over(before), F.max(F.col("__e").isNull()).over(before)
+    if bounds:
+        local_start = local_end.isNull() & local_open.isNull() | \
+            (~local_open & (F.col("__b") > local_end))
+        summary = rows.select("__bk", "__b", "__e", local_start.alias("__ls")).groupBy(
+            "__bk").agg(F.max("__e").alias("__me"), F.max(F.col("__e").isNull()).alias("__mo"),
+                        F.max(F.when(F.col("__ls"), F.col("__b"))).alias("__lb")).collect()
+        carried, end, is_open, key = [], None, False, None
+        for s in sorted(summary, key=lambda r: r["__bk"]):
+            carried.append((s["__bk"], end, is_open, key))
+            if not is_open and s["__lb"] is not None and (end is None or s["__lb"] > end):
+                key = s["__lb"]
+            end = s["__me"] if end is None or (s["__me"] is not None and s["__me"] > end) \
+                else end
+            is_open = is_open or bool(s["__mo"])
+        from pyspark.sql import types as T
+        schema = T.StructType([T.StructField("__bk", T.IntegerType()),
+                               T.StructField("__ce", dtype), T.StructField("__co", T.BooleanType()),
+                               T.StructField("__ck", dtype)])
+        rows = rows.join(F.broadcast(spark.createDataFrame(carried, schema)), "__bk", "left")
+        incoming_end, incoming_open, incoming_key = F.col("__ce"), F.col("__co"), F.col("__ck")
+    else:
+        incoming_end, incoming_open, incoming_key = F.lit(None), F.lit(False), F.lit(None)
+    prev = F.greatest(local_end, incoming_end)  # greatest skips nulls
+    opened = F.coalesce(local_open, F.lit(False)) | F.coalesce(incoming_open, F.lit(False))
+    start = ~opened & (prev.isNull() | (F.col("__b") > prev))
+    keyed = rows.withColumn("__s", start).withColumn(
+        "__key", F.coalesce(F.max(F.when(F.col("__s"), F.col("__b"))).over(
+            w.rowsBetween(Window.unboundedPreceding, 0)), incoming_key.cast(dtype)))
+    return keyed.groupBy("__key").agg(F.min("__b").alias("__b"), F.max("__e").alias("__e"),
+                                      F.max(F.col("__e").isNull()).alias("__open"))
 
 
 def pack_dataframe(df, heading, names):

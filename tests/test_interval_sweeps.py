@@ -300,6 +300,27 @@ def test_spark_overlap_join_equals_the_python_engine(kind, keys, data):
         assert sira.evaluate(text, relvars, engine="spark") == expected, text
 
 
+@pytest.mark.skipif("spark" not in ENGINES, reason="Spark is not available here")
+@settings(max_examples=4, deadline=None)
+@given(st.sampled_from(sorted(POINTS)), st.lists(_offsets, min_size=1, max_size=40))
+def test_spark_pack_of_one_sequence_split_across_buckets_equals_the_python_engine(kind, rows):
+    """PACK of a relation whose only attribute is the interval, on Spark, cut into buckets of
+    begin (sira_spark.packing._pack_sequence; every sequence split here, however short): ties on
+    begin, long intervals reaching over several buckets and open ends carried from bucket to
+    bucket, against the Python engine."""
+    from sira_spark import packing
+    itype, point = POINTS[kind]
+    r = Relation.from_rows({"during": itype}, [
+        {"during": Interval(point(b), None if open_ == 0 else point(b + length))}
+        for b, length, open_ in rows])  # not packed: overlapping and meeting intervals
+    saved, packing.SEQUENCE_BUCKET_ROWS = packing.SEQUENCE_BUCKET_ROWS, 0
+    try:
+        assert sira.evaluate("pack(r, (during))", {"r": r}, engine="spark") == \
+            sira.evaluate("pack(r, (during))", {"r": r})
+    finally:
+        packing.SEQUENCE_BUCKET_ROWS = saved
+
+
 @pytest.mark.parametrize("engine", ["python", "duckdb"] + (["spark"] if "spark" in ENGINES
                                                            else []))
 def test_a_pointwise_semijoin_by_coverage_keeps_max_tuples(engine):
