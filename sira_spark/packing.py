@@ -2,7 +2,9 @@
 
 * PACK on one attribute is gaps-and-islands with window functions: per group of the other
   attributes, ordered by begin, a tuple starts a new island when its begin lies after every end
-  seen before it; islands are then aggregated to (min begin, max end).
+  seen before it; islands are then aggregated to (min begin, max end). With no other attribute
+  the relation is one sequence, cut into buckets of begin and scanned bucket by bucket with the
+  state carried between them (``_pack_sequence``, seed 003 section 5).
 * A set operator pointwise on one interval attribute is a sweep line (``sweep``): begin/end
   events, running coverage per input, gaps-and-islands; its result comes out packed.
 * Splitting numbers the distinct boundaries of each group of key attributes (one window per
@@ -124,22 +126,41 @@ def _numeric(col, dtype):
     return col.cast("double")
 
 
-def _pack_sequence(flat):
-    """Islands of the rows ``(__b, __e)`` of one sequence, as rows ``(__b, __e, __open)``."""
-    spark = flat.sparkSession
-    flat = flat.localCheckpoint(eager=False)  # read three times: computed once
-    dtype = flat.schema["__b"].dataType
-    image = _numeric(F.col("__b"), dtype)
+def _bucketed(df, order: str):
+    """``df`` (read three times: stored once by a lazy ``localCheckpoint``) with an INT column
+    ``__bk``: contiguous ranges of the column ``order``, numbered in its order (equal values
+    share a bucket), and whether there are several buckets. One job: the row count and the
+    quantiles of ``order``; up to ``SEQUENCE_BUCKET_ROWS`` rows are one bucket."""
+    spark = df.sparkSession
+    df = df.localCheckpoint(eager=False)
+    image = _numeric(F.col(order), df.schema[order].dataType)
     wanted = BUCKETS_PER_PARTITION * int(spark.conf.get("spark.sql.shuffle.partitions"))
     probs = [i / wanted for i in range(1, wanted)]
-    row = flat.agg(F.count(F.lit(1)).alias("n"),
-                   F.percentile_approx(image, probs or [0.5], 10_000).alias("q")).first()
+    row = df.agg(F.count(F.lit(1)).alias("n"),
+                 F.percentile_approx(image, probs or [0.5], 10_000).alias("q")).first()
     bounds = sorted(set(row["q"] or [])) if row["n"] > SEQUENCE_BUCKET_ROWS else []
-    rows = flat.withColumn("__bk", _bucket_of(image, bounds, 0, len(bounds)).cast("int"))
+    return df.withColumn("__bk", _bucket_of(image, bounds, 0, len(bounds)).cast("int")), \
+        bool(bounds)
+
+
+def _carried(df, rows: list, fields: list):
+    """``df`` joined (broadcast, on ``__bk``) with the state carried into each bucket: ``rows``
+    of (bucket, values...) computed on the driver, ``fields`` their (name, Spark type)."""
+    from pyspark.sql import types as T
+    schema = T.StructType([T.StructField("__bk", T.IntegerType())]
+                          + [T.StructField(n, t) for n, t in fields])
+    return df.join(F.broadcast(df.sparkSession.createDataFrame(rows, schema)), "__bk", "left")
+
+
+def _pack_sequence(flat):
+    """Islands of the rows ``(__b, __e)`` of one sequence, as rows ``(__b, __e, __open)``."""
+    from pyspark.sql import types as T
+    dtype = flat.schema["__b"].dataType
+    rows, several = _bucketed(flat, "__b")
     w = Window.partitionBy("__bk").orderBy(F.col("__b"), F.col("__e").asc_nulls_last())
     before = w.rowsBetween(Window.unboundedPreceding, -1)
     local_end, local_open = F.max("__e").over(before), F.max(F.col("__e").isNull()).over(before)
-    if bounds:
+    if several:
         local_start = local_end.isNull() & local_open.isNull() | \
             (~local_open & (F.col("__b") > local_end))
         summary = rows.select("__bk", "__b", "__e", local_start.alias("__ls")).groupBy(
@@ -153,11 +174,8 @@ def _pack_sequence(flat):
             end = s["__me"] if end is None or (s["__me"] is not None and s["__me"] > end) \
                 else end
             is_open = is_open or bool(s["__mo"])
-        from pyspark.sql import types as T
-        schema = T.StructType([T.StructField("__bk", T.IntegerType()),
-                               T.StructField("__ce", dtype), T.StructField("__co", T.BooleanType()),
-                               T.StructField("__ck", dtype)])
-        rows = rows.join(F.broadcast(spark.createDataFrame(carried, schema)), "__bk", "left")
+        rows = _carried(rows, carried, [("__ce", dtype), ("__co", T.BooleanType()),
+                                        ("__ck", dtype)])
         incoming_end, incoming_open, incoming_key = F.col("__ce"), F.col("__co"), F.col("__ck")
     else:
         incoming_end, incoming_open, incoming_key = F.lit(None), F.lit(False), F.lit(None)
@@ -169,6 +187,38 @@ def _pack_sequence(flat):
             w.rowsBetween(Window.unboundedPreceding, 0)), incoming_key.cast(dtype)))
     return keyed.groupBy("__key").agg(F.min("__b").alias("__b"), F.max("__e").alias("__e"),
                                       F.max(F.col("__e").isNull()).alias("__open"))
+
+
+def _sweep_sequence(pts, m: int, keep):
+    """``sweep`` over one sequence of points ``(__p, __d0..)`` cut into buckets of ``__p``: each
+    bucket's coverage runs from the sums of the deltas of every bucket before it, and its last
+    point's next point is the first point of the next bucket (both carried from the driver, one
+    summaries job). The kept segments are packed by ``_pack_sequence``; returns rows
+    ``(__b, __e, __open)``."""
+    from pyspark.sql import types as T
+    dtype = pts.schema["__p"].dataType
+    rows, several = _bucketed(pts, "__p")
+    w = Window.partitionBy("__bk").orderBy("__p")
+    run = w.rowsBetween(Window.unboundedPreceding, 0)
+    carry, following = [F.lit(0)] * m, F.lit(None)
+    if several:
+        summary = sorted(rows.groupBy("__bk").agg(
+            F.min("__p").alias("__first"),
+            *[F.sum(f"__d{j}").alias(f"__t{j}") for j in range(m)]).collect(),
+            key=lambda r: r["__bk"])
+        carried, sums = [], [0] * m
+        for i, s in enumerate(summary):
+            later = summary[i + 1]["__first"] if i + 1 < len(summary) else None
+            carried.append((s["__bk"], *sums, later))
+            sums = [total + (s[f"__t{j}"] or 0) for j, total in enumerate(sums)]
+        rows = _carried(rows, carried, [(f"__c{j}", T.LongType()) for j in range(m)]
+                        + [("__nf", dtype)])
+        carry, following = [F.col(f"__c{j}") for j in range(m)], F.col("__nf")
+    cov = rows.select("__p", F.coalesce(F.lead("__p").over(w), following).alias("__q"),
+                      keep([F.sum(f"__d{j}").over(run) + carry[j] for j in range(m)])
+                      .alias("__in"))
+    segments = cov.where("__in").select(F.col("__p").alias("__b"), F.col("__q").alias("__e"))
+    return _pack_sequence(segments)
 
 
 def pack_dataframe(df, heading, names):
@@ -216,6 +266,10 @@ def sweep(dfs, heading, name, keep):
         ev = ev.repartition(*[_c(k) for k in key])
     pts = ev.groupBy(*[_c(k) for k in key], "__p").agg(
         *[F.sum(f"__d{j}").alias(f"__d{j}") for j in range(m)])
+    if not key:  # one sequence of points: split across buckets, never in one task
+        packed = _sweep_sequence(pts, m, keep)
+        return ordered(_rebuild(packed, name, F.col("__b"), F.col("__e"), F.col("__open")),
+                       heading)
     w = Window.partitionBy(*[_c(k) for k in key]).orderBy("__p")
     run = w.rowsBetween(Window.unboundedPreceding, 0)
     cov = pts.select(*[_c(k) for k in key], "__p", F.lead("__p").over(w).alias("__q"),

@@ -300,23 +300,32 @@ def test_spark_overlap_join_equals_the_python_engine(kind, keys, data):
         assert sira.evaluate(text, relvars, engine="spark") == expected, text
 
 
-@pytest.mark.skipif("spark" not in ENGINES, reason="Spark is not available here")
-@settings(max_examples=4, deadline=None)
-@given(st.sampled_from(sorted(POINTS)), st.lists(_offsets, min_size=1, max_size=40))
-def test_spark_pack_of_one_sequence_split_across_buckets_equals_the_python_engine(kind, rows):
-    """PACK of a relation whose only attribute is the interval, on Spark, cut into buckets of
-    begin (sira_spark.packing._pack_sequence; every sequence split here, however short): ties on
-    begin, long intervals reaching over several buckets and open ends carried from bucket to
-    bucket, against the Python engine."""
-    from sira_spark import packing
+def _sequence(kind, rows):
+    """A relation whose only attribute is the interval (not packed: overlapping, meeting)."""
     itype, point = POINTS[kind]
-    r = Relation.from_rows({"during": itype}, [
+    return Relation.from_rows({"during": itype}, [
         {"during": Interval(point(b), None if open_ == 0 else point(b + length))}
-        for b, length, open_ in rows])  # not packed: overlapping and meeting intervals
+        for b, length, open_ in rows])
+
+
+@pytest.mark.skipif("spark" not in ENGINES, reason="Spark is not available here")
+@settings(max_examples=3, deadline=None)
+@given(st.sampled_from(sorted(POINTS)), st.lists(_offsets, min_size=1, max_size=40),
+       st.lists(_offsets, max_size=30))
+def test_spark_sequences_split_across_buckets_equal_the_python_engine(kind, left, right):
+    """PACK and the pointwise set operators of relations whose only attribute is the interval,
+    on Spark, cut into buckets of their order (sira_spark.packing._pack_sequence and
+    _sweep_sequence; every sequence split here, however short): ties, long intervals reaching
+    over several buckets, open ends and coverage carried from bucket to bucket, against the
+    Python engine."""
+    from sira_spark import packing
+    relvars = {"r": _sequence(kind, left), "q": _sequence(kind, right)}
     saved, packing.SEQUENCE_BUCKET_ROWS = packing.SEQUENCE_BUCKET_ROWS, 0
     try:
-        assert sira.evaluate("pack(r, (during))", {"r": r}, engine="spark") == \
-            sira.evaluate("pack(r, (during))", {"r": r})
+        for text in ("pack(r, (during))", "unionusing(r, q, (during))",
+                     "minususing(r, q, (during))", "intersectusing(r, q, (during))"):
+            assert sira.evaluate(text, relvars, engine="spark") == \
+                sira.evaluate(text, relvars), text
     finally:
         packing.SEQUENCE_BUCKET_ROWS = saved
 
