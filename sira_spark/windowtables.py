@@ -4,7 +4,9 @@ Each element gets its window as the plain columns window_start, window_end and w
 minus one unit). Tumbling, hopping and cumulating windows are arithmetic on the timestamp
 (``explode`` of the window starts holding it); a session is gaps-and-islands with window
 functions: per partition, ordered by time, a new session starts where an element comes later
-than the previous one plus the gap, and the session is [first time, last time + gap)."""
+than the previous one plus the gap, and the session is [first time, last time + gap). Without
+a partition the stream is one sequence, cut into buckets of time with the last time and the
+running session carried between them (``_session_sequence``, seed 003 section 5)."""
 
 from __future__ import annotations
 
@@ -83,6 +85,8 @@ def _window_table(node, children, c):
         check_rows(c, node, result)  # max_tuples
         return result
     gap = size
+    if not node.partition:  # one sequence: split across buckets of time, never in one task
+        return _session_sequence(df, t, back, gap)
     w = SparkWindow.partitionBy(*[F.col(f"`{p}`") for p in node.partition]).orderBy(t)
     prev = F.lag(t).over(w)
     starts = df.withColumn("__u", t).withColumn(
@@ -94,6 +98,47 @@ def _window_table(node, children, c):
     per = SparkWindow.partitionBy(*[F.col(f"`{p}`") for p in node.partition], "__s")
     out = _window_columns(sessions, back, F.min("__u").over(per), F.max("__u").over(per) + gap)
     return out.drop("__u", "__new", "__s")
+
+
+def _session_sequence(df, t, back, gap: int):
+    """SESSION without a partition: one sequence, cut into buckets of time (seed 003, section
+    5; ``packing._bucketed``). A session starts at an element later than the one before it plus
+    the gap; past a bucket's first element that is known inside the bucket, and the first
+    element's predecessor is the last element of the buckets before (carried from the driver
+    with the key of the session running into the bucket, from one summaries job). A session is
+    keyed by its first time; its end is its last time plus the gap (a window per session)."""
+    from pyspark.sql import types as T
+
+    from .packing import _bucketed, _carried
+    rows, several = _bucketed(df.withColumn("__u", t), "__u")
+    w = SparkWindow.partitionBy("__bk").orderBy("__u")
+    prev = F.lag("__u").over(w)
+    incoming_key = F.lit(None).cast("long")
+    if several:
+        later = prev.isNotNull() & (F.col("__u") > prev + gap)  # a start inside the bucket
+        summary = sorted(rows.select("__bk", "__u", later.alias("__in")).groupBy("__bk").agg(
+            F.min("__u").alias("__first"), F.max("__u").alias("__last"),
+            F.max(F.when(F.col("__in"), F.col("__u"))).alias("__key")).collect(),
+            key=lambda r: r["__bk"])
+        carried, last, key = [], None, None
+        for b in summary:
+            carried.append((b["__bk"], last, key))
+            if b["__key"] is not None:
+                key = b["__key"]
+            elif last is None or b["__first"] > last + gap:
+                key = b["__first"]
+            last = b["__last"]
+        rows = _carried(rows, carried, [("__cl", T.LongType()), ("__ck", T.LongType())])
+        prev = F.coalesce(prev, F.col("__cl"))
+        incoming_key = F.col("__ck")
+    # every element at one time together (a RANGE frame): lag may order equal times either
+    # way, and only the first of them in lag's order can start a session
+    starts = F.when(prev.isNull() | (F.col("__u") > prev + gap), F.col("__u"))
+    sessions = rows.withColumn("__s", F.coalesce(F.max(starts).over(
+        w.rangeBetween(SparkWindow.unboundedPreceding, 0)), incoming_key))
+    per = SparkWindow.partitionBy("__s")
+    out = _window_columns(sessions, back, F.min("__u").over(per), F.max("__u").over(per) + gap)
+    return out.drop("__u", "__s", "__bk", "__cl", "__ck")
 
 
 # ------------------------------------------------------------------ hop aggregates by panes

@@ -304,3 +304,21 @@ def test_sessions_take_elements_at_one_time_together_on_spark():
         for query in (f"session(S, ts, {gap})", f"session(S, ts, {gap} partition(p))"):
             assert sira.evaluate(query, {"S": s}, engine="spark") == \
                 sira.evaluate(query, {"S": s}), query
+
+
+@settings(max_examples=3, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 120), st.integers(0, 3)), min_size=1, max_size=60),
+       st.integers(1, 6))
+def test_a_session_without_partition_split_across_buckets_gives_the_python_windows(rows, gap):
+    """SESSION over one sequence (no partition) on Spark, cut into buckets of time
+    (windowtables._session_sequence; every stream split here, however short): ties on the
+    time, sessions running over several buckets, against the Python engine."""
+    from sira_spark import packing
+    stream = Relation.from_rows({"ts": LONG, "v": INT}, sorted(set(rows)))
+    text = f"session(s, ts, gap({gap}))"
+    saved, packing.SEQUENCE_BUCKET_ROWS = packing.SEQUENCE_BUCKET_ROWS, 0
+    try:
+        assert sira.evaluate(text, {"s": stream}, engine="spark") == \
+            sira.evaluate(text, {"s": stream})
+    finally:
+        packing.SEQUENCE_BUCKET_ROWS = saved
