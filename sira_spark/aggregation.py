@@ -152,7 +152,7 @@ def _swept(node, children, c):
     equal sums. O(n log n + output) however long the intervals (the split costs their
     overlaps), as on the DuckDB engine."""
     from sira.algebra.aggregation import sweepable
-    from .packing import pack_one
+    from .packing import pack_one, running_sequence
     swept = sweepable(node, {"plus"})
     if swept is None:
         return None
@@ -171,10 +171,13 @@ def _swept(node, children, c):
         *[(-v).alias(x) for v, x in zip(values, sums)])
     points = starts.unionByName(ends).groupBy(*keys, "__p").agg(
         *[F.sum(x).alias(x) for x in ["__cnt"] + sums])
-    w = Window.partitionBy(*keys).orderBy("__p")
-    run = w.rowsBetween(Window.unboundedPreceding, 0)
-    segments = points.select(*keys, "__p", F.lead("__p").over(w).alias("__q"),
-                             *[F.sum(x).over(run).alias(x) for x in ["__cnt"] + sums])
+    if keys:
+        w = Window.partitionBy(*keys).orderBy("__p")
+        run = w.rowsBetween(Window.unboundedPreceding, 0)
+        segments = points.select(*keys, "__p", F.lead("__p").over(w).alias("__q"),
+                                 *[F.sum(x).over(run).alias(x) for x in ["__cnt"] + sums])
+    else:  # one sequence of points: split across buckets, never in one task
+        segments = running_sequence(points, ["__cnt"] + sums)
     result = segments.where(F.col("__cnt") > 0).select(
         *keys, F.struct(F.col("__p").alias("begin"), F.col("__q").alias("end")).alias(during),
         *[F.col(x).cast(spark_type(a.result_type)).alias(n)

@@ -189,36 +189,51 @@ def _pack_sequence(flat):
                                       F.max(F.col("__e").isNull()).alias("__open"))
 
 
-def _sweep_sequence(pts, m: int, keep):
-    """``sweep`` over one sequence of points ``(__p, __d0..)`` cut into buckets of ``__p``: each
-    bucket's coverage runs from the sums of the deltas of every bucket before it, and its last
-    point's next point is the first point of the next bucket (both carried from the driver, one
-    summaries job). The kept segments are packed by ``_pack_sequence``; returns rows
-    ``(__b, __e, __open)``."""
-    from pyspark.sql import types as T
-    dtype = pts.schema["__p"].dataType
-    rows, several = _bucketed(pts, "__p")
+def running_sequence(points, sums: list):
+    """One sequence of points ``(__p, <sums>...)`` (no key), cut into buckets of ``__p``: rows
+    ``(__p, __q, <sums>...)`` with ``__q`` the next point (null after the last) and each sum
+    running over every point up to this one. Each bucket starts from the totals of the buckets
+    before it, and its last point's next point is the next bucket's first; both are carried
+    from the driver (one summaries job). The sweeps without a key (``sweep``, SUMMARIZEBYUSING
+    by ``aggregation._swept``) read it."""
+    rows, several = _bucketed(points, "__p")
     w = Window.partitionBy("__bk").orderBy("__p")
     run = w.rowsBetween(Window.unboundedPreceding, 0)
-    carry, following = [F.lit(0)] * m, F.lit(None)
+    carry, following = [F.lit(0)] * len(sums), F.lit(None)
     if several:
         summary = sorted(rows.groupBy("__bk").agg(
             F.min("__p").alias("__first"),
-            *[F.sum(f"__d{j}").alias(f"__t{j}") for j in range(m)]).collect(),
+            *[F.sum(x).alias(f"__t{j}") for j, x in enumerate(sums)]).collect(),
             key=lambda r: r["__bk"])
-        carried, sums = [], [0] * m
-        for i, s in enumerate(summary):
+        carried, totals = [], [_zero(points.schema[x].dataType) for x in sums]
+        for i, b in enumerate(summary):
             later = summary[i + 1]["__first"] if i + 1 < len(summary) else None
-            carried.append((s["__bk"], *sums, later))
-            sums = [total + (s[f"__t{j}"] or 0) for j, total in enumerate(sums)]
-        rows = _carried(rows, carried, [(f"__c{j}", T.LongType()) for j in range(m)]
-                        + [("__nf", dtype)])
-        carry, following = [F.col(f"__c{j}") for j in range(m)], F.col("__nf")
-    cov = rows.select("__p", F.coalesce(F.lead("__p").over(w), following).alias("__q"),
-                      keep([F.sum(f"__d{j}").over(run) + carry[j] for j in range(m)])
-                      .alias("__in"))
-    segments = cov.where("__in").select(F.col("__p").alias("__b"), F.col("__q").alias("__e"))
-    return _pack_sequence(segments)
+            carried.append((b["__bk"], *totals, later))
+            totals = [t + (b[f"__t{j}"] or 0) for j, t in enumerate(totals)]
+        rows = _carried(rows, carried, [(f"__c{j}", points.schema[x].dataType)
+                                        for j, x in enumerate(sums)]
+                        + [("__nf", points.schema["__p"].dataType)])
+        carry, following = [F.col(f"__c{j}") for j in range(len(sums))], F.col("__nf")
+    return rows.select("__p", F.coalesce(F.lead("__p").over(w), following).alias("__q"),
+                       *[(F.sum(x).over(run) + c).alias(x) for x, c in zip(sums, carry)])
+
+
+def _zero(dtype):
+    """0 as a value of Spark type ``dtype`` for ``createDataFrame`` (a Decimal for DECIMAL)."""
+    from decimal import Decimal
+
+    from pyspark.sql import types as T
+    return Decimal(0) if isinstance(dtype, T.DecimalType) else 0
+
+
+def _sweep_sequence(pts, m: int, keep):
+    """``sweep`` over one sequence of points ``(__p, __d0..)``: the running coverage of
+    ``running_sequence``, the kept segments packed by ``_pack_sequence``; returns rows
+    ``(__b, __e, __open)``."""
+    deltas = [f"__d{j}" for j in range(m)]
+    segments = running_sequence(pts, deltas)
+    kept = segments.where(keep([F.col(x) for x in deltas]))
+    return _pack_sequence(kept.select(F.col("__p").alias("__b"), F.col("__q").alias("__e")))
 
 
 def pack_dataframe(df, heading, names):

@@ -313,9 +313,10 @@ def _sequence(kind, rows):
 @given(st.sampled_from(sorted(POINTS)), st.lists(_offsets, min_size=1, max_size=40),
        st.lists(_offsets, max_size=30))
 def test_spark_sequences_split_across_buckets_equal_the_python_engine(kind, left, right):
-    """PACK and the pointwise set operators of relations whose only attribute is the interval,
-    on Spark, cut into buckets of their order (sira_spark.packing._pack_sequence and
-    _sweep_sequence; every sequence split here, however short): ties, long intervals reaching
+    """PACK, the pointwise set operators and SUMMARIZEBYUSING's counts of relations whose only
+    attribute is the interval, on Spark, cut into buckets of their order
+    (sira_spark.packing._pack_sequence and running_sequence; every sequence split here, however
+    short): ties, long intervals reaching
     over several buckets, open ends and coverage carried from bucket to bucket, against the
     Python engine."""
     from sira_spark import packing
@@ -323,7 +324,8 @@ def test_spark_sequences_split_across_buckets_equal_the_python_engine(kind, left
     saved, packing.SEQUENCE_BUCKET_ROWS = packing.SEQUENCE_BUCKET_ROWS, 0
     try:
         for text in ("pack(r, (during))", "unionusing(r, q, (during))",
-                     "minususing(r, q, (during))", "intersectusing(r, q, (during))"):
+                     "minususing(r, q, (during))", "intersectusing(r, q, (during))",
+                     "summarizebyusing(r, (during), (n(plus(1))), (during))"):
             assert sira.evaluate(text, relvars, engine="spark") == \
                 sira.evaluate(text, relvars), text
     finally:
