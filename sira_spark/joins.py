@@ -82,11 +82,16 @@ def overlap_join(c, node, left, lh, right, rh, name):
                                       F.lit(o).alias("__o"), F.lit(j).alias("__side"), "__id",
                                       F.lit(isb).alias("__isb")))
     ev = reduce(lambda x, y: x.unionByName(y), events)
-    w = Window.partitionBy(*[_c(k) for k in key]).orderBy(
-        F.col("__pos").asc_nulls_last(), "__o").rowsBetween(Window.unboundedPreceding, 0)
-    counted = ev.select("__side", "__id", "__isb",
-                        F.sum((F.col("__o") == 1).cast("long")).over(w).alias("__cl"),
-                        F.sum((F.col("__o") == 2).cast("long")).over(w).alias("__cr"))
+    begins = {"__cl": (F.col("__o") == 1).cast("long"), "__cr": (F.col("__o") == 2).cast("long")}
+    if key:
+        w = Window.partitionBy(*[_c(k) for k in key]).orderBy(
+            F.col("__pos").asc_nulls_last(), "__o").rowsBetween(Window.unboundedPreceding, 0)
+        counted = ev.select("__side", "__id", "__isb",
+                            *[F.sum(v).over(w).alias(n) for n, v in begins.items()])
+    else:  # one sequence of events: counted over buckets of position, never in one task
+        from .packing import running_rows
+        counted = running_rows(ev, ["__pos", "__o"], begins).select(
+            "__side", "__id", "__isb", *begins)
     own = F.when(F.col("__side") == 0, F.col("__cl")).otherwise(F.col("__cr"))
     other = F.when(F.col("__side") == 0, F.col("__cr")).otherwise(F.col("__cl"))
     marks = counted.groupBy("__side", "__id").agg(

@@ -218,6 +218,33 @@ def running_sequence(points, sums: list):
                        *[(F.sum(x).over(run) + c).alias(x) for x, c in zip(sums, carry)])
 
 
+def running_rows(df, order: list, sums: dict):
+    """``df`` (one sequence, no key) with running sums over the order ``order`` (sort columns,
+    the first a column name), cut into buckets of that first column: ``sums`` maps a new
+    column's name to the column it sums (numbers), each running over every row up to this one
+    in the order, each bucket starting from the totals of the buckets before it (carried from
+    the driver; one summaries job). A null first column sorts last (its rows are one bucket,
+    the last)."""
+    from pyspark.sql import types as T
+    rows, several = _bucketed(df.select("*", *[c.alias(f"__v_{n}") for n, c in sums.items()]),
+                              order[0])
+    w = Window.partitionBy("__bk").orderBy(*[F.col(order[0]).asc_nulls_last(), *order[1:]])
+    run = w.rowsBetween(Window.unboundedPreceding, 0)
+    carry = {n: F.lit(0) for n in sums}
+    if several:
+        summary = sorted(rows.groupBy("__bk").agg(
+            *[F.sum(f"__v_{n}").alias(f"__t_{n}") for n in sums]).collect(),
+            key=lambda r: r["__bk"])
+        carried, totals = [], {n: 0 for n in sums}
+        for b in summary:
+            carried.append((b["__bk"], *totals.values()))
+            totals = {n: t + (b[f"__t_{n}"] or 0) for n, t in totals.items()}
+        rows = _carried(rows, carried, [(f"__c_{n}", T.LongType()) for n in sums])
+        carry = {n: F.col(f"__c_{n}") for n in sums}
+    out = rows.select("*", *[(F.sum(f"__v_{n}").over(run) + carry[n]).alias(n) for n in sums])
+    return out.drop("__bk", *[f"__v_{n}" for n in sums], *[f"__c_{n}" for n in sums])
+
+
 def _zero(dtype):
     """0 as a value of Spark type ``dtype`` for ``createDataFrame`` (a Decimal for DECIMAL)."""
     from decimal import Decimal

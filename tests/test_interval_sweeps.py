@@ -320,12 +320,15 @@ def test_spark_sequences_split_across_buckets_equal_the_python_engine(kind, left
     over several buckets, open ends and coverage carried from bucket to bucket, against the
     Python engine."""
     from sira_spark import packing
-    relvars = {"r": _sequence(kind, left), "q": _sequence(kind, right)}
+    relvars = {"r": _sequence(kind, left), "q": _sequence(kind, right),
+               "v": sira.evaluate("extend(r, (v(int(1))))", {"r": _sequence(kind, left)})}
     saved, packing.SEQUENCE_BUCKET_ROWS = packing.SEQUENCE_BUCKET_ROWS, 0
     try:
         for text in ("pack(r, (during))", "unionusing(r, q, (during))",
                      "minususing(r, q, (during))", "intersectusing(r, q, (during))",
-                     "summarizebyusing(r, (during), (n(plus(1))), (during))"):
+                     "summarizebyusing(r, (during), (n(plus(1))), (during))",
+                     "joinusing(v, extend(q, (w(int(2)))), (during))",
+                     "semiminususing(v, q, (during))"):
             assert sira.evaluate(text, relvars, engine="spark") == \
                 sira.evaluate(text, relvars), text
     finally:
