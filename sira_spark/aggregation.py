@@ -176,7 +176,7 @@ def _swept(node, children, c):
         run = w.rowsBetween(Window.unboundedPreceding, 0)
         segments = points.select(*keys, "__p", F.lead("__p").over(w).alias("__q"),
                                  *[F.sum(x).over(run).alias(x) for x in ["__cnt"] + sums])
-    else:  # one sequence of points: split across buckets, never in one task
+    else:  # one sequence of points: cut into buckets (seed 003, section 5)
         segments = running_sequence(points, ["__cnt"] + sums)
     result = segments.where(F.col("__cnt") > 0).select(
         *keys, F.struct(F.col("__p").alias("begin"), F.col("__q").alias("end")).alias(during),

@@ -88,7 +88,7 @@ def overlap_join(c, node, left, lh, right, rh, name):
             F.col("__pos").asc_nulls_last(), "__o").rowsBetween(Window.unboundedPreceding, 0)
         counted = ev.select("__side", "__id", "__isb",
                             *[F.sum(v).over(w).alias(n) for n, v in begins.items()])
-    else:  # one sequence of events: counted over buckets of position, never in one task
+    else:  # one sequence of events: counted over buckets of position
         from .packing import running_rows
         counted = running_rows(ev, ["__pos", "__o"], begins).select(
             "__side", "__id", "__isb", *begins)

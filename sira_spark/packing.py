@@ -66,7 +66,7 @@ def pack_one(df, heading, name):
     iv = _c(name)
     flat = _nonempty(df, name).select(*[_c(n) for n in others], iv["begin"].alias("__b"),
                                       iv["end"].alias("__e"))
-    if not others:  # one sequence: split across buckets of its order, never in one task
+    if not others:  # one sequence: cut into buckets of its order (seed 003, section 5)
         out = _pack_sequence(flat)
         return ordered(_rebuild(out, name, F.col("__b"), F.col("__e"), F.col("__open")),
                        heading)
@@ -189,31 +189,47 @@ def _pack_sequence(flat):
                                       F.max(F.col("__e").isNull()).alias("__open"))
 
 
+def _totals_before(rows, sums: dict, first: str | None = None):
+    """``rows`` (in several buckets ``__bk``) joined with what each bucket inherits from the
+    buckets before it: for each ``sums`` entry (new name -> the column it sums), the total of
+    that column over every earlier bucket (``__c_<name>``), and when ``first`` names a column,
+    its least value in the next bucket that has rows (``__nf``). One summaries job; the driver
+    adds up the buckets' totals in order."""
+    from decimal import Decimal
+
+    from pyspark.sql import types as T
+    types = {n: rows.select(c.alias("x")).schema["x"].dataType for n, c in sums.items()}
+    aggs = [F.sum(c).alias(f"__t_{n}") for n, c in sums.items()]
+    if first is not None:
+        aggs.append(F.min(first).alias("__first"))
+    summary = sorted(rows.groupBy("__bk").agg(*aggs).collect(), key=lambda r: r["__bk"])
+    totals = {n: Decimal(0) if isinstance(t, T.DecimalType) else 0 for n, t in types.items()}
+    carried = []
+    for i, b in enumerate(summary):
+        nxt = [] if first is None else \
+            [summary[i + 1]["__first"] if i + 1 < len(summary) else None]
+        carried.append((b["__bk"], *totals.values(), *nxt))
+        totals = {n: t + (b[f"__t_{n}"] or 0) for n, t in totals.items()}
+    fields = [(f"__c_{n}", t) for n, t in types.items()]
+    if first is not None:
+        fields.append(("__nf", rows.schema[first].dataType))
+    return _carried(rows, carried, fields)
+
+
 def running_sequence(points, sums: list):
     """One sequence of points ``(__p, <sums>...)`` (no key), cut into buckets of ``__p``: rows
     ``(__p, __q, <sums>...)`` with ``__q`` the next point (null after the last) and each sum
     running over every point up to this one. Each bucket starts from the totals of the buckets
     before it, and its last point's next point is the next bucket's first; both are carried
-    from the driver (one summaries job). The sweeps without a key (``sweep``, SUMMARIZEBYUSING
-    by ``aggregation._swept``) read it."""
+    from the driver (``_totals_before``). The sweeps without a key (``sweep``,
+    SUMMARIZEBYUSING by ``aggregation._swept``) read it."""
     rows, several = _bucketed(points, "__p")
     w = Window.partitionBy("__bk").orderBy("__p")
     run = w.rowsBetween(Window.unboundedPreceding, 0)
     carry, following = [F.lit(0)] * len(sums), F.lit(None)
     if several:
-        summary = sorted(rows.groupBy("__bk").agg(
-            F.min("__p").alias("__first"),
-            *[F.sum(x).alias(f"__t{j}") for j, x in enumerate(sums)]).collect(),
-            key=lambda r: r["__bk"])
-        carried, totals = [], [_zero(points.schema[x].dataType) for x in sums]
-        for i, b in enumerate(summary):
-            later = summary[i + 1]["__first"] if i + 1 < len(summary) else None
-            carried.append((b["__bk"], *totals, later))
-            totals = [t + (b[f"__t{j}"] or 0) for j, t in enumerate(totals)]
-        rows = _carried(rows, carried, [(f"__c{j}", points.schema[x].dataType)
-                                        for j, x in enumerate(sums)]
-                        + [("__nf", points.schema["__p"].dataType)])
-        carry, following = [F.col(f"__c{j}") for j in range(len(sums))], F.col("__nf")
+        rows = _totals_before(rows, {x: F.col(x) for x in sums}, first="__p")
+        carry, following = [F.col(f"__c_{x}") for x in sums], F.col("__nf")
     return rows.select("__p", F.coalesce(F.lead("__p").over(w), following).alias("__q"),
                        *[(F.sum(x).over(run) + c).alias(x) for x, c in zip(sums, carry)])
 
@@ -222,35 +238,18 @@ def running_rows(df, order: list, sums: dict):
     """``df`` (one sequence, no key) with running sums over the order ``order`` (sort columns,
     the first a column name), cut into buckets of that first column: ``sums`` maps a new
     column's name to the column it sums (numbers), each running over every row up to this one
-    in the order, each bucket starting from the totals of the buckets before it (carried from
-    the driver; one summaries job). A null first column sorts last (its rows are one bucket,
-    the last)."""
-    from pyspark.sql import types as T
+    in the order, each bucket starting from the totals of the buckets before it
+    (``_totals_before``). A null first column sorts last (its rows are one bucket, the last)."""
     rows, several = _bucketed(df.select("*", *[c.alias(f"__v_{n}") for n, c in sums.items()]),
                               order[0])
     w = Window.partitionBy("__bk").orderBy(*[F.col(order[0]).asc_nulls_last(), *order[1:]])
     run = w.rowsBetween(Window.unboundedPreceding, 0)
     carry = {n: F.lit(0) for n in sums}
     if several:
-        summary = sorted(rows.groupBy("__bk").agg(
-            *[F.sum(f"__v_{n}").alias(f"__t_{n}") for n in sums]).collect(),
-            key=lambda r: r["__bk"])
-        carried, totals = [], {n: 0 for n in sums}
-        for b in summary:
-            carried.append((b["__bk"], *totals.values()))
-            totals = {n: t + (b[f"__t_{n}"] or 0) for n, t in totals.items()}
-        rows = _carried(rows, carried, [(f"__c_{n}", T.LongType()) for n in sums])
+        rows = _totals_before(rows, {n: F.col(f"__v_{n}") for n in sums})
         carry = {n: F.col(f"__c_{n}") for n in sums}
     out = rows.select("*", *[(F.sum(f"__v_{n}").over(run) + carry[n]).alias(n) for n in sums])
     return out.drop("__bk", *[f"__v_{n}" for n in sums], *[f"__c_{n}" for n in sums])
-
-
-def _zero(dtype):
-    """0 as a value of Spark type ``dtype`` for ``createDataFrame`` (a Decimal for DECIMAL)."""
-    from decimal import Decimal
-
-    from pyspark.sql import types as T
-    return Decimal(0) if isinstance(dtype, T.DecimalType) else 0
 
 
 def _sweep_sequence(pts, m: int, keep):
@@ -308,7 +307,7 @@ def sweep(dfs, heading, name, keep):
         ev = ev.repartition(*[_c(k) for k in key])
     pts = ev.groupBy(*[_c(k) for k in key], "__p").agg(
         *[F.sum(f"__d{j}").alias(f"__d{j}") for j in range(m)])
-    if not key:  # one sequence of points: split across buckets, never in one task
+    if not key:  # one sequence of points: cut into buckets (seed 003, section 5)
         packed = _sweep_sequence(pts, m, keep)
         return ordered(_rebuild(packed, name, F.col("__b"), F.col("__e"), F.col("__open")),
                        heading)

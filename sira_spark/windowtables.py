@@ -85,7 +85,7 @@ def _window_table(node, children, c):
         check_rows(c, node, result)  # max_tuples
         return result
     gap = size
-    if not node.partition:  # one sequence: split across buckets of time, never in one task
+    if not node.partition:  # one sequence: cut into buckets of time (seed 003, section 5)
         return _session_sequence(df, t, back, gap)
     w = SparkWindow.partitionBy(*[F.col(f"`{p}`") for p in node.partition]).orderBy(t)
     prev = F.lag(t).over(w)
