@@ -297,6 +297,19 @@ class IntervalType(Type):
         return f"BEGIN({self.point.format(value.begin)})END({end})"
 
     def literal(self, value: Interval) -> str:
+        """The interval in the text syntax. The empty interval has no selector of its own (the
+        seed: only IINTERSECT makes one), so it is written as an IINTERSECT of two intervals
+        that meet, which ``parse`` reads back as the one empty interval::
+
+            >>> INTINTERVAL.literal(Interval(4, 8))
+            'intinterval(begin(4)end(8))'
+            >>> INTINTERVAL.literal(Interval(16384, 16384))
+            'iintersect(intinterval(begin(0)end(1)), intinterval(begin(1)))'
+        """
+        if value.empty:
+            zero = empty_interval(self).begin
+            one = zero + 1.0 if self.point == FLOAT else successor(self.point, zero)
+            return f"iintersect({self.literal(Interval(zero, one))}, {self.literal(Interval(one))})"
         begin = f"begin({self.point.literal(value.begin)})"
         end = "" if value.end is None else f"end({self.point.literal(value.end)})"
         return f"{self.name.lower()}({begin}{end})"
@@ -328,6 +341,17 @@ def empty_interval(interval_type: IntervalType) -> Interval:
     else:
         zero = datetime.datetime(1970, 1, 1)
     return Interval(zero, zero)
+
+
+def as_held(interval_type: IntervalType, value: Interval) -> Interval:
+    """``value`` as every engine hands it out (THE_STRING, Arrow, JSON): an empty interval as
+    the one ``empty_interval`` struct, any other interval as it is. All empty intervals are one
+    value, so nothing sira writes may depend on the begin one is shown at::
+
+        >>> as_held(INTINTERVAL, Interval(16384, 16384)), as_held(INTINTERVAL, Interval(4, 8))
+        (Interval(begin=0, end=0), Interval(begin=4, end=8))
+    """
+    return empty_interval(interval_type) if value.empty else value
 
 
 INTERVAL_TYPES = {t.name.lower(): t for t in (INTINTERVAL, LONGINTERVAL, DATEINTERVAL,

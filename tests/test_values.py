@@ -334,6 +334,10 @@ def test_empty_interval_from_iintersect_prints_as_the_seed():
     # all empty intervals are one value
     assert value == Interval(16384, 16384).intersect(Interval(1, 2)) == Interval(7, 7)
     assert len({value, Interval(7, 7)}) == 1
+    # its literal (no selector makes an empty interval) parses back to the one empty value
+    assert sira.evaluate(sira.parse(repr(res))) == res
+    assert INTINTERVAL.literal(value) == \
+        "iintersect(intinterval(begin(0)end(1)), intinterval(begin(1)))"
 
 
 # --------------------------------------------------------------------------- AVERAGE

@@ -28,10 +28,12 @@ import attrs
 
 from ..errors import (DivisionByZero, FloatOverflow, IntervalError, SiraTypeError, SiraValueError,
                       UnknownOperator)
-from ..intervals import Interval, IntervalType, predecessor, successor
+from ..intervals import (INTINTERVAL, Interval, IntervalType, as_held, predecessor,
+                         successor)
 from ..types import (article, AVERAGE, BIGINT, BOOLEAN, DATE, FLOAT, INT, INTEGER_TYPES, LONG,
                      NUMERIC_TYPES, STRING, TIMESTAMP, Average, IntegerType, RelationType, Type,
                      TupleType, wider_integer)
+from ..values import Relation, Tuple
 
 RELATION_ANY = "RELATION"  # marker used in messages
 
@@ -344,7 +346,39 @@ def _contains_string(name, types):
 @operator("the_string", 1, 1, "the value's text, as the seed prints it")
 def _the_string(name, types):
     t = types[0]
-    return STRING, t.format
+    if not _holds_an_interval(t):
+        return STRING, t.format
+    return STRING, lambda v: t.format(_one_empty(t, v))
+
+
+def _holds_an_interval(t) -> bool:
+    if isinstance(t, IntervalType):
+        return True
+    if isinstance(t, (RelationType, TupleType)):
+        return any(_holds_an_interval(a) for a in t.heading.types)
+    return False
+
+
+def _one_empty(t, v):
+    """``v`` with every empty interval in it (nested ones included) as the one struct every
+    engine hands out (``as_held``): all empty intervals are one value, so THE_STRING gives one
+    text for them, whatever begin the Python engine shows an empty interval at::
+
+        >>> _one_empty(INTINTERVAL, Interval(16384, 16384))
+        Interval(begin=0, end=0)
+    """
+    if isinstance(t, IntervalType):
+        return as_held(t, v)
+    if isinstance(t, TupleType):
+        return Tuple(v.heading, _one_empty_row(v.heading, v.values))
+    if isinstance(t, RelationType):
+        return Relation(v.heading, frozenset(_one_empty_row(v.heading, row) for row in v.body))
+    return v
+
+
+def _one_empty_row(heading, values) -> tuple:
+    return tuple(_one_empty(t, x) if _holds_an_interval(t) else x
+                 for t, x in zip(heading.types, values))
 
 
 @operator("tofloat", 1, 1, "conversion of a number to FLOAT")

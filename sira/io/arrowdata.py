@@ -12,7 +12,7 @@ import operator
 
 from ..collector import collector_paused
 from ..errors import DataFormatError, DataSourceError, SiraError
-from ..intervals import Interval, IntervalType
+from ..intervals import Interval, IntervalType, as_held
 from ..types import (AVERAGE, BIGINT, BOOLEAN, DATE, FLOAT, INT, LONG, STRING, TIMESTAMP,
                      Average, RelationType, TupleType, Type)
 from ..values import Heading, Relation, Tuple, type_text
@@ -415,6 +415,8 @@ def _array(t: Type, values, where: str):
     pa = _pa()
     target = arrow_type(t)
     if isinstance(t, IntervalType):
+        # every empty interval is one struct (the test skips the common, non-empty, case)
+        values = [v if type(v) is Interval else as_held(t, v) for v in values]
         begins = _array(t.point, list(map(_BEGIN, values)), where)
         ends = _array(t.point, list(map(_END, values)), where)
         return pa.StructArray.from_arrays([begins, ends], fields=list(target))

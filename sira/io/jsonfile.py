@@ -28,7 +28,7 @@ import json
 import math
 
 from ..errors import DataFormatError, SiraError
-from ..intervals import IntervalType
+from ..intervals import IntervalType, as_held
 from ..types import (AVERAGE, BOOLEAN, DATE, FLOAT, LONG, STRING, TIMESTAMP, Average, IntegerType,
                      RelationType, TupleType, Type)
 from ..values import Heading, Relation, Tuple, type_text
@@ -344,6 +344,7 @@ def value_to_json(t: Type, value):
     if t in (DATE, TIMESTAMP):
         return value.isoformat()
     if isinstance(t, IntervalType):
+        value = as_held(t, value)  # every empty interval is one object
         return {"begin": value_to_json(t.point, value.begin),
                 "end": None if value.end is None else value_to_json(t.point, value.end)}
     if t == AVERAGE:
