@@ -381,3 +381,5 @@ def test_an_empty_interval_is_written_as_one_struct_whatever_begin_it_is_shown_a
     assert "16384" not in (tmp_path / "e.json").read_text()
     assert json.loads((tmp_path / "e.json").read_text())["body"] \
         == [{"iintersect": {"begin": 0, "end": 0}}]
+    res.write_csv(tmp_path / "e.csv")  # a literal: IINTERSECT of two intervals that meet
+    assert sira.read_csv(tmp_path / "e.csv") == res

@@ -190,7 +190,8 @@ def read_literal(t: Type, text: str):
 
     Accepted: numbers (with a sign), ``string(...)`` and ``'...'``, ``true``/``false``, date and
     timestamp literals, the selectors ``int(…) long(…) bigint(…) float(…) boolean(…)`` of a
-    literal, interval selectors (``from/to`` or ``begin/end``, the end may be left out),
+    literal, interval selectors (``from/to`` or ``begin/end``, the end may be left out) and the
+    IINTERSECT of two of them (how an empty interval is written),
     ``average(count(…)value(…))``, ``tuple(…)`` and ``relation([heading(…)] body(…))``.
 
     Raises:
@@ -367,6 +368,10 @@ def _keywords(node, name: str, allowed: tuple, required: tuple) -> dict:
 
 
 def _interval(t: IntervalType, node) -> Interval:
+    meet = _call(node, "iintersect")
+    if meet is not None and len(meet.args) == 2:
+        # the empty interval's literal (``IntervalType.literal``): no selector makes one
+        return _interval(t, _unwrap(meet.args[0])).intersect(_interval(t, _unwrap(meet.args[1])))
     kw = _keywords(node, t.name.lower(), ("from", "to", "begin", "end"), ())
     closed = "from" in kw or "to" in kw
     if closed and ("begin" in kw or "end" in kw) or ("from" not in kw and "begin" not in kw):
