@@ -52,3 +52,25 @@ if duckdb_available():
 @pytest.fixture(params=ENGINES)
 def engine(request):
     return request.param
+
+
+# Spark compiles every new plan's stages to Java (whole-stage code generation); on the tests'
+# tiny relations that compiling is most of a query's time (about a fifth of the Spark tests').
+# The spec cases run as users run them (code generation on); every other test runs Spark's
+# interpreted evaluation, which gives the same rows (it is Spark's fallback for any plan
+# whose generated code fails to compile).
+_CODEGEN_MODULES = {"test_specs", "test_spark_plans"}
+
+
+@pytest.fixture(autouse=True)
+def _spark_code_generation(request):
+    session = sys.modules.get("pyspark.sql") and \
+        sys.modules["pyspark.sql"].SparkSession.getActiveSession()
+    if session is not None:
+        mode = "FALLBACK" if request.module.__name__ in _CODEGEN_MODULES \
+            or os.environ.get("SIRA_TEST_CODEGEN") else "NO_CODEGEN"
+        try:
+            session.conf.set("spark.sql.codegen.factoryMode", mode)
+        except Exception:  # noqa: BLE001 - a test stopped the JVM on purpose
+            pass
+    yield
