@@ -54,6 +54,7 @@ from sira.intervals import Interval, IntervalType, empty_interval
 from sira.types import AVERAGE, BIGINT, Average, RelationType, TupleType
 from sira.values import Relation, Tuple
 
+from .rowbound import remember_rows
 from .types import schema_of, spark_type
 
 
@@ -96,7 +97,9 @@ def to_dataframe(spark, relation: Relation, num_slices=None):
         # Spark has no zero-column DataFrames: a dummy column that to_relation drops
         df = spark.range(len(relation.body)).select()
         return df
-    return spark.createDataFrame(rows, schema=schema, verifySchema=False)
+    df = spark.createDataFrame(rows, schema=schema, verifySchema=False)
+    remember_rows(df, len(rows))
+    return df
 
 
 def _from_spark_value(t, v):

@@ -29,6 +29,7 @@ from sira.errors import IntervalError
 from sira.types import DATE, IntegerType
 
 from .compiler import ordered, translates
+from .rowbound import at_most
 from .types import equal, spark_type
 
 #: The limit UNPACK had before ``max_tuples`` covered every operator; kept as an alias.
@@ -130,7 +131,11 @@ def _bucketed(df, order: str):
     """``df`` (read three times: stored once by a lazy ``localCheckpoint``) with an INT column
     ``__bk``: contiguous ranges of the column ``order``, numbered in its order (equal values
     share a bucket), and whether there are several buckets. One job: the row count and the
-    quantiles of ``order``; up to ``SEQUENCE_BUCKET_ROWS`` rows are one bucket."""
+    quantiles of ``order``; up to ``SEQUENCE_BUCKET_ROWS`` rows are one bucket, and when the
+    plan alone shows there are no more (``rowbound.at_most``) neither the job nor the store
+    is needed."""
+    if at_most(df, SEQUENCE_BUCKET_ROWS):
+        return df.withColumn("__bk", F.lit(0).cast("int")), False
     spark = df.sparkSession
     df = df.localCheckpoint(eager=False)
     image = _numeric(F.col(order), df.schema[order].dataType)

@@ -48,7 +48,8 @@ from sira.intervals import IntervalType
 from sira.types import BIGINT, FLOAT, TIMESTAMP
 
 from .compiler import ordered, translates
-from .packing import pack_dataframe
+from .packing import pack_dataframe, running_rows
+from .rowbound import at_most
 from .types import spark_type
 
 #: rows(N) slide(M) with M up to this uses leads; larger slides join with the batch table
@@ -169,10 +170,15 @@ def _window(node, children, c):
             else:
                 begin, end = _ceil_to(t, slide), _ceil_to(t + rng, slide)
         elif s.slide_rows is not None:
-            df = _rows_slide(df, node, w)
+            df = _rows_slide_sequence(df, node, order) if _long_sequence(df, parts) \
+                else _rows_slide(df, node, w)
             begin, end = F.col("__w_b"), F.col("__w_e")
         else:  # rows N, optionally with a range and a time slide
-            end = F.lead(t, s.rows).over(w)
+            if not _long_sequence(df, parts):
+                end = F.lead(t, s.rows).over(w)
+            else:  # one sequence: the time N positions on, across buckets
+                df = _time_at(_positioned(df, order), F.col("__w_p") + s.rows, "__w_lead")
+                end = F.col("__w_lead")
             begin = t
             if rng is not None:
                 end = F.least(end, t + rng)  # least skips the null of "no N-th later element"
@@ -183,6 +189,46 @@ def _window(node, children, c):
     df = df.where(b.isNotNull() & (e.isNull() | (b < e)))
     during = F.struct(_from_time(b, ts_t).alias("begin"), _from_time(e, ts_t).alias("end"))
     return ordered(df.withColumn(node.during, during), node.heading)
+
+
+def _long_sequence(df, parts) -> bool:
+    """Whether a window's elements are one sequence (no partition) that may be longer than one
+    bucket of ``packing.SEQUENCE_BUCKET_ROWS``: then positions are counted across buckets
+    (:func:`_positioned`), else ``lead`` over the partition (or the one short sequence)."""
+    from . import packing
+    return not parts and not at_most(df, packing.SEQUENCE_BUCKET_ROWS)
+
+
+def _positioned(df, order):
+    """``df`` (one sequence: a window with no partition) with ``__w_p``, each element's position
+    (from 1) in the window's order over the whole stream, counted over buckets of its time
+    (``running_rows``: a running count per bucket plus the earlier buckets' counts, seed 003
+    section 5). Stored once (a lazy ``localCheckpoint``): :func:`_time_at` reads it twice."""
+    out = running_rows(df, ["__w_t", *order[1:]], {"__w_p": F.lit(1)})
+    return out.withColumn("__w_p", F.col("__w_p").cast("long")).localCheckpoint(eager=False)
+
+
+def _time_at(df, position, name: str, columns=("__w_t",)):
+    """``df`` (with ``__w_p``) joined with what ``columns`` hold at the element at
+    ``position`` (a column of positions): ``name`` for ``__w_t``, ``name_<column>`` for any
+    other column; null where no element is at that position. An equi-join on positions
+    (hash-partitioned), in place of ``lead`` over one partition."""
+    names = {col: name if col == "__w_t" else f"{name}_{col}" for col in columns}
+    at = df.select(F.col("__w_p").alias(f"{name}__p"),
+                   *[F.col(col).alias(out) for col, out in names.items()])
+    return df.join(at, position == F.col(f"{name}__p"), "left").drop(f"{name}__p")
+
+
+def _rows_slide_sequence(df, node, order):
+    """rows(N) slide(M) over one sequence: as :func:`_rows_slide`, the times at positions
+    ceil(p/M)*M (enter) and ceil((p+N)/M)*M (leave), found by equi-joins on positions."""
+    s = node.spec
+    n, m = s.rows, s.slide_rows
+    df = _positioned(df, order)
+    p = F.col("__w_p")
+    enter = F.floor((p + (m - 1)) / m).cast("long") * m
+    leave = F.floor((p + (n + m - 1)) / m).cast("long") * m
+    return _time_at(_time_at(df, enter, "__w_b"), leave, "__w_e")
 
 
 def _rows_slide(df, node, w):
@@ -374,10 +420,12 @@ def _summarize_rows(node, win, c):
     s = win.spec
     ts_t = h.type_of(win.ts)
     parts, order = _element_order(df, win, c)
+    aggs = aggregations(node.specs, win.heading, node.operator_name)
+    if all(op == "plus" for _, op, _ in node.specs) and _long_sequence(df, parts):
+        return _summarize_rows_sequence(node, win, c, df, order, aggs)
     w = W.partitionBy(*parts).orderBy(*order)
     frame = w.rowsBetween(-(s.rows - 1), 0)
     t = _to_time(_c(win.ts), ts_t)
-    aggs = aggregations(node.specs, win.heading, node.operator_name)
     cols = []
     for (name, op, expr), agg in zip(node.specs, aggs):
         value = column(expr, h, c)
@@ -393,6 +441,32 @@ def _summarize_rows(node, win, c):
     during = F.struct(_from_time(F.col("__w_t"), ts_t).alias("begin"),
                       _from_time(F.col("__w_e"), ts_t).alias("end"))
     return ordered(df.withColumn(win.during, during), node.heading)
+
+
+def _summarize_rows_sequence(node, win, c, df, order, aggs):
+    """:func:`_summarize_rows` of sums over one sequence (no partition), across buckets: each
+    element's position p and running totals R over the whole stream (``_positioned``, the
+    totals in DECIMAL(38) so no running total overflows where a window's sum does not); the
+    sum over the frame p-N+1..p is R(p) - R(p-N), and the next element's time ends the
+    interval, both read by equi-joins on positions."""
+    from .functions import column
+    h = win.source.heading
+    ts_t = h.type_of(win.ts)
+    n = win.spec.rows
+    values = {f"__w_r{i}": column(expr, h, c).cast("decimal(38,0)")
+              for i, (_, _, expr) in enumerate(node.specs)}
+    totals = running_rows(df.withColumn("__w_t", _to_time(_c(win.ts), ts_t)),
+                          ["__w_t", *order[1:]], {"__w_p": F.lit(1), **values})
+    df = totals.withColumn("__w_p", F.col("__w_p").cast("long")).localCheckpoint(eager=False)
+    p = F.col("__w_p")
+    df = _time_at(_time_at(df, p - n, "__w_back", columns=tuple(values)), p + 1, "__w_e") \
+        .where(F.col("__w_e").isNull() | (F.col("__w_e") != F.col("__w_t")))  # last of its time
+    cols = [(F.col(r) - F.coalesce(F.col(f"__w_back_{r}"), F.lit(0)))
+            .cast(spark_type(agg.result_type)).alias(name)
+            for r, (name, _, _), agg in zip(values, node.specs, aggs)]
+    during = F.struct(_from_time(F.col("__w_t"), ts_t).alias("begin"),
+                      _from_time(F.col("__w_e"), ts_t).alias("end"))
+    return ordered(df.select(during.alias(win.during), *cols), node.heading)
 
 
 def summarize_window(node, c):

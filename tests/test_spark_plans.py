@@ -125,11 +125,11 @@ def executed_plan(engine, query):
 
 
 #: families whose sweep without a key still goes through one partition on main (issue 18 stays
-#: open); PACK, the pointwise set operators and JOIN, SUMMARIZEBYUSING's sums and SESSION of
-#: one sequence are split across buckets (``sira_spark.packing._pack_sequence``,
-#: ``running_sequence``, ``running_rows``, ``sira_spark.windowtables._session_sequence``)
-NOT_SPLIT_YET = {"cql_rows", "cql_rows_range", "cql_rows_slide", "cql_rows_slide_large",
-                 "dstream", "spl_timeinterval", "summarizebyusing_rows"}
+#: open); PACK, the pointwise set operators and JOIN, SUMMARIZEBYUSING's sums, SESSION and the
+#: CQL ``rows`` windows of one sequence are split across buckets
+#: (``sira_spark.packing._pack_sequence``, ``running_sequence``, ``running_rows``,
+#: ``sira_spark.windowtables._session_sequence``, ``sira_spark.windows._positioned``)
+NOT_SPLIT_YET = {"spl_timeinterval"}
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))

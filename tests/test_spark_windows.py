@@ -322,3 +322,27 @@ def test_a_session_without_partition_split_across_buckets_gives_the_python_windo
             sira.evaluate(text, {"s": stream})
     finally:
         packing.SEQUENCE_BUCKET_ROWS = saved
+
+
+@settings(max_examples=3, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 60), st.integers(-4, 8)), min_size=1, max_size=60),
+       st.integers(1, 12), st.integers(1, 5), st.sampled_from(["", " range(7)"]))
+def test_rows_windows_without_partition_split_across_buckets_give_the_python_windows(
+        rows, n, m, with_range):
+    """CQL ``rows(N)`` windows over one sequence (no partition) on Spark: each element's
+    position counted over buckets of time (``windows._positioned``; every stream split here,
+    however short) and the times N positions on, or at the slide's positions, read by joins
+    on positions; the fused sums over ``rows(N)`` the same way. Ties on the time, windows
+    reaching over several buckets, against the Python engine."""
+    from sira_spark import packing
+    stream = Relation.from_rows({"ts": LONG, "v": INT}, sorted(set(rows)))
+    texts = [f"window(s, ts, rows({n}){with_range})", f"window(s, ts, rows({n}) slide({m}))",
+             f"summarizebyusing(window(s, ts, rows({n})), (during), (t(plus(v)), c(plus(1))), "
+             f"(during))"]
+    saved, packing.SEQUENCE_BUCKET_ROWS = packing.SEQUENCE_BUCKET_ROWS, 0
+    try:
+        for text in texts:
+            assert sira.evaluate(text, {"s": stream}, engine="spark") == \
+                sira.evaluate(text, {"s": stream}), text
+    finally:
+        packing.SEQUENCE_BUCKET_ROWS = saved
