@@ -68,6 +68,8 @@ FAMILIES = {
     "cql-partition-rows": ("window(s, ts, partition(k) rows(3))", ("ten", "many", "skew")),
     "window-sum": ("summarizebyusing(window(s, ts, range(10)), (k, during), (t(plus(v))),"
                    " (during))", ("one", "ten", "skew")),
+    "rows-sum": ("summarizebyusing(window(s, ts, rows(10)), (during), (t(plus(v))), (during))",
+                 ("one",)),
     "istream": ("istream(summarizebyusing(window(s, ts, range(10)), (k, during),"
                 " (t(plus(v))), (during)), at)", ("one", "ten")),
     "dstream": ("dstream(project(window(s, ts, rows(5)), (k, v, during)), at)", ("one", "ten")),
