@@ -221,6 +221,30 @@ def _totals_before(rows, sums: dict, first: str | None = None):
     return _carried(rows, carried, fields)
 
 
+def carried_across(rows, specs: dict):
+    """``rows`` (in several buckets ``__bk``) joined with, for each ``specs`` entry ``name:
+    (column, kind, direction)``, the ``kind`` ("max" or "min") of ``column`` over every
+    bucket before (``direction`` "before") or after ("after") each bucket, as ``__c_<name>``
+    (null when those buckets hold no value). One summaries job; the driver combines the
+    buckets' values in order (seed 003, section 5)."""
+    pick = {"max": max, "min": min}
+    types = {n: rows.select(col.alias("x")).schema["x"].dataType
+             for n, (col, _, _) in specs.items()}
+    summary = sorted(rows.groupBy("__bk").agg(*[
+        (F.max if kind == "max" else F.min)(col).alias(f"__t_{n}")
+        for n, (col, kind, _) in specs.items()]).collect(), key=lambda r: r["__bk"])
+    carried = {b["__bk"]: {} for b in summary}
+    for n, (_, kind, direction) in specs.items():
+        seen = None
+        for b in (summary if direction == "before" else reversed(summary)):
+            carried[b["__bk"]][n] = seen
+            value = b[f"__t_{n}"]
+            if value is not None:
+                seen = value if seen is None else pick[kind](seen, value)
+    return _carried(rows, [(bk, *[values[n] for n in specs]) for bk, values in carried.items()],
+                    [(f"__c_{n}", types[n]) for n in specs])
+
+
 def running_sequence(points, sums: list):
     """One sequence of points ``(__p, <sums>...)`` (no key), cut into buckets of ``__p``: rows
     ``(__p, __q, <sums>...)`` with ``__q`` the next point (null after the last) and each sum

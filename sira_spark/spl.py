@@ -26,12 +26,16 @@ the others -- one sequence with no key, partition eviction or timer ticks coupli
 in one task. Issue 18 keeps these open: a parallel formulation (pointer doubling over the chain
 of window starts) is not done.
 
-TimeInterval windows need no fold: over the whole stream in arrival order, ``max`` over the
-preceding rows is each tuple's watermark (tuples below watermark - discardAge are dropped); each
-tuple is exploded into its panes (``sequence`` of pane starts); the position at which the running
-watermark first reaches a pane's end is found with a "first following" window over the union of
-pane ends and watermark advances; per pane, the tuples before that position form the on-time
-emission and every later (late) tuple one more emission holding the pane's tuples up to it.
+TimeInterval windows need no fold, and are split across buckets of the stream's order (seed 003,
+section 5): each tuple's position and watermark (the largest time before it; tuples below
+watermark - discardAge are dropped) are a running count and a running max per bucket, each
+bucket starting from the buckets before it (``_watermarked``); each tuple is exploded into its
+panes (``sequence`` of pane starts); the position at which the watermark first reaches a pane's
+end is the nearest watermark advance following it in value order, per bucket of value, else the
+least over the later buckets (``_first_reaching``); per pane, the tuples before that position
+form the on-time emission and every later (late) tuple one more emission holding the pane's
+tuples up to it; without a partition the emissions are numbered by a running count over
+buckets.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from sira.engine.spl import SplScanner
 from sira.types import FLOAT
 
 from .compiler import ordered, translates
+from .packing import _bucketed, _totals_before, carried_across, running_rows
 from .windows import _from_time, _order_columns, _to_time
 
 _END_OF_INPUT = 2 ** 62  # the emission position of panes emitted at the end of input
@@ -164,11 +169,7 @@ def _time_interval(node, df):
     t_type = node.ts_type
     duration, period, discard, offset = node.interval_units
     keys = [_c(k) for k in node.partition]
-    glob = W.orderBy(*_stream_order(node))
-    df = df.withColumn("__t", _to_time(_c(node.ts), t_type)) \
-        .withColumn("__g", F.row_number().over(glob))
-    before = glob.rowsBetween(W.unboundedPreceding, -1)
-    df = df.withColumn("__wmb", F.max("__t").over(before))
+    df = _watermarked(node, df.withColumn("__t", _to_time(_c(node.ts), t_type)))
     # the watermark advances (g, new watermark): the positions where it grows
     advances = df.where(F.col("__wmb").isNull() | (F.col("__t") > F.col("__wmb"))) \
         .select(F.col("__t").alias("__v"), F.lit(1).alias("__flag"), F.col("__g").alias("__ag"))
@@ -188,10 +189,8 @@ def _time_interval(node, df):
     by_pane = by_pane.withColumn("__end", F.col("__start") + duration)
     # c: the position at which the watermark first reaches the pane's end (null: never)
     marks = by_pane.select(F.col("__end").alias("__v"), F.lit(0).alias("__flag"),
-                           F.lit(None).cast("int").alias("__ag"), *keys, "__start")
-    follow = W.orderBy("__v", "__flag").rowsBetween(0, W.unboundedFollowing)
-    reached = marks.unionByName(advances, allowMissingColumns=True) \
-        .withColumn("__c", F.first("__ag", ignorenulls=True).over(follow)) \
+                           F.lit(None).cast("long").alias("__ag"), *keys, "__start")
+    reached = _first_reaching(marks.unionByName(advances, allowMissingColumns=True)) \
         .where(F.col("__flag") == 0).select(*[k.alias(f"__rk_{n}") for k, n in
                                               zip(keys, node.partition)],
                                             F.col("__start").alias("__rstart"), "__c")
@@ -202,7 +201,7 @@ def _time_interval(node, df):
     arr, cpos, end = F.col("__arr"), F.col("__c"), F.col("__end")
     on_time = F.filter(arr, lambda y: cpos.isNull() | (y["g"] < cpos))
     late = F.filter(arr, lambda y: cpos.isNotNull() & (y["g"] > cpos))
-    em_type = "array<struct<e:bigint,at:bigint,content:array<struct<g:int,wmb:bigint,row:" + \
+    em_type = "array<struct<e:bigint,at:bigint,content:array<struct<g:bigint,wmb:bigint,row:" + \
         _type_of(panes, F.col("__row")) + ">>>>"
     first = F.when(F.size(on_time) > 0, F.array(F.struct(
         F.coalesce(cpos.cast("long"), F.lit(_END_OF_INPUT).cast("long")).alias("e"),
@@ -214,13 +213,53 @@ def _time_interval(node, df):
     em = joined.select(*keys, "__start", "__end",
                        F.explode(F.concat(first.cast(em_type), again.cast(em_type))).alias("__e"))
     e = F.col("__e")
-    inst = F.row_number().over(W.partitionBy(*keys).orderBy(e["e"], F.col("__start")))
+    if keys:
+        inst = F.row_number().over(W.partitionBy(*keys).orderBy(e["e"], F.col("__start")))
+    else:  # one sequence of emissions: numbered by a running count over buckets of e
+        em = running_rows(em.withColumn("__ee", e["e"]), ["__ee", F.col("__start")],
+                          {"__inst": F.lit(1)})
+        inst = F.col("__inst")
     pane = F.struct(_from_time(F.col("__start"), t_type).alias("begin"),
                     _from_time(F.col("__end"), t_type).alias("end"))
     out = em.select(*keys, inst.cast("long").alias("instance"),
                     _from_time(e["at"], t_type).alias("at"), pane.alias("pane"),
                     _sorted_rows(F.transform(e["content"], lambda y: y["row"])).alias("tuples"))
     return ordered(out, node.heading)
+
+
+def _watermarked(node, df):
+    """``df`` with ``__g``, each tuple's position (from 1) in the stream's order, and
+    ``__wmb``, the watermark before it (the largest time ``__t`` of the tuples before it; null
+    for the first): a running count and a running max per bucket of the order, each bucket
+    starting from what the buckets before it carry (seed 003, section 5)."""
+    order = _stream_order(node)
+    first = node.arrival if node.arrival is not None else node.ts
+    rows, several = _bucketed(df, first)
+    w = W.partitionBy("__bk").orderBy(*order)
+    g = F.count(F.lit(1)).over(w.rowsBetween(W.unboundedPreceding, 0))
+    wmb = F.max("__t").over(w.rowsBetween(W.unboundedPreceding, -1))
+    if several:
+        rows = carried_across(_totals_before(rows, {"n": F.lit(1).cast("long")}),
+                              {"wm": (F.col("__t"), "max", "before")})
+        g, wmb = g + F.col("__c_n"), F.greatest(wmb, F.col("__c_wm"))  # greatest skips nulls
+    return rows.withColumn("__g", g.cast("long")).withColumn("__wmb", wmb) \
+        .drop("__bk", "__c_n", "__c_wm")
+
+
+def _first_reaching(events):
+    """``events`` (pane ends ``__flag`` 0, watermark advances ``__flag`` 1 at ``__ag``, both
+    at value ``__v``) with ``__c``: the position of the first advance at or after each event
+    in (``__v``, ``__flag``) order. The watermark only grows, so that is also the least such
+    position: per bucket of ``__v``, the nearest one following (``last`` over a frame growing
+    in reverse order: linear), else the least over the buckets after it."""
+    rows, several = _bucketed(events, "__v")
+    back = W.partitionBy("__bk").orderBy(F.col("__v").desc(), F.col("__flag").desc()) \
+        .rowsBetween(W.unboundedPreceding, 0)
+    c = F.last("__ag", ignorenulls=True).over(back)
+    if several:
+        rows = carried_across(rows, {"ag": (F.col("__ag"), "min", "after")})
+        c = F.coalesce(c, F.col("__c_ag"))
+    return rows.withColumn("__c", c).drop("__bk", "__c_ag")
 
 
 # ---------------------------------------------------------------------- split across partitions
