@@ -56,10 +56,11 @@ def engine(request):
 
 # Spark compiles every new plan's stages to Java (whole-stage code generation); on the tests'
 # tiny relations that compiling is most of a query's time (about a fifth of the Spark tests').
-# The spec cases run as users run them (code generation on); every other test runs Spark's
-# interpreted evaluation, which gives the same rows (it is Spark's fallback for any plan
-# whose generated code fails to compile).
-_CODEGEN_MODULES = {"test_specs", "test_spark_plans"}
+# The tests run Spark's interpreted evaluation, which gives the same rows (it is Spark's
+# fallback for any plan whose generated code fails to compile); the README's scripts
+# (tests/test_readme.py, their own processes) and the plan test run with code generation on,
+# as users do.
+_CODEGEN_MODULES = {"test_spark_plans"}
 
 
 @pytest.fixture(autouse=True)
