@@ -199,12 +199,13 @@ def _long_sequence(df, parts) -> bool:
     return not parts and not at_most(df, packing.SEQUENCE_BUCKET_ROWS)
 
 
-def _positioned(df, order):
+def _positioned(df, order, totals: dict | None = None):
     """``df`` (one sequence: a window with no partition) with ``__w_p``, each element's position
     (from 1) in the window's order over the whole stream, counted over buckets of its time
     (``running_rows``: a running count per bucket plus the earlier buckets' counts, seed 003
-    section 5). Stored once (a lazy ``localCheckpoint``): :func:`_time_at` reads it twice."""
-    out = running_rows(df, ["__w_t", *order[1:]], {"__w_p": F.lit(1)})
+    section 5), and a running total for each ``totals`` entry (name -> column). Stored once (a
+    lazy ``localCheckpoint``): :func:`_time_at` reads it twice."""
+    out = running_rows(df, ["__w_t", *order[1:]], {"__w_p": F.lit(1), **(totals or {})})
     return out.withColumn("__w_p", F.col("__w_p").cast("long")).localCheckpoint(eager=False)
 
 
@@ -455,9 +456,7 @@ def _summarize_rows_sequence(node, win, c, df, order, aggs):
     n = win.spec.rows
     values = {f"__w_r{i}": column(expr, h, c).cast("decimal(38,0)")
               for i, (_, _, expr) in enumerate(node.specs)}
-    totals = running_rows(df.withColumn("__w_t", _to_time(_c(win.ts), ts_t)),
-                          ["__w_t", *order[1:]], {"__w_p": F.lit(1), **values})
-    df = totals.withColumn("__w_p", F.col("__w_p").cast("long")).localCheckpoint(eager=False)
+    df = _positioned(df.withColumn("__w_t", _to_time(_c(win.ts), ts_t)), order, values)
     p = F.col("__w_p")
     df = _time_at(_time_at(df, p - n, "__w_back", columns=tuple(values)), p + 1, "__w_e") \
         .where(F.col("__w_e").isNull() | (F.col("__w_e") != F.col("__w_t")))  # last of its time
