@@ -10,8 +10,6 @@ than the limit, as on the Python engine (``sira.engine.guards``), before its pla
   stops making tuples past the limit, and an oversized result is refused before the rest of the
   query runs. (TCLOSE and GTCLOSE count after every round, UNPACK before it runs: see their
   modules.)
-* Neither counts when the plan alone bounds the result within the limit
-  (``rowbound.rows_bound``: small Relations handed to Spark).
 
     >>> import sira
     >>> r = sira.Relation.from_rows({"a": sira.INT}, [(1,), (2,), (3,)])
@@ -32,7 +30,6 @@ from pyspark.sql import functions as F
 
 from sira.engine.guards import Guard, operator_label
 
-from .rowbound import at_most, rows_bound
 from .types import equal
 
 #: (compiler, node) of the translation running now, for checks deep inside shared helpers
@@ -61,8 +58,6 @@ def guard_of(c, node) -> tuple:
 def check_rows(c, node, df, making: str | None = None) -> None:
     """Refuse ``df`` (made by ``node``) when it holds more than ``max_tuples`` rows."""
     guard, inside = guard_of(c, node)
-    if at_most(df, guard.limit):  # the plan shows it is within the limit: no job
-        return
     with _quiet(c):
         count = df.limit(guard.limit + 1).count()
     guard.check(count, inside or making)
@@ -79,9 +74,6 @@ def check_join(c, node, left, lh, right, rh) -> None:
     """Refuse a natural join of ``left`` and ``right`` whose result would hold more than
     ``max_tuples`` tuples, from the operands' counts per join key."""
     guard, inside = guard_of(c, node)
-    bounds = rows_bound(left, guard.limit), rows_bound(right, guard.limit)
-    if None not in bounds and bounds[0] * bounds[1] <= guard.limit:  # no job needed
-        return
     common = [n for n in lh.names if n in rh]
     with _quiet(c):
         if not common:

@@ -5,9 +5,7 @@ knows (``remember_rows``), but Spark's optimizer does not (its plan reads an RDD
 statistics). :func:`at_most` reads the optimized plan: when every leaf is such a DataFrame
 (or ``spark.range``), and every step between them keeps, filters, groups, sorts or joins
 rows -- none makes several rows of one (``explode``, Python functions over partitions) --
-the result has at most the product of (rows + 1) over the leaves (over one leaf, its rows, or
-one). The guards (``guards.check_rows``, ``check_join``) skip their counting job when that
-bound is within ``max_tuples``. The sequence scans
+the result has at most the product of (rows + 1) over the leaves. The sequence scans
 (``packing._bucketed``) and the CQL ``rows`` windows use it to keep a short sequence in one
 bucket without first counting it::
 
@@ -48,33 +46,25 @@ def at_most(df, limit: int) -> bool:
     when the plan does not say (a file, a DataFrame from elsewhere, a step making rows)."""
     if limit <= 0:
         return False
-    bound = rows_bound(df, limit)
-    return bound is not None and bound <= limit
-
-
-def rows_bound(df, limit: int | None = None) -> int | None:
-    """An upper bound on the rows of ``df`` read from its plan (no job), or None when the plan
-    does not give one, or gives one above ``limit``."""
     try:
         plan = df._jdf.queryExecution().optimizedPlan()
         steps = {re.sub(r"^[\s:|+\-]*", "", line).split(" ", 1)[0]
                  for line in plan.treeString().splitlines() if line.strip()}
         if not steps <= _BOUNDED_STEPS:
-            return None
+            return False
         app = df.sparkSession.sparkContext.applicationId
         leaves = plan.collectLeaves()
         bound = 1
         for i in range(leaves.length()):
             rows = _leaf_rows(leaves.apply(i), app)
             if rows is None:
-                return None
+                return False
             bound *= rows + 1
-            if limit is not None and bound > limit + 1:
-                return None
-        # one leaf: no more rows than it, or one (an aggregate over no rows gives one)
-        return max(bound - 1, 1) if leaves.length() == 1 else bound
+            if bound > limit + 1:
+                return False
+        return True
     except Exception:  # noqa: BLE001 - the plan could not be read: no bound
-        return None
+        return False
 
 
 def _leaf_rows(leaf, app):
