@@ -227,15 +227,15 @@ def _time_interval(node, df):
 
 def _splittable(node) -> bool:
     """Whether the windows are computed by :func:`_split` (no step holds the whole stream):
-    count, time and punct evictions with count or time triggers, no partition eviction. The
-    others (a delta policy, partition eviction: chains where each window's start depends on
-    the previous one; time policies over a FLOAT timestamp, whose ticks the reference adds up
-    in floating point) go through the scan of :func:`_sequential`."""
+    every tumbling and sliding window without partition eviction, except a sliding delta
+    eviction over a FLOAT attribute and time policies over a FLOAT timestamp (whose ticks and
+    bounds the reference adds up in floating point). The others go through the scan of
+    :func:`_sequential`."""
     ev, tr = node.eviction, node.trigger
-    if node.partition_eviction is not None or (tr is not None and tr.kind == "delta"):
+    if node.partition_eviction is not None:
         return False
-    if ev.kind == "delta" and (node.kind == "tumbling"
-                               or node.source.heading.type_of(ev.attr) == FLOAT):
+    if ev.kind == "delta" and node.kind == "sliding" \
+            and node.source.heading.type_of(ev.attr) == FLOAT:
         return False
     timed = ev.kind == "time" or (tr is not None and tr.kind == "time")
     return not (timed and node.ts_type == FLOAT)
@@ -333,6 +333,13 @@ def _split(node, df):
             numbered = w.groupBy(*keys, "__w").agg(tuples, F.min("__g").alias("__e")) \
                 .withColumn("__at", o + (F.col("__w") + 1) * period)
             numbered = _instances(numbered, keys, "__w")
+        elif ev.kind == "delta":  # window w: from the chain's member w to member w + 1
+            x = _running(_with_members(node, positioned, base, keys, ev), keys,
+                         {"__w": F.col("__mem")}, [g])
+            closers = x.where(F.col("__mem") == 1).select(
+                *[_c(k) for k in keys], (F.col("__w") - 1).alias("__w"), t.alias("__at"))
+            numbered = x.groupBy(*keys, "__w").agg(tuples).join(closers, on=[*keys, "__w"]) \
+                .withColumn("instance", F.col("__w"))
         else:
             counted = _running(base, keys, {"__j": F.lit(1), "__c": F.col("__p")}, [g])
             if ev.kind == "count":
@@ -358,18 +365,8 @@ def _split(node, df):
             else:
                 size = F.lit(positioned.count())
             end = F.coalesce(F.col("__jE") - 1, size)
-        else:  # time: the key's tuples up to t + T, counted among the points t + T
-            span = scanner.ev_amount
-            points = base.select(*keys, t.alias("__v"), F.lit(0).alias("__q"), "__g",
-                                 F.lit(1).alias("__one")).unionByName(
-                base.select(*keys, (t + span).alias("__v"), F.lit(1).alias("__q"), "__g",
-                            F.lit(0).alias("__one")))
-            points = points.orderBy(*keys, "__v", "__q", "__g").withColumn(
-                "__pg", F.monotonically_increasing_id()).withColumn(
-                "__b", F.shiftright(F.col("__pg"), 33))
-            reach = _running(points, keys, {"__end": F.col("__one")}, [F.col("__pg")]) \
-                .where(F.col("__q") == 1).select("__g", "__end")
-            x = x.join(reach, on="__g")
+        else:  # time: the key's tuples up to t + T
+            x = x.join(_reach(base, keys, scanner.ev_amount), on="__g")
             end = F.col("__end")
         start = _div(j + (every - 1), every) * every
         x = x.withColumn("__w", F.explode(F.when(start <= end, F.sequence(
@@ -379,6 +376,33 @@ def _split(node, df):
                                                F.max("__j").alias("__top")) \
             .where(F.col("__top") == F.col("__w")) \
             .withColumn("instance", _div(F.col("__w"), every))
+    elif tr.kind == "delta":  # the chain's members after the first trigger
+        x = _running(_with_members(node, positioned, base, keys, tr), keys,
+                     {"__j": F.lit(1), "__w": F.col("__mem")}, [g])
+        if keys:
+            x = x.join(base.groupBy(*keys).agg(F.count(F.lit(1)).alias("__n")), on=keys)
+            size = F.col("__n")
+        else:
+            size = F.lit(positioned.count())
+        # the last position of the key whose trigger finds the tuple still in the window
+        if ev.kind == "count":
+            end = F.least(j + scanner.ev_amount, size)
+        elif ev.kind == "delta":
+            x = _evictions(node, positioned, base, x, keys, scanner.ev_amount)
+            end = F.coalesce(F.col("__jE"), size)
+        else:
+            x = x.join(_reach(base, keys, scanner.ev_amount), on="__g")
+            end = F.col("__end")
+        triggers = x.where((F.col("__mem") == 1) & (F.col("__w") > 1)).select(
+            *[_c(k) for k in keys], F.col("__w").alias("__m"), t.alias("__at"),
+            g.alias("__e"))
+        lookup = x.select(*[_c(k) for k in keys], j.alias("__je"), F.col("__w").alias("__we"))
+        x = x.withColumn("__je", end.cast("long")).join(lookup, on=[*keys, "__je"])
+        lo, hi = F.col("__w") + 1, F.col("__we")
+        x = x.withColumn("__m", F.explode(F.when(lo <= hi, F.sequence(lo, hi)).otherwise(
+            F.array().cast("array<bigint>"))))
+        numbered = x.groupBy(*keys, "__m").agg(tuples).join(triggers, on=[*keys, "__m"])
+        numbered = _instances(numbered, keys, "__m")
     else:  # a time trigger: the ticks o + mT2 with t < tick <= end, not after the last time
         period = scanner.tr_amount
         if ev.kind == "count":
@@ -404,6 +428,30 @@ def _split(node, df):
     out = numbered.select(*[_c(k) for k in keys], F.col("instance").cast("long").alias("instance"),
                           _from_time(F.col("__at"), node.ts_type).alias("at"), "tuples")
     return ordered(out, node.heading)
+
+
+def _reach(base, keys: list, span):
+    """(``__g``, ``__end``): for each tuple, the last position of its key whose time is at
+    most t + span -- a running count over the key's tuples and the points t + span sorted
+    together (a point after the tuples of its own time)."""
+    t = F.col("__t")
+    points = base.select(*[_c(k) for k in keys], t.alias("__v"), F.lit(0).alias("__q"), "__g",
+                         F.lit(1).alias("__one")).unionByName(
+        base.select(*[_c(k) for k in keys], (t + span).alias("__v"), F.lit(1).alias("__q"),
+                    "__g", F.lit(0).alias("__one")))
+    points = points.orderBy(*[_c(k) for k in keys], "__v", "__q", "__g").withColumn(
+        "__pg", F.monotonically_increasing_id()).withColumn(
+        "__b", F.shiftright(F.col("__pg"), 33))
+    return _running(points, keys, {"__end": F.col("__one")}, [F.col("__pg")]) \
+        .where(F.col("__q") == 1).select("__g", "__end")
+
+
+def _with_members(node, positioned, base, keys: list, policy):
+    """``base`` with ``__mem``: 1 for the members of the chain of the delta ``policy``
+    (:func:`_delta_chain`), else 0."""
+    members = _delta_chain(node, positioned, keys, policy).withColumn("__mem", F.lit(1))
+    return base.join(members, "__g", "left").withColumn(
+        "__mem", F.coalesce(F.col("__mem"), F.lit(0)))
 
 
 def _evictions(node, positioned, base, x, keys: list, delta):
@@ -477,3 +525,107 @@ def _evictions(node, positioned, base, x, keys: list, delta):
     at = x.select(F.col("__g").alias("__eg"), F.col("__j").alias("__jE"),
                   F.col("__t").alias("__tE"))
     return x.join(evictor, on="__g", how="left").join(at, on="__eg", how="left").drop("__eg")
+
+
+def _delta_chain(node, positioned, keys: list, policy):
+    """The members of the chain of ``policy`` (``delta(a, D)``: a tumbling window's starts, a
+    delta trigger's references) as a DataFrame of their stream positions ``__g``, found by
+    :mod:`sira_spark.spl_chain` over the stream range-partitioned by (key, position) into
+    chunks: a first pass per chunk (``mapInArrow``), the chunks' reports on the driver (one
+    row each), corrections of the chunks a key continues into (``mapInArrow`` over those
+    chunks, usually one round), and the speculative members the corrections replace dropped
+    by a broadcast join with the decisions (one row per corrected chunk)."""
+    import itertools
+
+    import pyarrow as pa
+
+    from .spl_chain import MEMBER, REPORT, Chain, correct, first_pass, record_schema
+    from .windowby import ROWS_PER_CHUNK, _estimated_rows
+
+    spark = positioned.sparkSession
+    delta = node.delta_amount(policy)
+    floating = node.source.heading.type_of(policy.attr) == FLOAT
+    a_type, a_arrow = ("double", pa.float64()) if floating else ("long", pa.int64())
+    schema = record_schema(a_type)
+    types = [pa.int32(), pa.int64(), pa.int64(), pa.bool_(), pa.int64(), pa.string(),
+             pa.string(), pa.bool_(), pa.int64(), a_arrow, pa.int64(), pa.bool_()]
+    names = [f.split()[0] for f in schema.split(", ")]
+    key = F.to_json(F.struct(*[_c(k) for k in keys])) if keys else F.lit("")
+    parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    chunks = max(1, parts, -(-_estimated_rows(positioned) // ROWS_PER_CHUNK))
+    chunked = positioned.select(key.alias("__k"), "__g", _delta(node, policy).alias("__a")) \
+        .repartitionByRange(chunks, "__k", "__g").sortWithinPartitions("__k", "__g") \
+        .select(F.spark_partition_id().cast("long").alias("__c"), "__k", "__g", "__a") \
+        .localCheckpoint()
+
+    def batch(recs):
+        cols = list(zip(*recs))
+        return pa.RecordBatch.from_arrays([pa.array(list(col), t) for col, t in
+                                           zip(cols, types)], names=names)
+
+    def opened(batches):
+        """(chunk id, the chunk's batches) or None for an empty chunk."""
+        batches = (b for b in batches if b.num_rows)
+        head = next(batches, None)
+        if head is None:
+            return None
+        return head.column(0)[0].as_py(), itertools.chain([head], batches)
+
+    def scan(batches):
+        got = opened(batches)
+        if got is None:
+            return
+        c, batches = got
+        rows = ((b.column(1).to_pylist(), b.column(2).to_pylist(), b.column(3).to_pylist())
+                for b in batches)
+        for recs in first_pass(c, rows, delta):
+            if recs:
+                yield batch(recs)
+
+    first = chunked.mapInArrow(scan, schema).localCheckpoint()
+    kind = F.col("kind")
+    reports = {r["c"]: (r["fk"], r["lk"], r["single"], r["eg"], r["ea"])
+               for r in first.where(kind == REPORT).collect()}
+    chain = Chain(reports)
+    fixed = []
+    while True:
+        jobs = chain.wanted()
+        if not jobs:
+            break
+
+        def fix(batches, jobs=jobs):
+            got = opened(batches)
+            if got is None:
+                return
+            c, batches = got
+            gs, values, fk = [], [], None
+            for b in batches:  # the chunk's first run (the rest is read and left)
+                ks = b.column(1).to_pylist()
+                if fk is None:
+                    fk = ks[0]
+                if ks[-1] == fk:
+                    gs += b.column(2).to_pylist()
+                    values += b.column(3).to_pylist()
+                elif ks[0] == fk:
+                    m = next(i for i, k in enumerate(ks) if k != fk)
+                    gs += b.column(2).to_pylist()[:m]
+                    values += b.column(3).to_pylist()[:m]
+            yield batch(correct(c, (gs, values), jobs[c], delta))
+
+        out = chunked.where(F.col("__c").isin(list(jobs))).mapInArrow(fix, schema) \
+            .localCheckpoint()
+        for r in out.where(kind == REPORT).collect():
+            chain.learn(r["c"], r["tag"], r["drop"], None if r["met"] else (r["eg"], r["ea"]))
+        fixed.append(out.where(kind == MEMBER))
+    members = first.where(kind == MEMBER)
+    decided = chain.decisions()
+    if decided:
+        d = spark.createDataFrame([(c, tag, drop) for c, (tag, drop) in decided.items()],
+                                  "dc long, dtag long, ddrop long")
+        members = members.join(F.broadcast(d), F.col("c") == F.col("dc"), "left").where(
+            ~F.col("spec") | F.col("ddrop").isNull() | (F.col("g") >= F.col("ddrop")))
+        for part in fixed:
+            members = members.select("g").unionByName(part.join(
+                F.broadcast(d), (F.col("c") == F.col("dc")) & (F.col("tag") == F.col("dtag")),
+                "left_semi").select("g"))
+    return members.select(F.col("g").alias("__g"))
