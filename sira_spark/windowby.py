@@ -153,6 +153,13 @@ def _arrow_value(t, v):
     return v
 
 
+def _key_value(types, key) -> tuple:
+    """A partition key read from Arrow (``to_pylist``) as sira values of ``types``."""
+    from .convert import _from_spark_value, _simple
+    return tuple(v if _simple(t) else _from_spark_value(t, _arrow_value(t, v))
+                 for t, v in zip(types, key))
+
+
 def _load(table, keys: int, heading, ends_only=False):
     """(chunk id, keys, narrow rows as sira tuples) of one chunk's Arrow table (with
     ``ends_only``, the rows are its first and last only)."""
@@ -248,11 +255,9 @@ def _split(node, df, c):
     the searches (what the reference walks), and a join as large as the result. No step puts
     every row of a sequence in one partition: a chunk holds about ``ROWS_PER_CHUNK`` rows.
     """
-    import pickle
-
     from pyspark.sql import functions as F
 
-    from .windowby_scan import (ITEM, REPORT, WINDOW, Chunk, Item, Plan, TumblingChain,
+    from .windowby_scan import (ITEM, REPORT, WINDOW, Chunk, Plan, TumblingChain,
                                 chunk_infos, entry_tag, summarize)
     import attrs
 
@@ -263,7 +268,9 @@ def _split(node, df, c):
     narrow_h = _narrow_heading(node)
     narrow_node = attrs.evolve(node, source=RelvarRef("seq", narrow_h), partition=(),
                                aggregates=(), only=False)
-    plan = Plan(narrow_node, _relation_operands(node, c))
+    key_types = [h.type_of(n) for n in node.partition]
+    plan = Plan(narrow_node, _relation_operands(node, c), key_types)
+    codec = plan.codec
     skip = set(node.partition) | set(node.order)
     keys = [_c(n).asc() for n in node.partition] + \
         [_sort_key(_c(n), h.type_of(n)).asc() for n in node.order] + \
@@ -294,12 +301,14 @@ def _split(node, df, c):
         if loaded is not None:
             cid, key_list, ends = loaded
             found = summarize(cid, key_list, ends)
-            blob = pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL)
+            for k in ("first_key", "last_key"):
+                found[k] = _key_value(key_types, found[k])
+            blob = codec.dump_summary(found)
             yield pa.RecordBatch.from_arrays([pa.array([blob], pa.binary())], names=["blob"])
 
     summaries = narrow.mapInArrow(summary, "blob binary")
     _note("plan", summaries)
-    infos = chunk_infos([pickle.loads(r[0]) for r in summaries.collect()])
+    infos = chunk_infos([codec.load_summary(r[0]) for r in summaries.collect()])
     _note("chunks", len(infos))
 
     def first_pass(batches):
@@ -319,11 +328,11 @@ def _split(node, df, c):
         with _reported():
             chunk = Chunk(plan, infos[cid], key_list, narrow_rows)
             for blob in items.column("blob").to_pylist():
-                job = pickle.loads(blob)
-                if isinstance(job, Item):
-                    out.append(chunk.run(job))
+                job = codec.loads(blob)
+                if job[0] == "item":
+                    out.append(chunk.run(job[1]))
                 else:
-                    out += chunk.tumble(job[0], job[1])
+                    out += chunk.tumble(job[1], job[2])
         return pa.Table.from_batches([_records(out)])
 
     def run_round(items_df, targets):
@@ -349,7 +358,7 @@ def _split(node, df, c):
         items = out.where(kind == ITEM).select(F.col("c").alias("__c"), "blob")
         targets = [r[0] for r in items.select("__c").distinct().collect()]
     if node.kind == "tumbling" and node.label is None and not node.start.unbounded:
-        exits = {r["c"]: pickle.loads(r["blob"])[1] for r in notes if r["k"] == REPORT}
+        exits = {r["c"]: codec.loads(r["blob"])[1] for r in notes if r["k"] == REPORT}
         chain = TumblingChain(infos, exits)
         fixed = []
         while True:
@@ -357,12 +366,11 @@ def _split(node, df, c):
             if not wanted:
                 break
             jobs = spark.createDataFrame(
-                [(cid, pickle.dumps((entry, entry_tag(entry)),
-                                    protocol=pickle.HIGHEST_PROTOCOL))
+                [(cid, codec.dumps(("job", entry, entry_tag(entry))))
                  for cid, entry in wanted], "__c long, blob binary")
             out = run_round(jobs, sorted({cid for cid, _ in wanted}))
             for r in out.where(kind == REPORT).collect():
-                chain.learn(r["c"], pickle.loads(r["blob"]))
+                chain.learn(r["c"], codec.loads(r["blob"]))
             fixed.append(out.where(kind == WINDOW))
         decided = spark.createDataFrame(
             [(cid, -2 if tag is None else tag, drop)

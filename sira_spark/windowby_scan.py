@@ -36,20 +36,23 @@ window's variables is tested on the window's own positions only, as the referenc
 
 Output records (:data:`RECORD_FIELDS`) are windows by global row numbers (``g0`` the
 sequence's first row, ``gn`` its last, ``gl``/``gs``/``ge`` the label, start and end rows),
-items handed over (``kind`` 1, pickled, with the chunk they go to) and tumbling reports
-(``kind`` 2: the window open at a chunk's end, or how a chunk's chain was corrected).
+items handed over (``kind`` 1, with the chunk they go to) and tumbling reports (``kind`` 2:
+the window open at a chunk's end, or how a chunk's chain was corrected). Items, reports and
+chunk summaries cross between Spark passes as data only (:class:`Codec`: JSON, each value
+written by the checkpoint codecs of ``sira.streams.checkpoint`` for its sira type), never as
+pickles.
 """
 
 from __future__ import annotations
 
-import pickle
+import json
 from bisect import bisect_right
 
 from sira.engine.windowby import MISSING, _Condition, _pin, _reads_roles
 
 #: record fields: kind (0 window, 1 item handed over, 2 tumbling report), the chunk the record
 #: belongs to (windows: where found; items: where they go), the window's rows, flags, the
-#: speculative flag and tag of tumbling windows, the pickled item or report
+#: speculative flag and tag of tumbling windows, the encoded item or report (:class:`Codec`)
 RECORD_FIELDS = ("k", "c", "g0", "gn", "gl", "gs", "ge", "opened", "closed", "spec", "tag",
                  "blob")
 WINDOW, ITEM, REPORT = 0, 1, 2
@@ -58,10 +61,11 @@ DONE = "done"  # the exit of a tumbling chain that ended with an unclosed window
 
 
 class Plan:
-    """What every chunk needs to know of the node (picklable): the narrowed node whose
+    """What every chunk needs to know of the node (shipped to the workers with the pass's
+    function; the conditions are rebuilt there): the narrowed node whose
     conditions are evaluated, the pins, and which conditions do not depend on the window."""
 
-    def __init__(self, node, relations: dict):
+    def __init__(self, node, relations: dict, key_types=()):
         self.node = node
         self.relations = relations  # relational operands of the conditions, as values
         self.label = node.label is not None
@@ -73,6 +77,7 @@ class Plan:
             _pin(node, "start", ("label",))
         self.start_alone = not _reads_roles(node, "start", ("label",))
         self.end_alone = not _reads_roles(node, "end", ("label", "start"))
+        self.codec = Codec(node.source.heading, key_types)
         self._conds = None
 
     def __getstate__(self):
@@ -86,6 +91,102 @@ class Plan:
             self._conds = {w: _Condition(self.node, w, relation_of)
                            for w in ("label", "start", "end")}
         return self._conds
+
+
+class Codec:
+    """The data-only form of what crosses between passes (bytes of JSON): items, tumbling
+    reports and jobs, and chunk summaries. A narrow row is the list of its values, each
+    written for its type by ``sira.streams.checkpoint.encode_value`` (dates and timestamps
+    in ISO form, intervals as [begin, end], nested relations as sorted rows, ...), and read
+    back, checked against the type, by ``decode_value``; a partition key likewise with
+    ``key_types``. Everything else is integers, booleans, strings and null."""
+
+    def __init__(self, heading, key_types=()):
+        self.heading = heading
+        self.types = heading.types
+        self.key_types = tuple(key_types)
+
+    # ------------------------------------------------------------------ values
+    def _row(self, row):
+        from sira.streams.checkpoint import encode_row
+        return None if row is None else encode_row(self.types, row.values)
+
+    def _unrow(self, obj):
+        from sira.streams.checkpoint import decode_row
+        from sira.values import Tuple
+        return None if obj is None else Tuple(self.heading, decode_row(self.types, obj))
+
+    def _var(self, v):
+        return None if v is None else [v[0], self._row(v[1]), self._row(v[2]),
+                                       self._row(v[3])]
+
+    def _unvar(self, obj):
+        return None if obj is None else (obj[0], self._unrow(obj[1]), self._unrow(obj[2]),
+                                         self._unrow(obj[3]))
+
+    def _item(self, it):
+        return [it.g0, it.n, it.l, self._var(it.lv), it.s, self._var(it.sv), it.opened,
+                it.stage, it.frm, it.pin]
+
+    def _unitem(self, obj):
+        g0, n, l, lv, s, sv, opened, stage, frm, pin = obj
+        return Item(g0, n, l, self._unvar(lv), s, self._unvar(sv), opened, stage, frm, pin)
+
+    def _exit(self, e):
+        """A tumbling chain's exit: an item, :data:`DONE` or None."""
+        return {"item": self._item(e)} if isinstance(e, Item) else e
+
+    def _unexit(self, obj):
+        return self._unitem(obj["item"]) if isinstance(obj, dict) else obj
+
+    # ------------------------------------------------------------------ messages
+    def dumps(self, message) -> bytes:
+        """``("item", item)``, ``("job", entry, tag)`` (a tumbling chain to redo),
+        ``("exit", exit)`` or ``("fix", tag, drop, exit)`` as bytes."""
+        what = message[0]
+        if what == "item":
+            obj = ["item", self._item(message[1])]
+        elif what == "job":
+            obj = ["job", self._item(message[1]), message[2]]
+        elif what == "exit":
+            obj = ["exit", self._exit(message[1])]
+        elif what == "fix":
+            obj = ["fix", message[1], message[2], self._exit(message[3])]
+        else:
+            raise ValueError(f"no encoding for {what!r}")
+        return json.dumps(obj, separators=(",", ":"), allow_nan=False).encode()
+
+    def loads(self, blob: bytes):
+        obj = json.loads(blob)
+        what = obj[0]
+        if what == "item":
+            return ("item", self._unitem(obj[1]))
+        if what == "job":
+            return ("job", self._unitem(obj[1]), obj[2])
+        if what == "exit":
+            return ("exit", self._unexit(obj[1]))
+        if what == "fix":
+            return ("fix", obj[1], obj[2], self._unexit(obj[3]))
+        raise ValueError(f"not a hand-over message: {what!r}")
+
+    def dump_summary(self, summary: dict) -> bytes:
+        """A chunk's summary (:func:`summarize`), its keys sira values of ``key_types``."""
+        from sira.streams.checkpoint import encode_row
+        obj = dict(summary)
+        for k in ("first_key", "last_key"):
+            obj[k] = encode_row(self.key_types, summary[k])
+        for k in ("first_row", "last_row"):
+            obj[k] = self._row(summary[k])
+        return json.dumps(obj, separators=(",", ":"), allow_nan=False).encode()
+
+    def load_summary(self, blob: bytes) -> dict:
+        from sira.streams.checkpoint import decode_row
+        obj = json.loads(blob)
+        for k in ("first_key", "last_key"):
+            obj[k] = decode_row(self.key_types, obj[k])
+        for k in ("first_row", "last_row"):
+            obj[k] = self._unrow(obj[k])
+        return obj
 
 
 #: where a variable of each kind is in a bound position (position, prev, as, next)
@@ -103,13 +204,6 @@ class Item:
     def __init__(self, g0, n, l, lv, s, sv, opened, stage, frm, pin):
         self.g0, self.n, self.l, self.lv, self.s, self.sv = g0, n, l, lv, s, sv
         self.opened, self.stage, self.frm, self.pin = opened, stage, frm, pin
-
-    def __getstate__(self):
-        return tuple(getattr(self, k) for k in self.__slots__)
-
-    def __setstate__(self, state):
-        for k, v in zip(self.__slots__, state):
-            setattr(self, k, v)
 
 
 class Piece:
@@ -242,7 +336,7 @@ class Chunk:
         bases = self.info["bases"]
         target = self.info["ids"][bisect_right(bases, g) - 1]
         return (ITEM, target, None, None, None, None, None, None, None, None, None,
-                pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL))
+                self.plan.codec.dumps(("item", item)))
 
     # ------------------------------------------------------------------ items
     def to_end(self, item):
@@ -350,7 +444,7 @@ class Chunk:
 
     def report(self, value):
         return (REPORT, self.c, None, None, None, None, None, None, None, None, None,
-                pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+                self.plan.codec.dumps(value))
 
     # ------------------------------------------------------------------ tumbling
     def chain(self, piece, p, stop=None):
