@@ -3,28 +3,41 @@
 Time arithmetic is done on a LONG column (the timestamp itself, or microseconds since the epoch
 for a TIMESTAMP); ``at`` and ``pane`` are turned back into the timestamp's type at the end.
 
-Tumbling and sliding windows with count, time and punct evictions, sliding delta eviction
-over an integer or TIMESTAMP attribute, count and time triggers and no partition eviction are
-computed split across partitions (seed 003, section 5; :func:`_split`): the stream is
-range-partitioned in stream order and numbered, each partition of it a *bucket*; a tuple's
-position in its key is a running count in two passes (per bucket, then the buckets' totals
-summed over the earlier buckets); each policy says which windows hold each tuple -- a range of
-window numbers or timer ticks, exploded -- and a groupBy per window assembles ``tuples``. The
-tuple evicting each tuple of a delta window is found per bucket by a min-heap (``mapInArrow``),
-then across buckets from the buckets' maxima and prefix records. O(n log n + output) (plus,
-for a delta window, the tuples still in the window at the end of their bucket times the number
-of buckets holding their key), no step holding more than a bucket of the stream or one window.
+Tumbling and sliding windows without partition eviction (but for the FLOAT cases below) are
+computed split across partitions (seed 003, section 5; :func:`_split`): the stream is range-
+partitioned in stream order and numbered, each partition of it a *bucket*; a tuple's position in
+its key is a running count in two passes (per bucket, then the buckets' totals summed over the
+earlier buckets); each policy says which windows hold each tuple -- a range of window numbers or
+timer ticks, exploded -- and a groupBy per window assembles ``tuples``. The tuple evicting each
+tuple of a sliding delta window is found per bucket by a min-heap (``mapInArrow``), then across
+buckets from the buckets' maxima and prefix records. A tumbling ``delta(a, D)`` window and a
+``delta(a, D)`` trigger follow a chain -- each window starts (each trigger fires) at the first
+tuple of the key exceeding the previous start by more than D -- found by
+:mod:`sira_spark.spl_chain`: the stream range-partitioned by (key, position) into chunks, a
+speculative first pass per chunk, a report of one row per chunk to the driver, and a second pass
+correcting the chunks a key continues into until their chain meets the speculative one. O(n log
+n + output) (plus, for a sliding delta eviction, the tuples still in the window at the end of
+their bucket times the number of buckets holding their key), no step holding more than a bucket
+of the stream or one window.
 
-The rest -- tumbling delta eviction, delta triggers and partition eviction, where each window's
-start depends on where the previous one ended, and time policies over a FLOAT timestamp, whose
-ticks the reference adds up in floating point -- go in order through
+Partition eviction is issue 18's open limit on Spark: those windows still go in order through
 :class:`sira.engine.spl.SplScanner` (the reference's own state machine) in ``mapInArrow``, on
-the narrow columns the policies read (:func:`_sequential`); a join on the tuples'
-numbers and a groupBy per window assemble ``tuples`` across the cluster. A partitioned window
-without partition eviction runs one scan per key (hash-partitioned by key: its keys never meet);
-the others -- one sequence with no key, partition eviction or timer ticks coupling the keys --
-in one task. Issue 18 keeps these open: a parallel formulation (pointer doubling over the chain
-of window starts) is not done.
+the narrow columns the policies read (:func:`_sequential`), with a join on the tuples' numbers
+and a groupBy per window assembling ``tuples``. ``partitioncount(N)`` and ``tuplecount(N)``
+couple the keys: whether a key's window survives a tuple depends on how many *other* keys hold a
+window at that moment (or how many tuples they hold), and which of them do depends on their own
+flushes and evictions, so the state carried along the stream is the whole set of live windows,
+ordered by last update -- not a summary of a few values per bucket that a parallel prefix could
+combine; a split formulation is not found, and the scan runs in a single task (the plan test
+keeps its strict xfail). ``partitionage(T)`` does not couple the keys: a key's partition is
+evicted before its next tuple exactly when that tuple comes more than T after the key's last
+one, which the key's own tuples show (the same holds at timer ticks; with a sliding time
+eviction, the order of expiry and ageing at another key's tuple does matter). Without ticks and
+a sliding time eviction it runs one scan per key (hash-partitioned by key), as do time policies
+over a FLOAT timestamp (whose ticks and bounds the reference adds up in floating point) and a
+sliding delta eviction over a FLOAT attribute; without a key, or with ticks (shared by every
+key), the scan is again a single task. The per-key epochs of partitionage (a new window state
+after every gap longer than T) would bring it into :func:`_split`; that is not done.
 
 TimeInterval windows need no fold: over the whole stream in arrival order, ``max`` over the
 preceding rows is each tuple's watermark (tuples below watermark - discardAge are dropped); each
@@ -135,9 +148,10 @@ def _sequential(node, df):
                  pa.array(out[2], at_type), pa.array(out[3], pa.int64())],
                 names=["__e", "__instance", "__at", "__m"])
 
-    # without partition eviction and timer ticks (shared by every key) the keys never meet:
-    # each key goes to one task, in order, and runs on its own
-    alone = keys and node.partition_eviction is None and prototype.period is None
+    # without timer ticks (shared by every key) and without a partition eviction that counts
+    # across keys, the keys never meet: each key goes to one task, in order, and runs on its
+    # own (see the module docstring for partitionage)
+    alone = keys and prototype.period is None and _keys_apart(node)
     spread = narrow.repartition("__k") if alone else narrow.repartition(1)
     members = spread.sortWithinPartitions("__g").mapInArrow(scan, schema)
     joined = members.join(positioned, members["__m"] == positioned["__g"])
@@ -146,6 +160,16 @@ def _sequential(node, df):
     out = grouped.select(*[_c(k) for k in keys], F.col("__instance").alias("instance"),
                          _from_time(F.col("__at"), node.ts_type).alias("at"), "tuples")
     return ordered(out, node.heading)
+
+
+def _keys_apart(node) -> bool:
+    """Whether the partition eviction policy leaves each key's windows to the key's own
+    tuples: none, or ``partitionage`` without a sliding time eviction (module docstring)."""
+    pe = node.partition_eviction
+    if pe is None:
+        return True
+    return pe.kind == "partitionage" and not (node.kind == "sliding"
+                                              and node.eviction.kind == "time")
 
 
 def _type_of(df, col):
@@ -299,7 +323,16 @@ def _split(node, df):
       the points t_i + T sorted together);
     * sliding, ``time(T2)`` trigger: ticks o + mT2 with t_i < tick <= end(i) and tick <= the
       stream's last time: end(i) is the time of the key's position i + N (``count(N)``: a join
-      on the position) or t_i + T (``time(T)``).
+      on the position) or t_i + T (``time(T)``);
+    * tumbling ``delta(a, D)``: the chain's members (:func:`_delta_chain`) start the windows;
+      window w (a running count of members) holds the tuples from member w on and is emitted
+      at member w + 1 (a join on w - 1), the last one never;
+    * sliding, ``delta(a, D)`` trigger: the chain's members after the first fire, each with
+      the window *before* its tuple; tuple i is in the emissions of the members at positions
+      j_i < j <= end(i), end(i) being i + N (``count(N)``), the key's last position with time
+      at most t_i + T (``time(T)``) or the position of the tuple evicting i (``delta``): the
+      member numbers from the running count at i plus one to the one at end(i) (a join on the
+      position), exploded.
 
     ``instance`` is the window's rank in its key, again a running count. Each step is a sort,
     a join or an aggregation over the stream and the windows' content: O(n log n + output), no

@@ -169,3 +169,15 @@ def test_delta_chains_with_windows_spanning_partitions(engine):
     for policy, windows in (("tumbling, delta(ts, 45)", 3),  # from 0, 46, 92 (138: open)
                             ("sliding, count(5) trigger(delta(ts, 38))", 4)):  # 39 .. 156
         assert len(same(engine, f"splwindow(s, ts, {policy})", s)) == windows
+
+
+def test_partitionage_runs_one_scan_per_key(engine):
+    # a key's partition is aged out exactly when its next tuple comes more than T after its
+    # last one: each key's scan sees it (no timer ticks, no sliding time eviction)
+    s = random_stream(11)
+    for policy in ("tumbling, count(2) partitioned(k, partitionage(4))",
+                   "sliding, count(3) trigger(count(2)) partitioned(k, partitionage(3))"):
+        text = f"splwindow(s, ts, {policy})"
+        df = engine.dataframe(text, {"s": s})
+        assert not _whole_stream_steps(df._jdf.queryExecution().executedPlan().toString())
+        assert len(same(engine, text, s)) > 1
