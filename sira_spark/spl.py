@@ -426,11 +426,12 @@ def _split(node, df):
         else:
             x = x.join(_reach(base, keys, scanner.ev_amount), on="__g")
             end = F.col("__end")
+        x = x.withColumn("__je", end.cast("long")).localCheckpoint()  # read three times
         triggers = x.where((F.col("__mem") == 1) & (F.col("__w") > 1)).select(
             *[_c(k) for k in keys], F.col("__w").alias("__m"), t.alias("__at"),
             g.alias("__e"))
         lookup = x.select(*[_c(k) for k in keys], j.alias("__je"), F.col("__w").alias("__we"))
-        x = x.withColumn("__je", end.cast("long")).join(lookup, on=[*keys, "__je"])
+        x = x.join(lookup, on=[*keys, "__je"])
         lo, hi = F.col("__w") + 1, F.col("__we")
         x = x.withColumn("__m", F.explode(F.when(lo <= hi, F.sequence(lo, hi)).otherwise(
             F.array().cast("array<bigint>"))))
