@@ -40,7 +40,7 @@ items handed over (``kind`` 1, with the chunk they go to) and tumbling reports (
 the window open at a chunk's end, or how a chunk's chain was corrected). Items, reports and
 chunk summaries cross between Spark passes as data only (:class:`Codec`: JSON, each value
 written by the checkpoint codecs of ``sira.streams.checkpoint`` for its sira type), never as
-pickles.
+Python objects.
 """
 
 from __future__ import annotations
