@@ -3,28 +3,41 @@
 Time arithmetic is done on a LONG column (the timestamp itself, or microseconds since the epoch
 for a TIMESTAMP); ``at`` and ``pane`` are turned back into the timestamp's type at the end.
 
-Tumbling and sliding windows with count, time and punct evictions, sliding delta eviction
-over an integer or TIMESTAMP attribute, count and time triggers and no partition eviction are
-computed split across partitions (seed 003, section 5; :func:`_split`): the stream is
-range-partitioned in stream order and numbered, each partition of it a *bucket*; a tuple's
-position in its key is a running count in two passes (per bucket, then the buckets' totals
-summed over the earlier buckets); each policy says which windows hold each tuple -- a range of
-window numbers or timer ticks, exploded -- and a groupBy per window assembles ``tuples``. The
-tuple evicting each tuple of a delta window is found per bucket by a min-heap (``mapInArrow``),
-then across buckets from the buckets' maxima and prefix records. O(n log n + output) (plus,
-for a delta window, the tuples still in the window at the end of their bucket times the number
-of buckets holding their key), no step holding more than a bucket of the stream or one window.
+Tumbling and sliding windows without partition eviction (but for the FLOAT cases below) are
+computed split across partitions (seed 003, section 5; :func:`_split`): the stream is range-
+partitioned in stream order and numbered, each partition of it a *bucket*; a tuple's position in
+its key is a running count in two passes (per bucket, then the buckets' totals summed over the
+earlier buckets); each policy says which windows hold each tuple -- a range of window numbers or
+timer ticks, exploded -- and a groupBy per window assembles ``tuples``. The tuple evicting each
+tuple of a sliding delta window is found per bucket by a min-heap (``mapInArrow``), then across
+buckets from the buckets' maxima and prefix records. A tumbling ``delta(a, D)`` window and a
+``delta(a, D)`` trigger follow a chain -- each window starts (each trigger fires) at the first
+tuple of the key exceeding the previous start by more than D -- found by
+:mod:`sira_spark.spl_chain`: the stream range-partitioned by (key, position) into chunks, a
+speculative first pass per chunk, a report of one row per chunk to the driver, and a second pass
+correcting the chunks a key continues into until their chain meets the speculative one. O(n log
+n + output) (plus, for a sliding delta eviction, the tuples still in the window at the end of
+their bucket times the number of buckets holding their key), no step holding more than a bucket
+of the stream or one window.
 
-The rest -- tumbling delta eviction, delta triggers and partition eviction, where each window's
-start depends on where the previous one ended, and time policies over a FLOAT timestamp, whose
-ticks the reference adds up in floating point -- go in order through
+Partition eviction is issue 18's open limit on Spark: those windows still go in order through
 :class:`sira.engine.spl.SplScanner` (the reference's own state machine) in ``mapInArrow``, on
-the narrow columns the policies read (:func:`_sequential`); a join on the tuples'
-numbers and a groupBy per window assemble ``tuples`` across the cluster. A partitioned window
-without partition eviction runs one scan per key (hash-partitioned by key: its keys never meet);
-the others -- one sequence with no key, partition eviction or timer ticks coupling the keys --
-in one task. Issue 18 keeps these open: a parallel formulation (pointer doubling over the chain
-of window starts) is not done.
+the narrow columns the policies read (:func:`_sequential`), with a join on the tuples' numbers
+and a groupBy per window assembling ``tuples``. ``partitioncount(N)`` and ``tuplecount(N)``
+couple the keys: whether a key's window survives a tuple depends on how many *other* keys hold a
+window at that moment (or how many tuples they hold), and which of them do depends on their own
+flushes and evictions, so the state carried along the stream is the whole set of live windows,
+ordered by last update -- not a summary of a few values per bucket that a parallel prefix could
+combine; a split formulation is not found, and the scan runs in a single task (the plan test
+keeps its strict xfail). ``partitionage(T)`` does not couple the keys: a key's partition is
+evicted before its next tuple exactly when that tuple comes more than T after the key's last
+one, which the key's own tuples show (the same holds at timer ticks; with a sliding time
+eviction, the order of expiry and ageing at another key's tuple does matter). Without ticks and
+a sliding time eviction it runs one scan per key (hash-partitioned by key), as do time policies
+over a FLOAT timestamp (whose ticks and bounds the reference adds up in floating point) and a
+sliding delta eviction over a FLOAT attribute; without a key, or with ticks (shared by every
+key), the scan is again a single task. The per-key epochs of partitionage (a new window state
+after every gap longer than T) would bring it into :func:`_split`; that is not done.
 
 TimeInterval windows need no fold, and are split across buckets of the stream's order (seed 003,
 section 5): each tuple's position and watermark (the largest time before it; tuples below
@@ -140,9 +153,10 @@ def _sequential(node, df):
                  pa.array(out[2], at_type), pa.array(out[3], pa.int64())],
                 names=["__e", "__instance", "__at", "__m"])
 
-    # without partition eviction and timer ticks (shared by every key) the keys never meet:
-    # each key goes to one task, in order, and runs on its own
-    alone = keys and node.partition_eviction is None and prototype.period is None
+    # without timer ticks (shared by every key) and without a partition eviction that counts
+    # across keys, the keys never meet: each key goes to one task, in order, and runs on its
+    # own (see the module docstring for partitionage)
+    alone = keys and prototype.period is None and _keys_apart(node)
     spread = narrow.repartition("__k") if alone else narrow.repartition(1)
     members = spread.sortWithinPartitions("__g").mapInArrow(scan, schema)
     joined = members.join(positioned, members["__m"] == positioned["__g"])
@@ -151,6 +165,16 @@ def _sequential(node, df):
     out = grouped.select(*[_c(k) for k in keys], F.col("__instance").alias("instance"),
                          _from_time(F.col("__at"), node.ts_type).alias("at"), "tuples")
     return ordered(out, node.heading)
+
+
+def _keys_apart(node) -> bool:
+    """Whether the partition eviction policy leaves each key's windows to the key's own
+    tuples: none, or ``partitionage`` without a sliding time eviction (module docstring)."""
+    pe = node.partition_eviction
+    if pe is None:
+        return True
+    return pe.kind == "partitionage" and not (node.kind == "sliding"
+                                              and node.eviction.kind == "time")
 
 
 def _type_of(df, col):
@@ -266,15 +290,15 @@ def _first_reaching(events):
 
 def _splittable(node) -> bool:
     """Whether the windows are computed by :func:`_split` (no step holds the whole stream):
-    count, time and punct evictions with count or time triggers, no partition eviction. The
-    others (a delta policy, partition eviction: chains where each window's start depends on
-    the previous one; time policies over a FLOAT timestamp, whose ticks the reference adds up
-    in floating point) go through the scan of :func:`_sequential`."""
+    every tumbling and sliding window without partition eviction, except a sliding delta
+    eviction over a FLOAT attribute and time policies over a FLOAT timestamp (whose ticks and
+    bounds the reference adds up in floating point). The others go through the scan of
+    :func:`_sequential`."""
     ev, tr = node.eviction, node.trigger
-    if node.partition_eviction is not None or (tr is not None and tr.kind == "delta"):
+    if node.partition_eviction is not None:
         return False
-    if ev.kind == "delta" and (node.kind == "tumbling"
-                               or node.source.heading.type_of(ev.attr) == FLOAT):
+    if ev.kind == "delta" and node.kind == "sliding" \
+            and node.source.heading.type_of(ev.attr) == FLOAT:
         return False
     timed = ev.kind == "time" or (tr is not None and tr.kind == "time")
     return not (timed and node.ts_type == FLOAT)
@@ -338,7 +362,16 @@ def _split(node, df):
       the points t_i + T sorted together);
     * sliding, ``time(T2)`` trigger: ticks o + mT2 with t_i < tick <= end(i) and tick <= the
       stream's last time: end(i) is the time of the key's position i + N (``count(N)``: a join
-      on the position) or t_i + T (``time(T)``).
+      on the position) or t_i + T (``time(T)``);
+    * tumbling ``delta(a, D)``: the chain's members (:func:`_delta_chain`) start the windows;
+      window w (a running count of members) holds the tuples from member w on and is emitted
+      at member w + 1 (a join on w - 1), the last one never;
+    * sliding, ``delta(a, D)`` trigger: the chain's members after the first fire, each with
+      the window *before* its tuple; tuple i is in the emissions of the members at positions
+      j_i < j <= end(i), end(i) being i + N (``count(N)``), the key's last position with time
+      at most t_i + T (``time(T)``) or the position of the tuple evicting i (``delta``): the
+      member numbers from the running count at i plus one to the one at end(i) (a join on the
+      position), exploded.
 
     ``instance`` is the window's rank in its key, again a running count. Each step is a sort,
     a join or an aggregation over the stream and the windows' content: O(n log n + output), no
@@ -372,6 +405,13 @@ def _split(node, df):
             numbered = w.groupBy(*keys, "__w").agg(tuples, F.min("__g").alias("__e")) \
                 .withColumn("__at", o + (F.col("__w") + 1) * period)
             numbered = _instances(numbered, keys, "__w")
+        elif ev.kind == "delta":  # window w: from the chain's member w to member w + 1
+            x = _running(_with_members(node, positioned, base, keys, ev), keys,
+                         {"__w": F.col("__mem")}, [g])
+            closers = x.where(F.col("__mem") == 1).select(
+                *[_c(k) for k in keys], (F.col("__w") - 1).alias("__w"), t.alias("__at"))
+            numbered = x.groupBy(*keys, "__w").agg(tuples).join(closers, on=[*keys, "__w"]) \
+                .withColumn("instance", F.col("__w"))
         else:
             counted = _running(base, keys, {"__j": F.lit(1), "__c": F.col("__p")}, [g])
             if ev.kind == "count":
@@ -397,18 +437,8 @@ def _split(node, df):
             else:
                 size = F.lit(positioned.count())
             end = F.coalesce(F.col("__jE") - 1, size)
-        else:  # time: the key's tuples up to t + T, counted among the points t + T
-            span = scanner.ev_amount
-            points = base.select(*keys, t.alias("__v"), F.lit(0).alias("__q"), "__g",
-                                 F.lit(1).alias("__one")).unionByName(
-                base.select(*keys, (t + span).alias("__v"), F.lit(1).alias("__q"), "__g",
-                            F.lit(0).alias("__one")))
-            points = points.orderBy(*keys, "__v", "__q", "__g").withColumn(
-                "__pg", F.monotonically_increasing_id()).withColumn(
-                "__b", F.shiftright(F.col("__pg"), 33))
-            reach = _running(points, keys, {"__end": F.col("__one")}, [F.col("__pg")]) \
-                .where(F.col("__q") == 1).select("__g", "__end")
-            x = x.join(reach, on="__g")
+        else:  # time: the key's tuples up to t + T
+            x = x.join(_reach(base, keys, scanner.ev_amount), on="__g")
             end = F.col("__end")
         start = _div(j + (every - 1), every) * every
         x = x.withColumn("__w", F.explode(F.when(start <= end, F.sequence(
@@ -418,6 +448,34 @@ def _split(node, df):
                                                F.max("__j").alias("__top")) \
             .where(F.col("__top") == F.col("__w")) \
             .withColumn("instance", _div(F.col("__w"), every))
+    elif tr.kind == "delta":  # the chain's members after the first trigger
+        x = _running(_with_members(node, positioned, base, keys, tr), keys,
+                     {"__j": F.lit(1), "__w": F.col("__mem")}, [g])
+        if keys:
+            x = x.join(base.groupBy(*keys).agg(F.count(F.lit(1)).alias("__n")), on=keys)
+            size = F.col("__n")
+        else:
+            size = F.lit(positioned.count())
+        # the last position of the key whose trigger finds the tuple still in the window
+        if ev.kind == "count":
+            end = F.least(j + scanner.ev_amount, size)
+        elif ev.kind == "delta":
+            x = _evictions(node, positioned, base, x, keys, scanner.ev_amount)
+            end = F.coalesce(F.col("__jE"), size)
+        else:
+            x = x.join(_reach(base, keys, scanner.ev_amount), on="__g")
+            end = F.col("__end")
+        x = x.withColumn("__je", end.cast("long")).localCheckpoint()  # read three times
+        triggers = x.where((F.col("__mem") == 1) & (F.col("__w") > 1)).select(
+            *[_c(k) for k in keys], F.col("__w").alias("__m"), t.alias("__at"),
+            g.alias("__e"))
+        lookup = x.select(*[_c(k) for k in keys], j.alias("__je"), F.col("__w").alias("__we"))
+        x = x.join(lookup, on=[*keys, "__je"])
+        lo, hi = F.col("__w") + 1, F.col("__we")
+        x = x.withColumn("__m", F.explode(F.when(lo <= hi, F.sequence(lo, hi)).otherwise(
+            F.array().cast("array<bigint>"))))
+        numbered = x.groupBy(*keys, "__m").agg(tuples).join(triggers, on=[*keys, "__m"])
+        numbered = _instances(numbered, keys, "__m")
     else:  # a time trigger: the ticks o + mT2 with t < tick <= end, not after the last time
         period = scanner.tr_amount
         if ev.kind == "count":
@@ -443,6 +501,30 @@ def _split(node, df):
     out = numbered.select(*[_c(k) for k in keys], F.col("instance").cast("long").alias("instance"),
                           _from_time(F.col("__at"), node.ts_type).alias("at"), "tuples")
     return ordered(out, node.heading)
+
+
+def _reach(base, keys: list, span):
+    """(``__g``, ``__end``): for each tuple, the last position of its key whose time is at
+    most t + span -- a running count over the key's tuples and the points t + span sorted
+    together (a point after the tuples of its own time)."""
+    t = F.col("__t")
+    points = base.select(*[_c(k) for k in keys], t.alias("__v"), F.lit(0).alias("__q"), "__g",
+                         F.lit(1).alias("__one")).unionByName(
+        base.select(*[_c(k) for k in keys], (t + span).alias("__v"), F.lit(1).alias("__q"),
+                    "__g", F.lit(0).alias("__one")))
+    points = points.orderBy(*[_c(k) for k in keys], "__v", "__q", "__g").withColumn(
+        "__pg", F.monotonically_increasing_id()).withColumn(
+        "__b", F.shiftright(F.col("__pg"), 33))
+    return _running(points, keys, {"__end": F.col("__one")}, [F.col("__pg")]) \
+        .where(F.col("__q") == 1).select("__g", "__end")
+
+
+def _with_members(node, positioned, base, keys: list, policy):
+    """``base`` with ``__mem``: 1 for the members of the chain of the delta ``policy``
+    (:func:`_delta_chain`), else 0."""
+    members = _delta_chain(node, positioned, keys, policy).withColumn("__mem", F.lit(1))
+    return base.join(members, "__g", "left").withColumn(
+        "__mem", F.coalesce(F.col("__mem"), F.lit(0)))
 
 
 def _evictions(node, positioned, base, x, keys: list, delta):
@@ -516,3 +598,107 @@ def _evictions(node, positioned, base, x, keys: list, delta):
     at = x.select(F.col("__g").alias("__eg"), F.col("__j").alias("__jE"),
                   F.col("__t").alias("__tE"))
     return x.join(evictor, on="__g", how="left").join(at, on="__eg", how="left").drop("__eg")
+
+
+def _delta_chain(node, positioned, keys: list, policy):
+    """The members of the chain of ``policy`` (``delta(a, D)``: a tumbling window's starts, a
+    delta trigger's references) as a DataFrame of their stream positions ``__g``, found by
+    :mod:`sira_spark.spl_chain` over the stream range-partitioned by (key, position) into
+    chunks: a first pass per chunk (``mapInArrow``), the chunks' reports on the driver (one
+    row each), corrections of the chunks a key continues into (``mapInArrow`` over those
+    chunks, usually one round), and the speculative members the corrections replace dropped
+    by a broadcast join with the decisions (one row per corrected chunk)."""
+    import itertools
+
+    import pyarrow as pa
+
+    from .spl_chain import MEMBER, REPORT, Chain, correct, first_pass, record_schema
+    from .windowby import ROWS_PER_CHUNK, _estimated_rows
+
+    spark = positioned.sparkSession
+    delta = node.delta_amount(policy)
+    floating = node.source.heading.type_of(policy.attr) == FLOAT
+    a_type, a_arrow = ("double", pa.float64()) if floating else ("long", pa.int64())
+    schema = record_schema(a_type)
+    types = [pa.int32(), pa.int64(), pa.int64(), pa.bool_(), pa.int64(), pa.string(),
+             pa.string(), pa.bool_(), pa.int64(), a_arrow, pa.int64(), pa.bool_()]
+    names = [f.split()[0] for f in schema.split(", ")]
+    key = F.to_json(F.struct(*[_c(k) for k in keys])) if keys else F.lit("")
+    parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    chunks = max(1, parts, -(-_estimated_rows(positioned) // ROWS_PER_CHUNK))
+    chunked = positioned.select(key.alias("__k"), "__g", _delta(node, policy).alias("__a")) \
+        .repartitionByRange(chunks, "__k", "__g").sortWithinPartitions("__k", "__g") \
+        .select(F.spark_partition_id().cast("long").alias("__c"), "__k", "__g", "__a") \
+        .localCheckpoint()
+
+    def batch(recs):
+        cols = list(zip(*recs))
+        return pa.RecordBatch.from_arrays([pa.array(list(col), t) for col, t in
+                                           zip(cols, types)], names=names)
+
+    def opened(batches):
+        """(chunk id, the chunk's batches) or None for an empty chunk."""
+        batches = (b for b in batches if b.num_rows)
+        head = next(batches, None)
+        if head is None:
+            return None
+        return head.column(0)[0].as_py(), itertools.chain([head], batches)
+
+    def scan(batches):
+        got = opened(batches)
+        if got is None:
+            return
+        c, batches = got
+        rows = ((b.column(1).to_pylist(), b.column(2).to_pylist(), b.column(3).to_pylist())
+                for b in batches)
+        for recs in first_pass(c, rows, delta):
+            if recs:
+                yield batch(recs)
+
+    first = chunked.mapInArrow(scan, schema).localCheckpoint()
+    kind = F.col("kind")
+    reports = {r["c"]: (r["fk"], r["lk"], r["single"], r["eg"], r["ea"])
+               for r in first.where(kind == REPORT).collect()}
+    chain = Chain(reports)
+    fixed = []
+    while True:
+        jobs = chain.wanted()
+        if not jobs:
+            break
+
+        def fix(batches, jobs=jobs):
+            got = opened(batches)
+            if got is None:
+                return
+            c, batches = got
+            gs, values, fk = [], [], None
+            for b in batches:  # the chunk's first run (the rest is read and left)
+                ks = b.column(1).to_pylist()
+                if fk is None:
+                    fk = ks[0]
+                if ks[-1] == fk:
+                    gs += b.column(2).to_pylist()
+                    values += b.column(3).to_pylist()
+                elif ks[0] == fk:
+                    m = next(i for i, k in enumerate(ks) if k != fk)
+                    gs += b.column(2).to_pylist()[:m]
+                    values += b.column(3).to_pylist()[:m]
+            yield batch(correct(c, (gs, values), jobs[c], delta))
+
+        out = chunked.where(F.col("__c").isin(list(jobs))).mapInArrow(fix, schema) \
+            .localCheckpoint()
+        for r in out.where(kind == REPORT).collect():
+            chain.learn(r["c"], r["tag"], r["drop"], None if r["met"] else (r["eg"], r["ea"]))
+        fixed.append(out.where(kind == MEMBER))
+    members = first.where(kind == MEMBER)
+    decided = chain.decisions()
+    if decided:
+        d = spark.createDataFrame([(c, tag, drop) for c, (tag, drop) in decided.items()],
+                                  "dc long, dtag long, ddrop long")
+        members = members.join(F.broadcast(d), F.col("c") == F.col("dc"), "left").where(
+            ~F.col("spec") | F.col("ddrop").isNull() | (F.col("g") >= F.col("ddrop")))
+        for part in fixed:
+            members = members.select("g").unionByName(part.join(
+                F.broadcast(d), (F.col("c") == F.col("dc")) & (F.col("tag") == F.col("dtag")),
+                "left_semi").select("g"))
+    return members.select(F.col("g").alias("__g"))

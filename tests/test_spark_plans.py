@@ -3,10 +3,10 @@
 Every operator family is compiled over a single sequence (a stream with no key, intervals with
 no other attribute) and its executed plan (adaptive execution off, so the plan is the one that
 runs) must hold no ``SinglePartition`` exchange and no window with an empty partition spec:
-such a step uses one core of one machine, whatever the cluster. WINDOWBY and most SPL windows
-are split across chunks of their order (``sira_spark.windowby``, ``sira_spark.spl``); the
-families still in one partition are strict xfails naming issue 18 (a family that gets split
-must lose its mark)."""
+such a step uses one core of one machine, whatever the cluster. WINDOWBY and the SPL windows
+without partition eviction are split across chunks of their order (``sira_spark.windowby``,
+``sira_spark.spl``, ``sira_spark.spl_chain``); the families still in one partition are strict
+xfails naming issue 18 (a family that gets split must lose its mark)."""
 
 from __future__ import annotations
 
@@ -78,13 +78,17 @@ FAMILIES.update({
                          "end(as(e) at(p) when(eq(minus(e.ts, p), 3))))",
 })
 
+FAMILIES.update({
+    "spl_tumbling_delta": "splwindow(S, ts, tumbling, delta(ts, 10))",
+    "spl_delta_trigger": "splwindow(S, ts, sliding, count(4) trigger(delta(v, 2)))",
+})
+
 #: families whose single sequence still goes through one partition (issue 18 stays open)
 OWNED_ELSEWHERE = {
-    "spl_tumbling_delta": ("splwindow(S, ts, tumbling, delta(ts, 10))",
-                           "SPL tumbling delta: a chain of window starts, not split yet"),
     "spl_partitioncount": ("splwindow(S, ts, tumbling, count(10) partitioned(v, "
                            "partitioncount(2)))",
-                           "SPL partition eviction couples the partitions, not split yet"),
+                           "SPL partitioncount/tuplecount couple the keys (sira_spark.spl), "
+                           "not split"),
 }
 
 

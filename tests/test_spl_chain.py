@@ -1,0 +1,78 @@
+"""The delta chain over a stream split into chunks (``sira_spark.spl_chain``), engine-free: on
+random streams cut at random places, the first pass, the driver's walk and the corrections
+give the members a sequential scan gives (several keys or one, windows spanning chunks)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from sira_spark.spl_chain import MEMBER, REPORT, Chain, correct, first_pass
+
+
+def sequential(rows, delta) -> set:
+    """The members by a plain scan of (key, g, a) in stream order."""
+    last: dict = {}
+    out = set()
+    for k, g, a in sorted(rows, key=lambda r: r[1]):
+        if k not in last or a - last[k] > delta:
+            last[k] = a
+            out.add(g)
+    return out
+
+
+def split(rows, delta, cuts) -> set:
+    """The members by the two-pass scheme over the chunks ``cuts`` makes of the rows in (key,
+    g) order."""
+    ordered = sorted(rows, key=lambda r: (r[0], r[1]))
+    bounds = [0] + sorted(cuts) + [len(ordered)]
+    chunks = {c: ordered[lo:hi] for c, (lo, hi) in enumerate(zip(bounds, bounds[1:])) if hi > lo}
+    first = []
+    for c, part in chunks.items():
+        batches = [list(zip(*part[i:i + 3])) for i in range(0, len(part), 3)]
+        for recs in first_pass(c, batches, delta):
+            first += recs
+    chain = Chain({r[1]: (r[5], r[6], r[7], r[8], r[9]) for r in first if r[0] == REPORT})
+    fixed = []
+    rounds = 0
+    while True:
+        jobs = chain.wanted()
+        if not jobs:
+            break
+        rounds += 1
+        for c, entries in jobs.items():
+            part = chunks[c]
+            run = [r for r in part if r[0] == part[0][0]]
+            out = correct(c, ([r[1] for r in run], [r[2] for r in run]), entries, delta)
+            for r in out:
+                if r[0] == REPORT:
+                    chain.learn(c, r[4], r[10], None if r[11] else (r[8], r[9]))
+                else:
+                    fixed.append(r)
+    decided = chain.decisions()
+    members = {r[2] for r in first if r[0] == MEMBER and not (
+        r[3] and r[1] in decided and r[2] < decided[r[1]][1])}
+    members |= {r[2] for r in fixed if r[1] in decided and r[4] == decided[r[1]][0]}
+    assert rounds <= len(chunks)
+    return members
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_split_chain_is_the_sequential_chain(seed):
+    rng = random.Random(seed)
+    n = rng.randrange(1, 80)
+    keys = rng.choice(["a", "ab", "abcde", "aaaaaaab"])
+    delta = rng.choice([0, 1, 3, 10, 40, 1000])
+    floating = seed % 5 == 0
+    rows = []
+    for g in range(n):
+        a = rng.randrange(-20, 20) if seed % 2 else g // 2 + rng.randrange(3)
+        rows.append((rng.choice(keys), g, a + 0.1 * rng.random() if floating else a))
+    cuts = rng.sample(range(1, n), min(n - 1, rng.randrange(0, 8))) if n > 1 else []
+    assert split(rows, delta, cuts) == sequential(rows, delta)
+
+
+def test_a_window_spanning_many_chunks_settles_in_few_rounds():
+    rows = [("", g, g) for g in range(100)]
+    assert split(rows, 35, list(range(5, 100, 5))) == {0, 36, 72}
