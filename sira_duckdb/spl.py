@@ -67,6 +67,142 @@ def _splwindow(node, children, c):
 # ---------------------------------------------------------------------- tumbling and sliding
 
 def _sequential(node, child, c) -> str:
+    if _in_sql(node):
+        return _windows_sql(node, child, c)
+    return _scanned(node, child, c)
+
+
+def _in_sql(node) -> bool:
+    """Whether the windows are computed by :func:`_windows_sql` (one pass of window functions):
+    every tumbling and sliding window without partition eviction and without a delta policy,
+    except time policies over a FLOAT timestamp (whose ticks and bounds the reference adds up
+    in floating point) -- as ``sira_spark.spl._splittable`` decides, less the delta policies
+    (a chain of starts or triggers, each depending on the one before)."""
+    ev, tr = node.eviction, node.trigger
+    if node.partition_eviction is not None or ev.kind == "delta":
+        return False
+    if tr is not None and tr.kind == "delta":
+        return False
+    timed = ev.kind == "time" or (tr is not None and tr.kind == "time")
+    return not (timed and node.ts_type == FLOAT)
+
+
+def _windows_sql(node, child, c) -> str:
+    """Tumbling and sliding windows in SQL (the formulation of ``sira_spark.spl._split``, on one
+    machine): each tuple's position ``j`` in its key is a running count in stream order; each
+    policy says which windows hold the tuple -- one window number, or a range of them
+    (``range``, unnested: the output's size) -- and one GROUP BY per (key, window) gathers
+    ``tuples``:
+
+    * tumbling ``count(N)``: window (j - 1) div N, emitted when it holds N tuples, at its last;
+    * tumbling ``punct(p)``: window = the punctuated tuples of its key before it (a running
+      sum); emitted when it holds one (it ends with it);
+    * tumbling ``time(T)``: window (t - o) div T (o: the stream's first time), emitted at
+      o + (w + 1)T when that tick happens (it is not after the stream's last time);
+    * sliding, ``count(M)`` trigger (default 1): emissions at the positions w, multiples of M,
+      with j <= w <= last(j): j + N - 1 for ``count(N)`` eviction; for ``time(T)`` the number
+      of the key's tuples whose time is at most t + T (a RANGE frame's count);
+    * sliding, ``time(P)`` trigger: ticks o + mP with t < tick <= end(j) and tick <= the
+      stream's last time: end(j) is the time of the key's position j + N (``lead``) for
+      ``count(N)`` eviction, t + T for ``time(T)``.
+
+    ``instance`` is the window's rank in its key. Sorts, window functions and one GROUP BY:
+    O(n log n + output) time, memory the input plus the windows' content."""
+    h = node.source.heading
+    ev, tr = node.eviction, node.trigger
+    scanner = SplScanner(node)
+    keys = [ident(k) for k in node.partition]
+    over_key = _partition(keys)
+    order = ", ".join(_stream_order(node))
+    t, j, row, w = (c.helper(n) for n in ("t", "j", "row", "w"))
+    o, last, at, inst = (c.helper(n) for n in ("o", "last", "at", "inst"))
+    timed = ev.kind == "time" or (tr is not None and tr.kind == "time")
+    extra = ""
+    if ev.kind == "punct":
+        extra = (f", CAST({ident(ev.attr)} AS INTEGER) AS {c.helper('p')}, "
+                 f"sum(CAST({ident(ev.attr)} AS INTEGER)) OVER ({over_key}ORDER BY {order} "
+                 f"ROWS UNBOUNDED PRECEDING) AS {c.helper('cp')}")
+    if node.kind == "sliding" and ev.kind == "count" and tr is not None and tr.kind == "time":
+        extra += (f", lead({t}, {scanner.ev_amount}) OVER ({over_key}ORDER BY {order}) "
+                  f"AS {c.helper('tn')}")
+    timed_sql = f"SELECT *, {to_time(ident(node.ts), node.ts_type)} AS {t} FROM {child}"
+    base = c.define(f"SELECT *, row_number() OVER ({over_key}ORDER BY {order}) AS {j}, "
+                    f"{_row_struct(h)} AS {row}{extra} FROM ({timed_sql}) AS s", "spl_base",
+                    materialized=timed)
+    src = base
+    if node.kind == "sliding" and ev.kind == "time":
+        src = _with_reach(base, keys, t, j, scanner.ev_amount, c)
+    if timed:
+        src = (f"{src} CROSS JOIN (SELECT min({t}) AS {o}, max({t}) AS {last} "
+               f"FROM {base}) AS b")
+    # the stream is a set (SPL windows count tuples: their operand is read distinct), and a
+    # window holds each tuple once, so sorting is all the canonical form needs
+    tuples = f"list_sort(list({row}), 'ASC', 'NULLS FIRST')"
+    group = ", ".join(keys + [w])
+    if node.kind == "tumbling" and ev.kind == "time":
+        period = scanner.ev_amount
+        windows = (f"SELECT {', '.join(keys)}{', ' if keys else ''}{w}, "
+                   f"{o} + ({w} + 1) * {period} AS {at}, {tuples} AS tuples FROM "
+                   f"(SELECT *, ({t} - {o}) // {period} AS {w} FROM {src}) AS x "
+                   f"WHERE {w} < ({last} - {o}) // {period} GROUP BY {group}, {o}")
+        instance = f"row_number() OVER ({over_key}ORDER BY {w})"
+    elif node.kind == "tumbling":
+        if ev.kind == "count":
+            number, full = f"({j} - 1) // {scanner.ev_amount}", f"count(*) = {ev.amount}"
+        else:  # punct: the punctuated tuple closes its window
+            p, cp = c.helper("p"), c.helper("cp")
+            number, full = f"{cp} - {p}", f"max({p}) = 1"
+        windows = (f"SELECT {', '.join(keys)}{', ' if keys else ''}{w}, max({t}) AS {at}, "
+                   f"{tuples} AS tuples FROM (SELECT *, {number} AS {w} FROM {src}) AS x "
+                   f"GROUP BY {group} HAVING {full}")
+        instance = f"{w} + 1"
+    elif tr is None or tr.kind == "count":
+        every = scanner.tr_amount
+        if ev.kind == "count":
+            end = f"{j} + {scanner.ev_amount - 1}"
+        else:
+            end = c.helper("reach")
+        start = f"(({j} + {every - 1}) // {every}) * {every}"
+        windows = (f"SELECT {', '.join(keys)}{', ' if keys else ''}{w}, max({t}) AS {at}, "
+                   f"{tuples} AS tuples FROM (SELECT *, unnest(range({start}, {end} + 1, "
+                   f"{every})) AS {w} FROM {src}) AS x GROUP BY {group} "
+                   f"HAVING max({j}) = {w}")
+        instance = f"{w} // {every}"
+    else:  # a time trigger: the ticks o + mP with t < tick <= end, not after the last time
+        period = scanner.tr_amount
+        if ev.kind == "count":
+            end = f"least(coalesce({c.helper('tn')}, {last}), {last})"
+        else:
+            end = f"least({t} + {scanner.ev_amount}, {last})"
+        windows = (f"SELECT {', '.join(keys)}{', ' if keys else ''}{w}, "
+                   f"{o} + {w} * {period} AS {at}, {tuples} AS tuples FROM "
+                   f"(SELECT *, unnest(range(({t} - {o}) // {period} + 1, "
+                   f"({end} - {o}) // {period} + 1)) AS {w} FROM {src}) AS x "
+                   f"GROUP BY {group}, {o}")
+        instance = f"row_number() OVER ({over_key}ORDER BY {w})"
+    out = [f"{k}" for k in keys]
+    out += [f"CAST({instance} AS BIGINT) AS instance",
+            f"{from_time(at, node.ts_type)} AS {ident('at')}", "tuples"]
+    return f"SELECT {', '.join(out)} FROM ({windows}) AS win"
+
+
+def _with_reach(base: str, keys: list, t: str, j: str, span, c) -> str:
+    """``base`` with ``reach``: for each tuple, the number of its key's tuples whose time is at
+    most t + span (the last position still holding it) -- a running count over the key's
+    tuples and the points t + span sorted together (a point after the tuples of its time), one
+    sort where a RANGE frame would search the frame's end for every row."""
+    v, q, one, jj, reach = (c.helper(n) for n in ("v", "q", "one", "jj", "reach"))
+    cols = "".join(f"{k}, " for k in keys)
+    points = (f"SELECT {cols}{t} AS {v}, 0 AS {q}, 1 AS {one}, CAST(NULL AS BIGINT) AS {jj} "
+              f"FROM {base} UNION ALL SELECT {cols}{t} + {span}, 1, 0, {j} FROM {base}")
+    counted = (f"SELECT {cols}{q}, {jj}, CAST(sum({one}) OVER ({_partition(keys)}ORDER BY {v}, "
+               f"{q} ROWS UNBOUNDED PRECEDING) AS BIGINT) AS {reach} FROM ({points}) AS u")
+    same = and_all([f"b.{k} = r.{k}" for k in keys] + [f"b.{j} = r.{jj}"])
+    return c.define(f"SELECT b.*, r.{reach} FROM {base} AS b JOIN (SELECT * FROM ({counted}) "
+                    f"AS x WHERE {q} = 1) AS r ON {same}", "spl_reach")
+
+
+def _scanned(node, child, c) -> str:
     """Tumbling and sliding windows: DuckDB sorts the stream once (``g``: the position in
     stream order, ``kid``: the partition's number); the five narrow columns the policies read go
     to :class:`sira.engine.spl.SplScanner`, the reference's own state machine, which returns
