@@ -277,10 +277,12 @@ def _time_interval(node, child, c) -> str:
     keys = [ident(k) for k in node.partition]
     t, g, wmb = c.helper("t"), c.helper("g"), c.helper("wmb")
     order = ", ".join(_stream_order(node))
-    timed = c.define(f"SELECT *, {to_time(ident(node.ts), t_type)} AS {t}, row_number() OVER "
-                     f"(ORDER BY {order}) AS {g} FROM {child}", "timed")
-    watermarked = c.define(f"SELECT *, max({t}) OVER (ORDER BY {g} ROWS BETWEEN UNBOUNDED "
-                           f"PRECEDING AND 1 PRECEDING) AS {wmb} FROM {timed}", "watermarks")
+    # one sort: both window functions read the same order
+    timed = (f"SELECT *, {to_time(ident(node.ts), t_type)} AS {t} FROM {child}")
+    watermarked = c.define(f"SELECT *, row_number() OVER (ORDER BY {order}) AS {g}, max({t}) "
+                           f"OVER (ORDER BY {order} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 "
+                           f"PRECEDING) AS {wmb} FROM ({timed}) AS s", "watermarks",
+                           materialized=True)
     v, flag, ag = c.helper("v"), c.helper("flag"), c.helper("ag")
     advances = (f"SELECT {t} AS {v}, 1 AS {flag}, {g} AS {ag} FROM {watermarked} "
                 f"WHERE {wmb} IS NULL OR {t} > {wmb}")
@@ -295,41 +297,50 @@ def _time_interval(node, child, c) -> str:
                      f"range({first_start}, {last_start} + 1, {period}) ELSE "
                      f"CAST([] AS BIGINT[]) END) AS {start}, {_row_struct(h)} AS {row} "
                      f"FROM {kept}", "panes")
-    items = struct_pack([("g", g), ("wmb", wmb), ("row", row)])
-    by_pane = c.define(f"SELECT {', '.join(keys + [start])}, list({items} ORDER BY {g}) AS {arr}, "
-                       f"{start} + {duration} AS {end} FROM {panes} "
-                       f"GROUP BY {', '.join(keys + [start])}", "by_pane")
+    pane_key = keys + [start]
+    by_pane = c.define(f"SELECT {', '.join(pane_key)}, {start} + {duration} AS {end} "
+                       f"FROM {panes} GROUP BY {', '.join(pane_key)}", "by_pane")
     # cpos: the position at which the watermark first reaches the pane's end (NULL: never)
     cpos = c.helper("c")
     marks = (f"SELECT {end} AS {v}, 0 AS {flag}, CAST(NULL AS BIGINT) AS {ag}, "
-             f"{', '.join(keys + [start])} FROM {by_pane}")
+             f"{', '.join(pane_key)}, {end} FROM {by_pane}")
     nulls = "".join(f", NULL AS {k}" for k in keys)
-    advances_full = (f"SELECT {v}, {flag}, {ag}{nulls}, CAST(NULL AS BIGINT) AS {start} "
-                     f"FROM ({advances}) AS a")
+    advances_full = (f"SELECT {v}, {flag}, {ag}{nulls}, CAST(NULL AS BIGINT) AS {start}, "
+                     f"CAST(NULL AS BIGINT) AS {end} FROM ({advances}) AS a")
     follow = (f"(ORDER BY {v}, {flag} ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING)")
     reached = c.define(f"SELECT * FROM (SELECT *, first_value({ag} IGNORE NULLS) OVER {follow} "
                        f"AS {cpos} FROM ({marks} UNION ALL BY NAME {advances_full}) AS u) AS r "
-                       f"WHERE {flag} = 0", "reached")
-    same = and_all([f"p.{k} IS NOT DISTINCT FROM r.{k}" for k in keys]
-                   + [f"p.{start} = r.{start}"])
-    joined = c.define(f"SELECT p.*, r.{cpos} FROM {by_pane} AS p JOIN {reached} AS r ON {same}",
-                      "joined")
-    y, z = c.lambda_name(), c.lambda_name()
-    on_time = f"list_filter({arr}, lambda {y}: {cpos} IS NULL OR ({y}).g < {cpos})"
-    late = f"list_filter({arr}, lambda {y}: {cpos} IS NOT NULL AND ({y}).g > {cpos})"
-    content_type = f'STRUCT("g" BIGINT, "wmb" BIGINT, "row" {struct_type(h)})[]'
-    em_type = f'STRUCT("e" BIGINT, "at" BIGINT, "content" {content_type})[]'
-    first = (f"CASE WHEN len({on_time}) > 0 THEN [{struct_pack([('e', f'coalesce(CAST({cpos} AS BIGINT), CAST({_END_OF_INPUT} AS BIGINT))'), ('at', f'CAST({end} AS BIGINT)'), ('content', f'CAST({on_time} AS {content_type})')])}] "
-             f"ELSE CAST([] AS {em_type}) END")
-    again = (f"list_transform({late}, lambda {y}: "
-             f"{struct_pack([('e', f'CAST(({y}).g AS BIGINT)'), ('at', f'CAST(({y}).wmb AS BIGINT)'), ('content', f'CAST(list_filter({arr}, lambda {z}: ({z}).g <= ({y}).g) AS {content_type})')])})")
-    e = c.helper("e")
-    emitted = c.define(f"SELECT {', '.join(keys + [start, end])}, unnest(list_concat("
-                       f"CAST({first} AS {em_type}), CAST({again} AS {em_type}))) AS {e} "
-                       f"FROM {joined}", "emitted")
-    inst = f"row_number() OVER ({_partition(keys)}ORDER BY ({e}).e, {start})"
-    pane = struct_pack([("begin", from_time(start, t_type)), ("end", from_time(end, t_type))])
-    rows = f"list_transform(({e}).content, lambda {y}: ({y}).row)"
-    return (f"SELECT {', '.join(keys + [f'CAST({inst} AS BIGINT) AS instance'])}, "
-            f"{from_time(f'({e}).at', t_type)} AS {ident('at')}, {pane} AS pane, "
-            f"{canonical_list(rows)} AS tuples FROM {emitted}")
+                       f"WHERE {flag} = 0", "reached", materialized=True)
+    same = and_all([f"p.{k} = r.{k}" for k in pane_key])
+    # each pane tuple with its pane's c (a hash join on the panes: one row each)
+    held = c.define(f"SELECT p.*, r.{end}, r.{cpos} FROM {panes} AS p JOIN {reached} AS r "
+                    f"ON {same}", "held", materialized=True)
+    e, at = c.helper("e"), c.helper("at")
+    # the on-time emission: the tuples before c (all of them when the watermark never gets
+    # there: emitted at the end of input)
+    on_time = (f"SELECT {', '.join(pane_key)}, coalesce(any_value({cpos}), "
+               f"CAST({_END_OF_INPUT} AS BIGINT)) AS {e}, any_value({end}) AS {at}, "
+               f"any_value({end}) AS {end}, list({row}) AS {arr} FROM {held} "
+               f"WHERE {cpos} IS NULL OR {g} < {cpos} GROUP BY {', '.join(pane_key)}")
+    # each late tuple (after c) emits the pane again with every tuple of it up to itself
+    lg, lw = c.helper("lg"), c.helper("lw")
+    late = (f"SELECT {', '.join(pane_key)}, {g} AS {lg}, {wmb} AS {lw} FROM {held} "
+            f"WHERE {cpos} IS NOT NULL AND {g} > {cpos}")
+    same = and_all([f"p.{k} = l.{k}" for k in pane_key] + [f"p.{g} <= l.{lg}"])
+    again = (f"SELECT {', '.join(f'p.{k}' for k in pane_key)}, l.{lg} AS {e}, "
+             f"any_value(l.{lw}) AS {at}, any_value(p.{end}) AS {end}, list(p.{row}) AS {arr} "
+             f"FROM {held} AS p JOIN ({late}) AS l ON {same} "
+             f"GROUP BY {', '.join(f'p.{k}' for k in pane_key)}, l.{lg}")
+    emitted = c.define(f"{on_time} UNION ALL {again}", "emitted", materialized=True)
+    # numbered on the narrow columns, then joined back (a sort carrying the lists costs more)
+    inst = c.helper("inst")
+    em_key = keys + [start, e]
+    numbered = (f"SELECT {', '.join(em_key)}, row_number() OVER ({_partition(keys)}ORDER BY "
+                f"{e}, {start}) AS {inst} FROM {emitted}")
+    pane = struct_pack([("begin", from_time(f"x.{start}", t_type)),
+                        ("end", from_time(f"x.{end}", t_type))])
+    same = and_all([f"x.{k} = n.{k}" for k in em_key])
+    return (f"SELECT {', '.join([f'x.{k} AS {k}' for k in keys] + [f'CAST(n.{inst} AS BIGINT) AS instance'])}, "
+            f"{from_time(f'x.{at}', t_type)} AS {ident('at')}, {pane} AS pane, "
+            f"list_sort(x.{arr}, 'ASC', 'NULLS FIRST') AS tuples FROM {emitted} AS x "
+            f"JOIN ({numbered}) AS n ON {same}")
