@@ -73,18 +73,16 @@ def _sequential(node, child, c) -> str:
 
 
 def _in_sql(node) -> bool:
-    """Whether the windows are computed by :func:`_windows_sql` (one pass of window functions):
-    every tumbling and sliding window without partition eviction and without a delta policy,
-    except time policies over a FLOAT timestamp (whose ticks and bounds the reference adds up
-    in floating point) -- as ``sira_spark.spl._splittable`` decides, less the delta policies
-    (a chain of starts or triggers, each depending on the one before)."""
+    """Whether the windows are computed by :func:`_windows_sql` (window functions, no scan):
+    every tumbling and sliding window without partition eviction and without a delta policy
+    -- as ``sira_spark.spl._splittable`` decides, less the delta policies (a chain of window
+    starts or triggers, each depending on the one before, or a heap of the tuples a sliding
+    delta eviction still holds). The timestamp is INT, LONG or TIMESTAMP, so ticks and bounds
+    are exact integers."""
     ev, tr = node.eviction, node.trigger
     if node.partition_eviction is not None or ev.kind == "delta":
         return False
-    if tr is not None and tr.kind == "delta":
-        return False
-    timed = ev.kind == "time" or (tr is not None and tr.kind == "time")
-    return not (timed and node.ts_type == FLOAT)
+    return tr is None or tr.kind != "delta"
 
 
 def _windows_sql(node, child, c) -> str:
