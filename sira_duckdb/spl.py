@@ -114,23 +114,27 @@ def _windows_sql(node, child, c) -> str:
     order = ", ".join(_stream_order(node))
     t, j, row, w = (c.helper(n) for n in ("t", "j", "row", "w"))
     o, last, at, inst = (c.helper(n) for n in ("o", "last", "at", "inst"))
-    timed = ev.kind == "time" or (tr is not None and tr.kind == "time")
+    bounds = (node.kind == "tumbling" and ev.kind == "time") or (tr is not None
+                                                                 and tr.kind == "time")
     extra = ""
     if ev.kind == "punct":
         extra = (f", CAST({ident(ev.attr)} AS INTEGER) AS {c.helper('p')}, "
                  f"sum(CAST({ident(ev.attr)} AS INTEGER)) OVER ({over_key}ORDER BY {order} "
                  f"ROWS UNBOUNDED PRECEDING) AS {c.helper('cp')}")
+    if node.kind == "sliding" and ev.kind == "time":  # the key's last tuple of each time
+        extra += (f", lead({t}) OVER ({over_key}ORDER BY {order}) IS DISTINCT FROM {t} "
+                  f"AS {c.helper('lastof')}")
     if node.kind == "sliding" and ev.kind == "count" and tr is not None and tr.kind == "time":
         extra += (f", lead({t}, {scanner.ev_amount}) OVER ({over_key}ORDER BY {order}) "
                   f"AS {c.helper('tn')}")
     timed_sql = f"SELECT *, {to_time(ident(node.ts), node.ts_type)} AS {t} FROM {child}"
     base = c.define(f"SELECT *, row_number() OVER ({over_key}ORDER BY {order}) AS {j}, "
                     f"{_row_struct(h)} AS {row}{extra} FROM ({timed_sql}) AS s", "spl_base",
-                    materialized=timed)
+                    materialized=bounds or ev.kind == "time")
     src = base
     if node.kind == "sliding" and ev.kind == "time":
         src = _with_reach(base, keys, t, j, scanner.ev_amount, c)
-    if timed:
+    if bounds:  # o and last: the stream's first and last times
         src = (f"{src} CROSS JOIN (SELECT min({t}) AS {o}, max({t}) AS {last} "
                f"FROM {base}) AS b")
     # the stream is a set (SPL windows count tuples: their operand is read distinct), and a
@@ -189,15 +193,13 @@ def _with_reach(base: str, keys: list, t: str, j: str, span, c) -> str:
     most t + span (the last position still holding it) -- a running count over the key's
     tuples and the points t + span sorted together (a point after the tuples of its time), one
     sort where a RANGE frame would search the frame's end for every row."""
-    v, q, one, jj, reach = (c.helper(n) for n in ("v", "q", "one", "jj", "reach"))
+    tt, mj, reach = c.helper("tt"), c.helper("mj"), c.helper("reach")
     cols = "".join(f"{k}, " for k in keys)
-    points = (f"SELECT {cols}{t} AS {v}, 0 AS {q}, 1 AS {one}, CAST(NULL AS BIGINT) AS {jj} "
-              f"FROM {base} UNION ALL SELECT {cols}{t} + {span}, 1, 0, {j} FROM {base}")
-    counted = (f"SELECT {cols}{q}, {jj}, CAST(sum({one}) OVER ({_partition(keys)}ORDER BY {v}, "
-               f"{q} ROWS UNBOUNDED PRECEDING) AS BIGINT) AS {reach} FROM ({points}) AS u")
-    same = and_all([f"b.{k} = r.{k}" for k in keys] + [f"b.{j} = r.{jj}"])
-    return c.define(f"SELECT b.*, r.{reach} FROM {base} AS b JOIN (SELECT * FROM ({counted}) "
-                    f"AS x WHERE {q} = 1) AS r ON {same}", "spl_reach")
+    last = (f"SELECT {cols}{t} AS {tt}, {j} AS {mj} FROM {base} "
+            f"WHERE {c.helper('lastof')}")
+    same = and_all([f"b.{k} = m.{k}" for k in keys] + [f"m.{tt} <= b.{t} + {span}"])
+    return c.define(f"SELECT b.*, m.{mj} AS {reach} FROM {base} AS b ASOF JOIN ({last}) AS m "
+                    f"ON {same}", "spl_reach")
 
 
 def _scanned(node, child, c) -> str:
