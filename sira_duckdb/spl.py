@@ -283,8 +283,8 @@ def _time_interval(node, child, c) -> str:
                            f"OVER (ORDER BY {order} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 "
                            f"PRECEDING) AS {wmb} FROM ({timed}) AS s", "watermarks",
                            materialized=True)
-    v, flag, ag = c.helper("v"), c.helper("flag"), c.helper("ag")
-    advances = (f"SELECT {t} AS {v}, 1 AS {flag}, {g} AS {ag} FROM {watermarked} "
+    v, ag = c.helper("v"), c.helper("ag")
+    advances = (f"SELECT {t} AS {v}, {g} AS {ag} FROM {watermarked} "
                 f"WHERE {wmb} IS NULL OR {t} > {wmb}")
     kept = c.define(f"SELECT * FROM {watermarked} WHERE {wmb} IS NULL OR {t} >= {wmb} - "
                     f"{discard}", "kept")
@@ -300,17 +300,14 @@ def _time_interval(node, child, c) -> str:
     pane_key = keys + [start]
     by_pane = c.define(f"SELECT {', '.join(pane_key)}, {start} + {duration} AS {end} "
                        f"FROM {panes} GROUP BY {', '.join(pane_key)}", "by_pane")
-    # cpos: the position at which the watermark first reaches the pane's end (NULL: never)
+    # cpos: the position at which the watermark first reaches the pane's end (NULL: never):
+    # the watermark advances have increasing times, so it is the advance of least time at or
+    # after the end -- an ASOF join (one sort of each side; a "first following non-NULL"
+    # window over the advances and ends sorted together costs DuckDB the length of each run
+    # of ends between two advances, for every end in it)
     cpos = c.helper("c")
-    marks = (f"SELECT {end} AS {v}, 0 AS {flag}, CAST(NULL AS BIGINT) AS {ag}, "
-             f"{', '.join(pane_key)}, {end} FROM {by_pane}")
-    nulls = "".join(f", NULL AS {k}" for k in keys)
-    advances_full = (f"SELECT {v}, {flag}, {ag}{nulls}, CAST(NULL AS BIGINT) AS {start}, "
-                     f"CAST(NULL AS BIGINT) AS {end} FROM ({advances}) AS a")
-    follow = (f"(ORDER BY {v}, {flag} ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING)")
-    reached = c.define(f"SELECT * FROM (SELECT *, first_value({ag} IGNORE NULLS) OVER {follow} "
-                       f"AS {cpos} FROM ({marks} UNION ALL BY NAME {advances_full}) AS u) AS r "
-                       f"WHERE {flag} = 0", "reached", materialized=True)
+    reached = c.define(f"SELECT b.*, a.{ag} AS {cpos} FROM {by_pane} AS b ASOF LEFT JOIN "
+                       f"({advances}) AS a ON a.{v} >= b.{end}", "reached", materialized=True)
     same = and_all([f"p.{k} = r.{k}" for k in pane_key])
     # each pane tuple with its pane's c (a hash join on the panes: one row each)
     held = c.define(f"SELECT p.*, r.{end}, r.{cpos} FROM {panes} AS p JOIN {reached} AS r "
