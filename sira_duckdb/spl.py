@@ -4,25 +4,43 @@ reference).
 Time arithmetic is done on BIGINT (the timestamp itself, or microseconds since the epoch for a
 TIMESTAMP); ``at`` and ``pane`` are turned back into the timestamp's type at the end.
 
-Tumbling and sliding windows are a scan of the whole stream in order (IBM's timers tick for
-every partition at once, and partition eviction couples the partitions): DuckDB sorts the stream
-once into a temporary table, numbering each tuple's position ``g`` and its partition ``kid``;
-only the columns the policies read (partition number, time, delta values, punctuation flag)
-come out, as Arrow, to :class:`sira.engine.spl.SplScanner` -- the reference's own state machine,
-so both engines follow the same rules by construction -- which returns each window as its
-partition number, ``at`` and the positions of its tuples. Those go back to DuckDB as two Arrow
-tables (windows, and window/position pairs), and one join and GROUP BY assembles each window's
-``tuples`` from the sorted stream. Time and memory are linear in the input plus the size of the
-windows, whatever the partitions look like (one stream, a few long partitions, one partition
-holding most tuples): no partition is gathered into one list, no state is copied per tuple, and
-no Python tuple of the data is made.
+Tumbling and sliding windows without partition eviction and without a delta policy -- tumbling
+``count``, ``punct`` and ``time``; sliding ``count`` or ``time`` eviction with a ``count`` or
+``time`` trigger -- are plain SQL (:func:`_windows_sql`, the formulation of
+``sira_spark.spl._split`` on one machine): one sort of the stream numbers each tuple's position
+in its key (``row_number``; ``lead`` and the punctuation's running sum read the same sort); each
+policy says which windows hold each tuple -- one window number, or a range of window numbers or
+timer ticks, unnested -- and one hash GROUP BY per (key, window) gathers ``tuples`` (a list
+sorted into the canonical order; the stream is a set, so no window holds a tuple twice). A
+sliding ``time(T)`` eviction needs the last position of the key whose time is at most t + T: an
+ASOF join with each time's last position. O(n log n + output) time, memory the input plus the
+windows' content, whatever the keys (one stream, a few long keys, many short ones, one holding
+most tuples); DuckDB runs every step on all its threads.
 
-TimeInterval windows need no fold: over the whole stream in arrival order, ``max`` over the
-preceding rows is each tuple's watermark (tuples below watermark - discardAge are dropped); each
-tuple is copied into its panes (``range`` of pane starts); the position at which the running
-watermark first reaches a pane's end is found with a "first following" window over the union of
-pane ends and watermark advances; per pane, the tuples before that position form the on-time
-emission and every later (late) tuple one more emission holding the pane's tuples up to it.
+The others go through a scan of the whole stream in order: a delta policy is a chain (each
+window start, each trigger, depends on the one before; a sliding delta eviction keeps a heap of
+the tuples still held), and partition eviction couples the keys (whether a key's window survives
+depends on the other keys' windows at that moment). DuckDB sorts the stream once into a
+temporary table, numbering each tuple's position ``g`` and its partition ``kid``; only the
+columns the policies read (partition number, time, delta values, punctuation flag) come out, as
+Arrow, to :class:`sira.engine.spl.SplScanner` -- the reference's own state machine, so both
+engines follow the same rules by construction -- which returns each window as its partition
+number, ``at`` and the positions of its tuples. Those go back to DuckDB as two Arrow tables
+(windows, and window/position pairs), and one join and GROUP BY assembles each window's
+``tuples`` from the sorted stream. Time and memory are linear in the input plus the size of the
+windows (the scan itself O(log n) a tuple), whatever the partitions look like; no partition is
+gathered into one list, no state is copied per tuple, and no Python tuple of the data is made.
+
+TimeInterval windows need no fold: over the whole stream in arrival order, one sort gives each
+tuple's position and, as ``max`` over the preceding rows, its watermark (tuples below watermark
+- discardAge are dropped); each tuple is copied into its panes (``range`` of pane starts); the
+position at which the running watermark first reaches a pane's end is the advance of least time
+at or after that end (an ASOF join of the panes with the watermark advances, whose times only
+grow); each pane tuple meets its pane's position by a hash join; the tuples before it form the
+on-time emission (a GROUP BY per pane) and every later (late) tuple one more emission holding
+the pane's tuples up to it (a join of the late tuples with their pane's tuples: the size of
+those emissions). Instances are a ``row_number`` per key over the emissions.
+O(n log n + output).
 """
 
 from __future__ import annotations
@@ -311,7 +329,7 @@ def _time_interval(node, child, c) -> str:
     same = and_all([f"p.{k} = r.{k}" for k in pane_key])
     # each pane tuple with its pane's c (a hash join on the panes: one row each)
     held = c.define(f"SELECT p.*, r.{end}, r.{cpos} FROM {panes} AS p JOIN {reached} AS r "
-                    f"ON {same}", "held", materialized=True)
+                    f"ON {same}", "held")
     e, at = c.helper("e"), c.helper("at")
     # the on-time emission: the tuples before c (all of them when the watermark never gets
     # there: emitted at the end of input)
@@ -328,16 +346,9 @@ def _time_interval(node, child, c) -> str:
              f"any_value(l.{lw}) AS {at}, any_value(p.{end}) AS {end}, list(p.{row}) AS {arr} "
              f"FROM {held} AS p JOIN ({late}) AS l ON {same} "
              f"GROUP BY {', '.join(f'p.{k}' for k in pane_key)}, l.{lg}")
-    emitted = c.define(f"{on_time} UNION ALL {again}", "emitted", materialized=True)
-    # numbered on the narrow columns, then joined back (a sort carrying the lists costs more)
-    inst = c.helper("inst")
-    em_key = keys + [start, e]
-    numbered = (f"SELECT {', '.join(em_key)}, row_number() OVER ({_partition(keys)}ORDER BY "
-                f"{e}, {start}) AS {inst} FROM {emitted}")
-    pane = struct_pack([("begin", from_time(f"x.{start}", t_type)),
-                        ("end", from_time(f"x.{end}", t_type))])
-    same = and_all([f"x.{k} = n.{k}" for k in em_key])
-    return (f"SELECT {', '.join([f'x.{k} AS {k}' for k in keys] + [f'CAST(n.{inst} AS BIGINT) AS instance'])}, "
-            f"{from_time(f'x.{at}', t_type)} AS {ident('at')}, {pane} AS pane, "
-            f"list_sort(x.{arr}, 'ASC', 'NULLS FIRST') AS tuples FROM {emitted} AS x "
-            f"JOIN ({numbered}) AS n ON {same}")
+    emitted = c.define(f"{on_time} UNION ALL {again}", "emitted")
+    inst = f"row_number() OVER ({_partition(keys)}ORDER BY {e}, {start})"
+    pane = struct_pack([("begin", from_time(start, t_type)), ("end", from_time(end, t_type))])
+    return (f"SELECT {', '.join(keys + [f'CAST({inst} AS BIGINT) AS instance'])}, "
+            f"{from_time(at, t_type)} AS {ident('at')}, {pane} AS pane, "
+            f"list_sort({arr}, 'ASC', 'NULLS FIRST') AS tuples FROM {emitted}")
