@@ -142,3 +142,14 @@ def test_timeinterval_windows_equal_the_python_engine(text):
             {"ts": seq // 2 + rng.randrange(-7, 4), "seq": seq, "k": rng.choice("ab"),
              "i": rng.randrange(9), "p": False} for seq in range(90)])
         assert len(same(text, s)) > 0
+
+
+def test_a_partition_of_two_attributes():
+    rng = random.Random(2)
+    s = Relation.from_rows({"ts": LONG, "a": INT, "b": STRING, "v": INT}, [
+        {"ts": rng.randrange(30), "a": rng.randrange(2), "b": rng.choice("xy"), "v": v}
+        for v in range(80)])
+    for policy in ("tumbling, count(3)", "tumbling, time(4)", "sliding, count(2)",
+                   "sliding, count(3) trigger(time(2))", "sliding, time(3) trigger(count(2))",
+                   "timeinterval, intervalduration(6) creationperiod(3)"):
+        assert len(same(f"splwindow(s, ts, {policy} partitioned(b, a))", s)) > 0
