@@ -52,7 +52,6 @@ from sira.types import FLOAT
 from .compiler import translates
 from .functions import canonical_list
 from .sql import and_all, ident, struct_pack
-from .types import struct_type
 from .windows import from_time, order_columns, to_time
 
 _END_OF_INPUT = 2 ** 62  # the emission position of panes emitted at the end of input
@@ -105,7 +104,7 @@ def _in_sql(node) -> bool:
 
 def _windows_sql(node, child, c) -> str:
     """Tumbling and sliding windows in SQL (the formulation of ``sira_spark.spl._split``, on one
-    machine): each tuple's position ``j`` in its key is a running count in stream order; each
+    machine): each tuple's position ``j`` in its key is its ``row_number`` in stream order; each
     policy says which windows hold the tuple -- one window number, or a range of them
     (``range``, unnested: the output's size) -- and one GROUP BY per (key, window) gathers
     ``tuples``:
@@ -117,7 +116,7 @@ def _windows_sql(node, child, c) -> str:
       o + (w + 1)T when that tick happens (it is not after the stream's last time);
     * sliding, ``count(M)`` trigger (default 1): emissions at the positions w, multiples of M,
       with j <= w <= last(j): j + N - 1 for ``count(N)`` eviction; for ``time(T)`` the number
-      of the key's tuples whose time is at most t + T (a RANGE frame's count);
+      of the key's tuples whose time is at most t + T (:func:`_with_reach`);
     * sliding, ``time(P)`` trigger: ticks o + mP with t < tick <= end(j) and tick <= the
       stream's last time: end(j) is the time of the key's position j + N (``lead``) for
       ``count(N)`` eviction, t + T for ``time(T)``.
