@@ -16,8 +16,11 @@ ordered by (timestamp, arrival attribute, or else every attribute in the canonic
 * ``range(C) on(E)``: when E is non-decreasing along the order (checked once per stream in an
   evaluation) the exit is a "next greater or equal" search: a threshold row E+C per element is
   unioned with the elements, ordered by E, and ``last_value(time IGNORE NULLS)`` over the rows
-  before it in reverse order finds the first element reaching it; otherwise a self-join within
-  the partition takes the ``min``.
+  before it in reverse order finds the first element reaching it; otherwise (E going up and
+  down) the first later element reaching E+C is found by binary lifting over positions
+  (:func:`_first_reaching_by_lifting`: levels of block maxima built by doubling, one hash join
+  per level to build and one to search): O(n log n), where a self-join of every element with
+  every later one would be quadratic.
 
 Elements never visible (begin >= end) are dropped; WINDOW does not pack its result. With
 ``arrival(A)`` the stream must be in order: one query (once per stream in an evaluation) looks
@@ -234,11 +237,15 @@ def _range_on(c, timed: str, node, w: str) -> str:
     key = ("monotone", node.source, node.ts, s.partition, s.arrival, s.on, s.on_amount)
     if key not in c.checks:
         order = f"({_partition(s.partition)}ORDER BY {p})"
-        (bad,), = c.fetch(f"SELECT count(*) FROM (SELECT lag({ev}) OVER {order} > {ev} OR "
-                          f"{thr} <= {ev} AS bad FROM {elements}) AS m WHERE bad", node)
-        c.checks[key] = bad == 0  # a float E + C rounding back to E also breaks the search
+        (bad, longest), = c.fetch(
+            f"SELECT count(*) FILTER (WHERE bad), coalesce(max({p}), 0) FROM (SELECT {p}, "
+            f"lag({ev}) OVER {order} > {ev} OR {thr} <= {ev} AS bad FROM {elements}) AS m",
+            node)
+        # a float E + C rounding back to E also breaks the monotone search
+        c.checks[key] = (bad == 0, longest)
+    monotone, longest = c.checks[key]
     k, flag, pos, tx = c.helper("k"), c.helper("flag"), c.helper("pos"), c.helper("x")
-    if c.checks[key]:
+    if monotone:
         # next greater or equal: markers sort after the elements of the same E in reverse
         data = (f"SELECT {', '.join(keys + [f'{ev} AS {k}', f'1 AS {flag}', f'{p} AS {pos}', f'{t} AS {tx}'])} "
                 f"FROM {elements}")
@@ -250,14 +257,50 @@ def _range_on(c, timed: str, node, w: str) -> str:
                          f"AS {x} FROM ({data} UNION ALL {marks}) AS u) AS f WHERE {flag} = 0",
                          "exits")
     else:
-        same = and_all(f"l.{ident(n)} IS NOT DISTINCT FROM r.{ident(n)}" for n in s.partition)
-        exits = c.define(f"SELECT {', '.join([f'l.{q}' for q in keys] + [f'l.{p} AS {pos}', f'min(r.{t}) AS {x}'])} "
-                         f"FROM {elements} AS l JOIN {elements} AS r ON {same} AND r.{p} > l.{p} "
-                         f"AND r.{ev} >= l.{thr} GROUP BY {', '.join([f'l.{q}' for q in keys] + [f'l.{p}'])}",
-                         "exits")
+        exits = _first_reaching_by_lifting(c, elements, keys, p, ev, thr, t, pos, x, longest)
     same = and_all(f"el.{ident(n)} IS NOT DISTINCT FROM ex.{ident(n)}" for n in s.partition)
     return c.define(f"SELECT el.*, el.{t} AS {b}, ex.{x} AS {e} FROM {elements} AS el "
                     f"LEFT JOIN {exits} AS ex ON {same} AND el.{p} = ex.{pos}", "bounds")
+
+
+def _first_reaching_by_lifting(c, elements: str, keys: list, p: str, ev: str, thr: str,
+                               t: str, pos: str, x: str, longest: int) -> str:
+    """For each element at position ``p`` of its partition, the time ``t`` of the first later
+    element whose ``ev`` reaches its threshold ``thr`` (rows ``keys..., pos, x``; ``x`` null
+    when none does), for any order of the values: binary lifting over positions. Level k holds,
+    at each position, the largest ``ev`` of the 2^k positions from it (level k + 1 is level k
+    joined with itself 2^k positions on). A search starts at p + 1 and, for k from the top
+    level down, jumps 2^k positions when level k there is below the threshold (no element of
+    that block reaches it); where it stops is the first element reaching it, or past the
+    partition's end. ``longest`` is the longest partition: log2 of it levels, each one hash
+    join to build and one to search. O(n log n) time, memory n a level; no element is compared
+    with every later one."""
+    top = max(longest, 1).bit_length()  # 2^(top+1) - 1 >= longest: every jump is covered
+    m, cur = c.helper("m"), c.helper("cur")
+
+    def at(left: str, right: str, offset: str) -> str:  # same partition, the given position
+        return and_all([f"{left}.{k} IS NOT DISTINCT FROM {right}.{k}" for k in keys]
+                       + [f"{right}.{p} = {offset}"])
+    level = c.define(f"SELECT {', '.join(keys + [p, f'{ev} AS {m}'])} FROM {elements}",
+                     "level", materialized=True)
+    levels = [level]
+    for lv in range(top):
+        level = c.define(f"SELECT {', '.join([f'a.{k}' for k in keys] + [f'a.{p}'])}, "
+                         f"greatest(a.{m}, b.{m}) AS {m} FROM {level} AS a LEFT JOIN {level} "
+                         f"AS b ON {at('a', 'b', f'a.{p} + {2 ** lv}')}", "level",
+                         materialized=True)
+        levels.append(level)
+    search = c.define(f"SELECT {', '.join(keys + [f'{p} AS {pos}', thr, f'{p} + 1 AS {cur}'])} "
+                      f"FROM {elements}", "search")
+    for lv in range(top, -1, -1):
+        search = c.define(
+            f"SELECT {', '.join([f's.{k}' for k in keys] + [f's.{pos}', f's.{thr}'])}, "
+            f"CASE WHEN l.{m} < s.{thr} THEN s.{cur} + {2 ** lv} ELSE s.{cur} END AS {cur} "
+            f"FROM {search} AS s LEFT JOIN {levels[lv]} AS l ON {at('s', 'l', f's.{cur}')}",
+            "search")
+    return c.define(f"SELECT {', '.join([f's.{k}' for k in keys] + [f's.{pos}'])}, "
+                    f"l.{t} AS {x} FROM {search} AS s LEFT JOIN {elements} AS l "
+                    f"ON {at('s', 'l', f's.{cur}')}", "exits")
 
 
 def _stream_of(node, children, c, pick_end: bool):

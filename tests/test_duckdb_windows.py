@@ -101,6 +101,22 @@ def test_range_on_a_float_that_c_cannot_move_falls_back_to_the_self_join():
     assert py == dk
 
 
+@pytest.mark.parametrize("shape", ["random", "falling", "sawtooth"])
+def test_range_on_values_in_any_order_finds_the_first_later_element_reaching_them(shape):
+    # the search by binary lifting (E not ordered by time): values repeat, go up and down,
+    # many thresholds are never reached, the sequence is long enough for several levels
+    import random
+    rng = random.Random(len(shape))
+    value = {"random": lambda i: rng.randrange(-20, 20), "falling": lambda i: 300 - i + i % 7,
+             "sawtooth": lambda i: i % 37 - (i // 100)}[shape]
+    stream = Relation.from_rows(HEADING, [{"ts": i // 3, "seq": i, "p": "a", "v": value(i)}
+                                          for i in range(300)])
+    for c in (1, 3, 15, 39):
+        query = f"window(S, ts, range({c}) on(v) arrival(seq))"
+        py, dk = both(query, {"S": stream})
+        assert py == dk, query
+
+
 @EXAMPLES
 @given(stream=streams(max_size=25))
 def test_pointwise_aggregates_over_windows_equal_the_split_and_summarize_reference(stream):
