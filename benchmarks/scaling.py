@@ -65,6 +65,8 @@ FAMILIES = {
     "cql-rows": ("window(s, ts, rows(10))", ("one", "ten")),
     "cql-rows-slide": ("window(s, ts, rows(10) slide(5))", ("one", "ten")),
     "cql-unbounded": ("window(s, ts, range(unbounded))", ("one", "ten")),
+    "cql-range-on": ("window(s, ts, range(10) on(ts))", ("one",)),
+    "cql-range-on-unordered": ("window(s, ts, range(10) on(v))", ("one",)),
     "cql-partition-rows": ("window(s, ts, partition(k) rows(3))", ("ten", "many", "skew")),
     "window-sum": ("summarizebyusing(window(s, ts, range(10)), (k, during), (t(plus(v))),"
                    " (during))", ("one", "ten", "skew")),

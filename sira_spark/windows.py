@@ -15,9 +15,12 @@ ordered by (timestamp, arrival attribute, or else every attribute in heading ord
 * ``range(C) on(E)``: when E is non-decreasing along the order (checked with one action, once per
   stream and order in an evaluation) the exit is a "next greater or equal" search: a threshold
   marker row E+C per element is unioned with the elements, ordered by E, and
-  ``last(time, ignorenulls)`` over the following rows (a growing frame in reverse order) finds
-  the first element reaching it;
-  otherwise a self-join within the partition takes the ``min``.
+  ``min(time)`` over the following rows (a growing frame in reverse order, per bucket of value,
+  else the least over the later buckets) finds the first element reaching it; otherwise (E
+  going up and down) seed 003's two passes over buckets of positions do
+  (``_first_reaching_by_buckets``). A
+  long sequence's positions and the check are counted across buckets (no window without a
+  partition), and no element is compared with every later one.
 
 Elements never visible (begin >= end) are dropped; WINDOW does not pack its result. With
 ``arrival(A)`` the stream must be in order: one action (once per stream in an evaluation) looks
@@ -157,7 +160,7 @@ def _window(node, children, c):
     df = df.withColumn("__w_t", _to_time(_c(node.ts), ts_t))
     t = F.col("__w_t")
     if s.kind == "range_on":
-        df = _range_on(df, node, w, c)
+        df = _range_on(df, node, w, order, c)
     else:
         rng, slide = node.range_units, node.slide_units
         if s.kind == "now":
@@ -291,49 +294,189 @@ def _on_values(node):
     return ev, ev + F.lit(amount).cast("long")
 
 
-def _range_on(df, node, w, c):
-    """range(C) on(E): the element leaves when the first later element has E >= its E + C."""
+def _range_on(df, node, w, order, c):
+    """range(C) on(E): the element leaves when the first later element has E >= its E + C.
+    ``range(C) on(E)`` takes no partition: the elements are one sequence. Positions are a
+    ``row_number`` when the plan shows the sequence is short, else counted across buckets of
+    time (:func:`_positioned`)."""
     s = node.spec
-    keys = list(s.partition)
     ev, thr = _on_values(node)
-    df = df.withColumn("__w_p", F.row_number().over(w)) \
-        .withColumn("__w_ev", ev).withColumn("__w_thr", thr)
-    monotone_violation = (F.lag("__w_ev").over(w) > F.col("__w_ev")) | \
-        (F.col("__w_thr") <= F.col("__w_ev"))  # a float E + C rounding back to E
+    if _long_sequence(df, []):
+        df = _positioned(df.withColumn("__w_ev", ev), order)
+        prev = _time_at(df, F.col("__w_p") - 1, "__w_prev", ("__w_ev",))
+        previous = F.col("__w_prev___w_ev")
+    else:
+        df = df.withColumn("__w_p", F.row_number().over(w)).withColumn("__w_ev", ev)
+        prev, previous = df, F.lag("__w_ev").over(w)
+    df = df.withColumn("__w_thr", thr)
     key = ("monotone", node.source, node.ts, s.partition, s.arrival, s.on, s.on_amount)
     monotone = c.__dict__.setdefault("_window_monotone", {})
     if key not in monotone:
-        violations = df.withColumn("__w_bad", monotone_violation).where(F.col("__w_bad"))
-        monotone[key] = not violations.limit(1).count()
+        # a float E + C rounding back to E also breaks the monotone search
+        violation = (previous > F.col("__w_ev")) | (thr <= F.col("__w_ev"))
+        monotone[key] = not prev.withColumn("__w_bad", violation).where(F.col("__w_bad")) \
+            .limit(1).count()
     if monotone[key]:
-        # next greater or equal: markers sort before elements of the same E
-        data = df.select(*[_c(k) for k in keys], F.col("__w_ev").alias("__k"),
-                         F.lit(1).alias("__flag"), F.col("__w_p").alias("__pos"),
-                         F.col("__w_t").alias("__x"))
-        marks = df.select(*[_c(k) for k in keys], F.col("__w_thr").alias("__k"),
-                          F.lit(0).alias("__flag"), F.col("__w_p").alias("__pos"),
-                          F.lit(None).cast("long").alias("__x"))
-        # the following rows, as a growing frame in reverse order (linear, unlike a frame
-        # reaching to unbounded following)
-        follow = W.partitionBy(*[_c(k) for k in keys]) \
-            .orderBy(F.col("__k").desc(), F.col("__flag").desc(), F.col("__pos").desc()) \
-            .rowsBetween(W.unboundedPreceding, -1)
-        exits = data.unionByName(marks) \
-            .withColumn("__exit", F.last("__x", ignorenulls=True).over(follow)) \
-            .where(F.col("__flag") == 0)
+        exits = _next_reaching(df)
     else:
-        left = df.select(*[_c(k) for k in keys], "__w_p", "__w_thr")
-        right = df.select(*[_c(k).alias(f"__rk_{k}") for k in keys],
-                          F.col("__w_p").alias("__r_pos"), F.col("__w_ev").alias("__r_ev"),
-                          F.col("__w_t").alias("__r_t"))
-        cond = _eq(keys, "", "__rk_") & (F.col("__r_pos") > F.col("__w_p")) & \
-            (F.col("__r_ev") >= F.col("__w_thr"))
-        exits = left.join(right, cond, "inner").groupBy(*[_c(k) for k in keys], "__w_p") \
-            .agg(F.min("__r_t").alias("__exit")).withColumnRenamed("__w_p", "__pos")
-    exits = exits.select(*[_c(k).alias(f"__x_{k}") for k in keys],
-                         F.col("__pos").alias("__x_pos"), "__exit")
-    joined = df.join(exits, _eq(keys, "", "__x_") & (F.col("__w_p") == F.col("__x_pos")), "left")
+        exits = _first_reaching_by_buckets(df)
+    joined = df.join(exits, F.col("__w_p") == F.col("__x_pos"), "left").drop("__x_pos")
     return joined.withColumn("__w_b", F.col("__w_t")).withColumn("__w_e", F.col("__exit"))
+
+
+def _next_reaching(df):
+    """E non-decreasing along the order: each element's exit (``__x_pos``, ``__exit``) is the
+    least time of an element whose E reaches its threshold E + C. A marker row per threshold is
+    unioned with the elements; per bucket of value (``packing._bucketed``), ``min`` of time over
+    the rows before it in reverse order of (value, element before marker) is the least time of a
+    reaching element in its bucket (a growing frame: linear), else the least over the later
+    buckets (``carried_across``, seed 003 section 5). E and time both grow with the position,
+    so the least time is the first element reaching it."""
+    from .packing import _bucketed, carried_across
+    data = df.select(F.col("__w_ev").alias("__k"), F.lit(1).alias("__flag"),
+                     F.col("__w_p").alias("__pos"), F.col("__w_t").alias("__x"))
+    marks = df.select(F.col("__w_thr").alias("__k"), F.lit(0).alias("__flag"),
+                      F.col("__w_p").alias("__pos"), F.lit(None).cast("long").alias("__x"))
+    rows, several = _bucketed(data.unionByName(marks), "__k")
+    follow = W.partitionBy("__bk") \
+        .orderBy(F.col("__k").desc(), F.col("__flag").desc(), F.col("__pos").desc()) \
+        .rowsBetween(W.unboundedPreceding, -1)
+    exit_ = F.min("__x").over(follow)
+    if several:
+        rows = carried_across(rows, {"x": (F.col("__x"), "min", "after")})
+        exit_ = F.coalesce(exit_, F.col("__c_x"))
+    return rows.withColumn("__exit", exit_).where(F.col("__flag") == 0) \
+        .select(F.col("__pos").alias("__x_pos"), "__exit")
+
+
+def _first_reaching_by_buckets(df):
+    """E in any order: each element's exit (``__x_pos``, ``__exit``) is the time of the first
+    later element whose E reaches its threshold, by seed 003's two passes over buckets of
+    positions (contiguous runs, one Spark partition's worth each; up to
+    ``packing.SEQUENCE_BUCKET_ROWS`` elements are one bucket):
+
+    * first pass, per bucket in order of position (``mapInArrow``): the reference's search
+      (thresholds waiting in a sorted list, each element taking those it reaches) finds the
+      exits inside the bucket; the thresholds still waiting at its end are handed on;
+    * the driver holds the largest E of each bucket (one row each); a threshold handed on goes
+      to the first later bucket whose largest E reaches it (binary lifting over the buckets'
+      maxima) or nowhere;
+    * second pass, per bucket: its running maximum of E is sorted, so the first element
+      reaching a threshold handed to it is a binary search.
+
+    O(n log n) time, no step holding more than a bucket and the thresholds handed to it."""
+    import bisect
+
+    import pyarrow as pa
+    from sortedcontainers import SortedList
+
+    from . import packing
+    n = df.agg(F.max("__w_p")).first()[0] or 0
+    parts = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    buckets = 1 if n <= packing.SEQUENCE_BUCKET_ROWS else packing.BUCKETS_PER_PARTITION * parts
+    size = max(1, -(-n // buckets))  # positions per bucket
+    from pyspark.sql import types as T
+    from pyspark.sql.pandas.types import to_arrow_schema
+    ev_spark = df.schema["__w_ev"].dataType
+    ev_type = ev_spark.simpleString()
+    narrow = df.select(((F.col("__w_p") - 1) / size).cast("long").alias("__bk"), "__w_p",
+                       "__w_ev", "__w_thr", "__w_t").localCheckpoint(eager=False)
+    arranged = narrow.repartition(buckets, "__bk").sortWithinPartitions("__bk", "__w_p")
+    schema = f"__x_pos long, __exit long, __bk long, __thr {ev_type}"
+    arrow = to_arrow_schema(T.StructType([T.StructField(n, t) for n, t in (
+        ("__x_pos", T.LongType()), ("__exit", T.LongType()), ("__bk", T.LongType()),
+        ("__thr", ev_spark))]))
+
+    def first_pass(batches):
+        bucket, waiting = None, SortedList(key=lambda item: item[0])
+        out = [[], [], [], []]
+
+        def hand_on():
+            for thr, pos in waiting:
+                out[0].append(pos), out[1].append(None), out[2].append(bucket), \
+                    out[3].append(thr)
+            waiting.clear()
+        for batch in batches:
+            bk, pos, ev, thr, t = (batch.column(i).to_pylist() for i in range(5))
+            for i in range(batch.num_rows):
+                if bk[i] != bucket:
+                    hand_on()
+                    bucket = bk[i]
+                while waiting and waiting[0][0] <= ev[i]:
+                    _, j = waiting.pop(0)
+                    out[0].append(j), out[1].append(t[i]), out[2].append(bucket), \
+                        out[3].append(None)
+                waiting.add((thr[i], pos[i]))
+            yield _batch(out, arrow)
+            out = [[], [], [], []]
+        hand_on()
+        yield _batch(out, arrow)
+
+    first = arranged.mapInArrow(first_pass, schema).localCheckpoint(eager=False)
+    found = first.where(F.col("__exit").isNotNull()).select("__x_pos", "__exit")
+    maxima = dict(narrow.groupBy("__bk").agg(F.max("__w_ev")).collect())
+    tops = [maxima.get(b) for b in range(buckets)]
+    levels = [tops]  # levels[k][b]: the largest E of buckets b .. b + 2^k - 1
+    while (1 << len(levels)) <= buckets:
+        k, below = len(levels), levels[-1]
+        levels.append([_larger(below[b], below[b + (1 << (k - 1))])
+                       if b + (1 << (k - 1)) < buckets else below[b] for b in range(buckets)])
+
+    def route(batches):  # each waiting threshold to the first later bucket reaching it
+        for batch in batches:
+            pos, bk, thr = (batch.column(i).to_pylist() for i in (0, 2, 3))
+            dest = []
+            for b, x in zip(bk, thr):
+                cur = b + 1
+                for k in range(len(levels) - 1, -1, -1):
+                    if cur < buckets and (levels[k][cur] is None or levels[k][cur] < x):
+                        cur += 1 << k
+                dest.append(cur if cur < buckets else None)
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(pos, pa.int64()), pa.array(dest, pa.int64()),
+                 batch.column(3)], names=["__x_pos", "__bk", "__thr"])
+
+    waiting = first.where(F.col("__exit").isNull()).mapInArrow(
+        route, f"__x_pos long, __bk long, __thr {ev_type}").where(F.col("__bk").isNotNull())
+    both = narrow.select("__bk", F.col("__w_p").alias("__x_pos"), F.lit(1).alias("__el"),
+                         F.col("__w_ev").alias("__v"), "__w_t") \
+        .unionByName(waiting.select("__bk", "__x_pos", F.lit(0).alias("__el"),
+                                    F.col("__thr").alias("__v"),
+                                    F.lit(None).cast("long").alias("__w_t")))
+    both = both.repartition(buckets, "__bk").sortWithinPartitions("__bk", F.col("__el").desc(),
+                                                                   "__x_pos")
+
+    def second_pass(batches):  # per bucket: its elements, then the thresholds handed to it
+        bucket, running, times = None, [], []
+        for batch in batches:
+            bk, pos, el, v, t = (batch.column(i).to_pylist() for i in range(5))
+            got = [[], []]
+            for i in range(batch.num_rows):
+                if bk[i] != bucket:
+                    bucket, running, times = bk[i], [], []
+                if el[i]:
+                    running.append(v[i] if not running else _larger(running[-1], v[i]))
+                    times.append(t[i])
+                else:
+                    got[0].append(pos[i])
+                    got[1].append(times[bisect.bisect_left(running, v[i])])
+            yield pa.RecordBatch.from_arrays([pa.array(got[0], pa.int64()),
+                                              pa.array(got[1], pa.int64())],
+                                             names=["__x_pos", "__exit"])
+
+    later = both.mapInArrow(second_pass, "__x_pos long, __exit long")
+    return found.unionByName(later)
+
+
+def _larger(a, b):
+    return b if a is None or (b is not None and b > a) else a
+
+
+def _batch(columns, arrow):
+    """An Arrow batch of ``columns`` (lists) with the Arrow schema ``arrow``."""
+    import pyarrow as pa
+    return pa.RecordBatch.from_arrays([pa.array(c, f.type) for c, f in zip(columns, arrow)],
+                                      schema=arrow)
 
 
 def _stream_of(node, children, pick_end: bool):

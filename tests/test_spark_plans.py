@@ -56,6 +56,8 @@ FAMILIES = {
     "cql_rows_slide": "window(S, ts, rows(4) slide(2))",
     "cql_rows_slide_large": "window(S, ts, rows(20) slide(17))",
     "cql_unbounded": "window(S, ts, range(unbounded))",
+    "cql_range_on": "window(S, ts, range(4) on(ts))",
+    "cql_range_on_unordered": "window(S, ts, range(2) on(v))",
     "cql_partitioned": "window(S, ts, partition(k) rows(3))",
     "istream": f"istream({IV}, at)",
     "dstream": "dstream(project(window(S, ts, rows(3)), (during)), at)",

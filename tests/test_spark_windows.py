@@ -346,3 +346,28 @@ def test_rows_windows_without_partition_split_across_buckets_give_the_python_win
                 sira.evaluate(text, {"s": stream}), text
     finally:
         packing.SEQUENCE_BUCKET_ROWS = saved
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_range_on_finds_the_first_later_element_reaching_e_plus_c(split):
+    """``range(C) on(E)`` on Spark: E rising with time (the search per bucket of value, the
+    least time carried back from the later buckets) and E going up and down (binary lifting
+    over positions), ties on the time, thresholds never reached; ``split``: every sequence
+    cut into buckets however short, else one bucket; against the Python engine."""
+    import random
+
+    from sira_spark import packing
+    rng = random.Random(7)
+    rows = [{"ts": i // 3, "seq": i, "up": i // 2 + i % 2, "v": rng.randrange(-9, 9)}
+            for i in range(70)]
+    stream = Relation.from_rows({"ts": LONG, "seq": INT, "up": INT, "v": INT}, rows)
+    texts = [f"window(s, ts, range({c}) on({e}) arrival(seq))"
+             for e, c in (("up", 3), ("up", 40), ("v", 1), ("v", 6))]
+    saved = packing.SEQUENCE_BUCKET_ROWS
+    packing.SEQUENCE_BUCKET_ROWS = 0 if split else saved
+    try:
+        for text in texts:
+            assert sira.evaluate(text, {"s": stream}, engine="spark") == \
+                sira.evaluate(text, {"s": stream}), text
+    finally:
+        packing.SEQUENCE_BUCKET_ROWS = saved
