@@ -223,19 +223,24 @@ def _totals_before(rows, sums: dict, first: str | None = None):
 
 def carried_across(rows, specs: dict):
     """``rows`` (in several buckets ``__bk``) joined with, for each ``specs`` entry ``name:
-    (column, kind, direction)``, the ``kind`` ("max" or "min") of ``column`` over every
+    (column, kind, direction)``, the ``kind`` ("max", "min" or "sum") of ``column`` over every
     bucket before (``direction`` "before") or after ("after") each bucket, as ``__c_<name>``
-    (null when those buckets hold no value). One summaries job; the driver combines the
-    buckets' values in order (seed 003, section 5)."""
-    pick = {"max": max, "min": min}
+    (for max and min null when those buckets hold no value, for a sum 0). One summaries job;
+    the driver combines the buckets' values in order (seed 003, section 5)."""
+    from decimal import Decimal
+
+    from pyspark.sql import types as T
+    pick = {"max": max, "min": min, "sum": lambda a, b: a + b}
+    aggregate = {"max": F.max, "min": F.min, "sum": F.sum}
     types = {n: rows.select(col.alias("x")).schema["x"].dataType
              for n, (col, _, _) in specs.items()}
     summary = sorted(rows.groupBy("__bk").agg(*[
-        (F.max if kind == "max" else F.min)(col).alias(f"__t_{n}")
+        aggregate[kind](col).alias(f"__t_{n}")
         for n, (col, kind, _) in specs.items()]).collect(), key=lambda r: r["__bk"])
     carried = {b["__bk"]: {} for b in summary}
     for n, (_, kind, direction) in specs.items():
-        seen = None
+        seen = None if kind != "sum" else \
+            Decimal(0) if isinstance(types[n], T.DecimalType) else 0
         for b in (summary if direction == "before" else reversed(summary)):
             carried[b["__bk"]][n] = seen
             value = b[f"__t_{n}"]

@@ -63,7 +63,7 @@ from sira.engine.spl import SplScanner
 from sira.types import FLOAT
 
 from .compiler import ordered, translates
-from .packing import _bucketed, _totals_before, carried_across, running_rows
+from .packing import _bucketed, carried_across, running_rows
 from .windows import _from_time, _order_columns, _to_time
 
 _END_OF_INPUT = 2 ** 62  # the emission position of panes emitted at the end of input
@@ -263,8 +263,8 @@ def _watermarked(node, df):
     g = F.count(F.lit(1)).over(w.rowsBetween(W.unboundedPreceding, 0))
     wmb = F.max("__t").over(w.rowsBetween(W.unboundedPreceding, -1))
     if several:
-        rows = carried_across(_totals_before(rows, {"n": F.lit(1).cast("long")}),
-                              {"wm": (F.col("__t"), "max", "before")})
+        rows = carried_across(rows, {"n": (F.lit(1).cast("long"), "sum", "before"),
+                                     "wm": (F.col("__t"), "max", "before")})
         g, wmb = g + F.col("__c_n"), F.greatest(wmb, F.col("__c_wm"))  # greatest skips nulls
     return rows.withColumn("__g", g.cast("long")).withColumn("__wmb", wmb) \
         .drop("__bk", "__c_n", "__c_wm")
