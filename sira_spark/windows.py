@@ -58,6 +58,10 @@ from .types import spark_type
 #: rows(N) slide(M) with M up to this uses leads; larger slides join with the batch table
 MAX_SLIDE_LEADS = 16
 
+#: aggregates over a partitioned rows(N) window with N up to this use a frame of N rows (Spark
+#: recomputes a sliding frame from its every row); larger windows, running totals and levels
+MAX_FRAME_ROWS = 16
+
 
 def _c(name):
     return F.col(f"`{name}`")
@@ -522,9 +526,10 @@ def _rstream(node, children, c):
 # -- compiled without the window relation and without splitting it at every boundary of its
 # group (which, with N-row windows, replicates each key's boundaries to each of its rows).
 # Per partition, in the window's order, the window relation holds positions j-N+1..j from the
-# time of position j up to the next distinct time, where j is the last position at its time: one
-# running frame ``rowsBetween(-(N-1), 0)`` gives every aggregate, taken at the last row of
-# each time, and ``lead`` the next time (none after the partition's last element: unbounded).
+# time of position j up to the next distinct time, where j is the last position at its time:
+# the aggregates over positions j-N+1..j (a short frame, or running totals and a sparse table of
+# block maxima: ``_summarize_rows``), taken at the last row of each time, and the next time
+# (none after the partition's last element: unbounded).
 # The compiler then packs the result on ``during`` as for every SUMMARIZEBY. Sums of integers,
 # max and min of plain scalars only; anything else goes to the family's own translation
 # (sira_spark/aggregation.py).
@@ -557,58 +562,85 @@ def _fused_rows_window(node):
 
 
 def _summarize_rows(node, win, c):
+    """The SUMMARIZEBY over a ``rows(N)`` window that :func:`_fused_rows_window` accepts. Up to
+    ``MAX_FRAME_ROWS`` rows, per partition (or one short sequence), a frame of N rows gives
+    every aggregate; a larger N has no frame of N rows (Spark recomputes a sliding frame's
+    aggregate from its every row: O(n * N)):
+
+    * a sum over positions p-N+1..p is R(p) - R(p-N) of running totals R (DECIMAL(38), so no
+      running total overflows where a window's sum does not);
+    * a max (min) is that of two blocks of 2^k positions (2^k <= N < 2^(k+1)), one ending at p
+      and one at p - (N - 2^k): levels of block maxima ending at each position, level j + 1
+      the larger of level j here and 2^j positions back (a sparse table, k levels);
+    * the next element's time ends the interval, and only the last element of each time is kept.
+
+    Values at earlier or later positions are ``lag``/``lead`` over each partition; over one long
+    sequence (no partition) they are equi-joins on positions counted across buckets
+    (:func:`_positioned`, seed 003 section 5), so no step holds the whole sequence. O(n log N)."""
     from sira.algebra.aggregation import aggregations
     from .functions import column
     df = c.compile(win.source)
     h = win.source.heading
-    s = win.spec
+    n = win.spec.rows
     ts_t = h.type_of(win.ts)
     parts, order = _element_order(df, win, c)
     aggs = aggregations(node.specs, win.heading, node.operator_name)
-    if all(op == "plus" for _, op, _ in node.specs) and _long_sequence(df, parts):
-        return _summarize_rows_sequence(node, win, c, df, order, aggs)
-    w = W.partitionBy(*parts).orderBy(*order)
-    frame = w.rowsBetween(-(s.rows - 1), 0)
-    t = _to_time(_c(win.ts), ts_t)
-    cols = []
-    for (name, op, expr), agg in zip(node.specs, aggs):
-        value = column(expr, h, c)
-        if op == "plus":
-            out = F.sum(value).over(frame).cast(spark_type(agg.result_type))
-        else:
-            out = (F.max if op == "max" else F.min)(value).over(frame)
-        cols.append(out.alias(name))
-    # the last row of each time is the one whose next row has another time (or none); that
-    # next row's time is then the next distinct time, the end of the interval
-    df = df.select(*parts, t.alias("__w_t"), F.lead(t).over(w).alias("__w_e"), *cols) \
-        .where(F.col("__w_e").isNull() | (F.col("__w_e") != F.col("__w_t")))
+    df = df.withColumn("__w_t", _to_time(_c(win.ts), ts_t))
+    values = {f"__w_v{i}": column(expr, h, c) for i, (_, _, expr) in enumerate(node.specs)}
+    sums = {f"__w_v{i}": v.cast("decimal(38,0)") for i, ((_, op, _), v)
+            in enumerate(zip(node.specs, values.values())) if op == "plus"}
+    framed = None
+    if _long_sequence(df, parts):
+        df = _positioned(df, order, sums)
+
+        def at(df, offset, name, cols):  # the values ``offset`` positions back (ahead: < 0)
+            return _time_at(df, F.col("__w_p") - offset, name, cols).localCheckpoint(eager=False)
+    else:
+        w = W.partitionBy(*parts).orderBy(*order)
+        if n <= MAX_FRAME_ROWS:  # a short frame is cheaper than the levels
+            frame = w.rowsBetween(-(n - 1), 0)
+            agg = {"plus": F.sum, "max": F.max, "min": F.min}
+            framed = {r: agg[op](v).over(frame) for r, (_, op, _), v
+                      in zip(values, node.specs, values.values())}
+            sums, values = {}, {}
+        running = w.rowsBetween(W.unboundedPreceding, 0)
+        df = df.select("*", *[F.sum(v).over(running).alias(r) for r, v in sums.items()])
+
+        def at(df, offset, name, cols):
+            shift = (lambda col: F.lag(col, offset).over(w)) if offset > 0 else \
+                (lambda col: F.lead(col, -offset).over(w))
+            return df.select("*", *[shift(col).alias(name if col == "__w_t" else f"{name}_{col}")
+                                    for col in cols])
+    out = {}
+    if framed is not None:
+        df = df.select("*", *[v.alias(r) for r, v in framed.items()])
+        out = {r: F.col(r) for r in framed}
+    df = df.select("*", *[v.alias(r) for r, v in values.items() if r not in sums])
+    if sums:
+        df = at(df, n, "__w_back", tuple(sums))
+        out.update({r: F.col(r) - F.coalesce(F.col(f"__w_back_{r}"), F.lit(0)) for r in sums})
+    blocks = {r: op for r, (_, op, _) in zip(values, node.specs) if op != "plus"} \
+        if framed is None else {}
+    if blocks:
+        pick = {"max": F.greatest, "min": F.least}
+        k = n.bit_length() - 1
+        for j in range(k):  # level j + 1: blocks of 2^(j+1) positions ending at each one
+            df = at(df, 1 << j, f"__w_l{j}", tuple(blocks))
+            df = df.select(*[pick[blocks[r]](F.col(r), F.col(f"__w_l{j}_{r}")).alias(r)
+                             if r in blocks else F.col(r) for r in df.columns
+                             if not r.startswith(f"__w_l{j}_")])
+        if n > 1 << k:
+            df = at(df, n - (1 << k), "__w_rest", tuple(blocks))
+        out.update({r: pick[op](F.col(r), F.col(f"__w_rest_{r}")) if n > 1 << k else F.col(r)
+                    for r, op in blocks.items()})
+    df = at(df, -1, "__w_e", ("__w_t",))
+    df = df.where(F.col("__w_e").isNull() | (F.col("__w_e") != F.col("__w_t")))  # last of its time
     during = F.struct(_from_time(F.col("__w_t"), ts_t).alias("begin"),
                       _from_time(F.col("__w_e"), ts_t).alias("end"))
-    return ordered(df.withColumn(win.during, during), node.heading)
-
-
-def _summarize_rows_sequence(node, win, c, df, order, aggs):
-    """:func:`_summarize_rows` of sums over one sequence (no partition), across buckets: each
-    element's position p and running totals R over the whole stream (``_positioned``, the
-    totals in DECIMAL(38) so no running total overflows where a window's sum does not); the
-    sum over the frame p-N+1..p is R(p) - R(p-N), and the next element's time ends the
-    interval, both read by equi-joins on positions."""
-    from .functions import column
-    h = win.source.heading
-    ts_t = h.type_of(win.ts)
-    n = win.spec.rows
-    values = {f"__w_r{i}": column(expr, h, c).cast("decimal(38,0)")
-              for i, (_, _, expr) in enumerate(node.specs)}
-    df = _positioned(df.withColumn("__w_t", _to_time(_c(win.ts), ts_t)), order, values)
-    p = F.col("__w_p")
-    df = _time_at(_time_at(df, p - n, "__w_back", columns=tuple(values)), p + 1, "__w_e") \
-        .where(F.col("__w_e").isNull() | (F.col("__w_e") != F.col("__w_t")))  # last of its time
-    cols = [(F.col(r) - F.coalesce(F.col(f"__w_back_{r}"), F.lit(0)))
-            .cast(spark_type(agg.result_type)).alias(name)
-            for r, (name, _, _), agg in zip(values, node.specs, aggs)]
-    during = F.struct(_from_time(F.col("__w_t"), ts_t).alias("begin"),
-                      _from_time(F.col("__w_e"), ts_t).alias("end"))
-    return ordered(df.select(during.alias(win.during), *cols), node.heading)
+    cols = [out[f"__w_v{i}"].cast(spark_type(agg.result_type)).alias(name)
+            for i, ((name, _, _), agg) in enumerate(zip(node.specs, aggs))]
+    return ordered(df.select(*[_c(p) for p in win.spec.partition], during.alias(win.during),
+                             *cols), node.heading)
 
 
 def summarize_window(node, c):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
@@ -75,3 +76,17 @@ def _spark_code_generation(request):
         except Exception:  # noqa: BLE001 - a test stopped the JVM on purpose
             pass
     yield
+
+
+@contextlib.contextmanager
+def every_sequence_split(split: bool = True):
+    """Inside the block Spark cuts every sequence into buckets however short
+    (``sira_spark.packing.SEQUENCE_BUCKET_ROWS`` = 0), as a long one is cut; ``split=False``
+    leaves the setting as it is (a short sequence is one bucket)."""
+    from sira_spark import packing
+    saved = packing.SEQUENCE_BUCKET_ROWS
+    packing.SEQUENCE_BUCKET_ROWS = 0 if split else saved
+    try:
+        yield
+    finally:
+        packing.SEQUENCE_BUCKET_ROWS = saved

@@ -18,7 +18,7 @@ import sira.engine.joins as joins
 from sira import INT, Relation
 from sira.intervals import DATEINTERVAL, INTINTERVAL, TIMESTAMPINTERVAL, Interval
 
-from conftest import ENGINES
+from conftest import ENGINES, every_sequence_split
 
 _DAY0 = dt.date(2020, 1, 1)
 _TS0 = dt.datetime(2020, 1, 1, 12, 0, 0)
@@ -319,11 +319,9 @@ def test_spark_sequences_split_across_buckets_equal_the_python_engine(kind, left
     short): ties, long intervals reaching
     over several buckets, open ends and coverage carried from bucket to bucket, against the
     Python engine."""
-    from sira_spark import packing
     relvars = {"r": _sequence(kind, left), "q": _sequence(kind, right),
                "v": sira.evaluate("extend(r, (v(int(1))))", {"r": _sequence(kind, left)})}
-    saved, packing.SEQUENCE_BUCKET_ROWS = packing.SEQUENCE_BUCKET_ROWS, 0
-    try:
+    with every_sequence_split():
         for text in ("pack(r, (during))", "unionusing(r, q, (during))",
                      "minususing(r, q, (during))", "intersectusing(r, q, (during))",
                      "summarizebyusing(r, (during), (n(plus(1))), (during))",
@@ -331,8 +329,6 @@ def test_spark_sequences_split_across_buckets_equal_the_python_engine(kind, left
                      "semiminususing(v, q, (during))"):
             assert sira.evaluate(text, relvars, engine="spark") == \
                 sira.evaluate(text, relvars), text
-    finally:
-        packing.SEQUENCE_BUCKET_ROWS = saved
 
 
 @pytest.mark.parametrize("engine", ["python", "duckdb"] + (["spark"] if "spark" in ENGINES

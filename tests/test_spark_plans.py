@@ -47,6 +47,8 @@ FAMILIES = {
                         "(during))",
     "summarizebyusing_rows": "summarizebyusing(window(S, ts, rows(3)), (during), "
                              "(t(plus(v))), (during))",
+    "summarizebyusing_rows_max": "summarizebyusing(window(S, ts, rows(5)), (during), "
+                                 "(m(max(v)), n(min(v))), (during))",
     "tclose": "tclose(E, (a, b))",
     "cql_now": "window(S, ts, now)",
     "cql_range": "window(S, ts, range(5))",

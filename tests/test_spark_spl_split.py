@@ -15,7 +15,7 @@ import pytest
 import sira
 from sira import BOOLEAN, INT, LONG, STRING, TIMESTAMP, Relation
 
-from conftest import spark_available
+from conftest import every_sequence_split, spark_available
 
 pytestmark = pytest.mark.skipif(not spark_available(), reason="Spark is not available here")
 
@@ -173,16 +173,12 @@ def test_timeinterval_windows_split_across_buckets_equal_the_python_engine(engin
     (``spl._watermarked``), the first advance reaching each pane's end found per bucket of
     value and carried back (``spl._first_reaching``), the emissions numbered across buckets;
     timestamps out of arrival order (late tuples, discarded ones), against the Python engine."""
-    from sira_spark import packing
     rng = random.Random(len(text))
     s = Relation.from_rows(HEADING, [
         {"ts": seq // 2 + rng.randrange(-7, 4), "seq": seq, "k": rng.choice("ab"),
          "i": rng.randrange(9), "p": False} for seq in range(90)])
-    saved, packing.SEQUENCE_BUCKET_ROWS = packing.SEQUENCE_BUCKET_ROWS, 0
-    try:
+    with every_sequence_split():
         assert len(same(engine, text, s)) > 0
-    finally:
-        packing.SEQUENCE_BUCKET_ROWS = saved
 
 
 def test_delta_chains_with_windows_spanning_partitions(engine):

@@ -14,7 +14,7 @@ import sira
 from sira import FLOAT, INT, LONG, STRING, TIMESTAMP, Relation
 from sira.errors import SiraValueError
 
-from conftest import spark_available
+from conftest import every_sequence_split, spark_available
 
 pytestmark = pytest.mark.skipif(not spark_available(), reason="Spark is not available here")
 
@@ -313,15 +313,11 @@ def test_a_session_without_partition_split_across_buckets_gives_the_python_windo
     """SESSION over one sequence (no partition) on Spark, cut into buckets of time
     (windowtables._session_sequence; every stream split here, however short): ties on the
     time, sessions running over several buckets, against the Python engine."""
-    from sira_spark import packing
     stream = Relation.from_rows({"ts": LONG, "v": INT}, sorted(set(rows)))
     text = f"session(s, ts, gap({gap}))"
-    saved, packing.SEQUENCE_BUCKET_ROWS = packing.SEQUENCE_BUCKET_ROWS, 0
-    try:
+    with every_sequence_split():
         assert sira.evaluate(text, {"s": stream}, engine="spark") == \
             sira.evaluate(text, {"s": stream})
-    finally:
-        packing.SEQUENCE_BUCKET_ROWS = saved
 
 
 @settings(max_examples=3, deadline=None)
@@ -334,18 +330,14 @@ def test_rows_windows_without_partition_split_across_buckets_give_the_python_win
     however short) and the times N positions on, or at the slide's positions, read by joins
     on positions; the fused sums over ``rows(N)`` the same way. Ties on the time, windows
     reaching over several buckets, against the Python engine."""
-    from sira_spark import packing
     stream = Relation.from_rows({"ts": LONG, "v": INT}, sorted(set(rows)))
     texts = [f"window(s, ts, rows({n}){with_range})", f"window(s, ts, rows({n}) slide({m}))",
              f"summarizebyusing(window(s, ts, rows({n})), (during), (t(plus(v)), c(plus(1))), "
              f"(during))"]
-    saved, packing.SEQUENCE_BUCKET_ROWS = packing.SEQUENCE_BUCKET_ROWS, 0
-    try:
+    with every_sequence_split():
         for text in texts:
             assert sira.evaluate(text, {"s": stream}, engine="spark") == \
                 sira.evaluate(text, {"s": stream}), text
-    finally:
-        packing.SEQUENCE_BUCKET_ROWS = saved
 
 
 @pytest.mark.parametrize("split", [False, True])
@@ -356,18 +348,37 @@ def test_range_on_finds_the_first_later_element_reaching_e_plus_c(split):
     cut into buckets however short, else one bucket; against the Python engine."""
     import random
 
-    from sira_spark import packing
     rng = random.Random(7)
     rows = [{"ts": i // 3, "seq": i, "up": i // 2 + i % 2, "v": rng.randrange(-9, 9)}
             for i in range(70)]
     stream = Relation.from_rows({"ts": LONG, "seq": INT, "up": INT, "v": INT}, rows)
     texts = [f"window(s, ts, range({c}) on({e}) arrival(seq))"
              for e, c in (("up", 3), ("up", 40), ("v", 1), ("v", 6))]
-    saved = packing.SEQUENCE_BUCKET_ROWS
-    packing.SEQUENCE_BUCKET_ROWS = 0 if split else saved
-    try:
+    with every_sequence_split(split):
         for text in texts:
             assert sira.evaluate(text, {"s": stream}, engine="spark") == \
                 sira.evaluate(text, {"s": stream}), text
-    finally:
-        packing.SEQUENCE_BUCKET_ROWS = saved
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_sums_max_and_min_over_rows_windows_need_no_frame_of_n_rows(split):
+    """SUMMARIZEBYUSING of sums, max and min over a ``rows(N)`` window, fused on Spark without a
+    sliding frame (running totals; max and min from two blocks of a sparse table of block
+    maxima): N of one, a power of two and between, longer than a partition; partitioned and
+    one sequence (``split``: every sequence cut into buckets, positions read by joins); ties on
+    the time; against the Python engine."""
+    import random
+    rng = random.Random(11)
+    rows = [{"ts": i // 2, "seq": i, "p": rng.choice("ab"), "v": rng.randrange(-50, 50)}
+            for i in range(60)]
+    stream = Relation.from_rows(HEADING, rows)
+    texts = []
+    for n in (1, 2, 3, 8, 13, 70):
+        for part, by in (("", ""), ("partition(p) ", "p, ")):
+            texts.append(f"summarizebyusing(window(s, ts, {part}rows({n}) arrival(seq)), "
+                         f"({by}during), (t(plus(v)), hi(max(v)), lo(min(v)), "
+                         f"w(max(p))), (during))")
+    with every_sequence_split(split):
+        for text in texts:
+            assert sira.evaluate(text, {"s": stream}, engine="spark") == \
+                sira.evaluate(text, {"s": stream}), text
