@@ -70,6 +70,10 @@ FAMILIES = {
     "cql-partition-rows": ("window(s, ts, partition(k) rows(3))", ("ten", "many", "skew")),
     "window-sum": ("summarizebyusing(window(s, ts, range(10)), (k, during), (t(plus(v))),"
                    " (during))", ("one", "ten", "skew")),
+    "rows-max": ("summarizebyusing(window(s, ts, partition(k) rows(1000)), (k, during),"
+                 " (m(max(v)), t(plus(v))), (during))", ("ten", "skew")),
+    "rows-max-one": ("summarizebyusing(window(s, ts, rows(1000)), (during),"
+                     " (m(max(v)), t(plus(v))), (during))", ("one",)),
     "rows-sum": ("summarizebyusing(window(s, ts, rows(10)), (during), (t(plus(v))), (during))",
                  ("one",)),
     "istream": ("istream(summarizebyusing(window(s, ts, range(10)), (k, during),"

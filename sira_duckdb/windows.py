@@ -19,8 +19,7 @@ ordered by (timestamp, arrival attribute, or else every attribute in the canonic
   before it in reverse order finds the first element reaching it; otherwise (E going up and
   down) the first later element reaching E+C is found by binary lifting over positions
   (:func:`_first_reaching_by_lifting`: levels of block maxima built by doubling, one hash join
-  per level to build and one to search): O(n log n), where a self-join of every element with
-  every later one would be quadratic.
+  per level to build and one to search): O(n log n).
 
 Elements never visible (begin >= end) are dropped; WINDOW does not pack its result. With
 ``arrival(A)`` the stream must be in order: one query (once per stream in an evaluation) looks

@@ -58,8 +58,8 @@ from .types import spark_type
 #: rows(N) slide(M) with M up to this uses leads; larger slides join with the batch table
 MAX_SLIDE_LEADS = 16
 
-#: aggregates over a partitioned rows(N) window with N up to this use a frame of N rows (Spark
-#: recomputes a sliding frame from its every row); larger windows, running totals and levels
+#: aggregates over a partitioned rows(N) window with N up to this use a frame of N rows; larger
+#: windows use running totals and levels of block maxima (``_summarize_rows``)
 MAX_FRAME_ROWS = 16
 
 
@@ -564,8 +564,7 @@ def _fused_rows_window(node):
 def _summarize_rows(node, win, c):
     """The SUMMARIZEBY over a ``rows(N)`` window that :func:`_fused_rows_window` accepts. Up to
     ``MAX_FRAME_ROWS`` rows, per partition (or one short sequence), a frame of N rows gives
-    every aggregate; a larger N has no frame of N rows (Spark recomputes a sliding frame's
-    aggregate from its every row: O(n * N)):
+    every aggregate; a larger N uses running totals and block maxima instead of a frame:
 
     * a sum over positions p-N+1..p is R(p) - R(p-N) of running totals R (DECIMAL(38), so no
       running total overflows where a window's sum does not);
@@ -619,8 +618,7 @@ def _summarize_rows(node, win, c):
     if sums:
         df = at(df, n, "__w_back", tuple(sums))
         out.update({r: F.col(r) - F.coalesce(F.col(f"__w_back_{r}"), F.lit(0)) for r in sums})
-    blocks = {r: op for r, (_, op, _) in zip(values, node.specs) if op != "plus"} \
-        if framed is None else {}
+    blocks = {r: op for r, (_, op, _) in zip(values, node.specs) if op != "plus"}
     if blocks:
         pick = {"max": F.greatest, "min": F.least}
         k = n.bit_length() - 1
