@@ -96,6 +96,10 @@ FAMILIES = {
     "spl-tumbling-time": ("splwindow(s, ts, tumbling, time(10))", ("one",)),
     "spl-partitioned": ("splwindow(s, ts, tumbling, count(10) partitioned(k))",
                         ("ten", "many", "skew")),
+    "spl-partitionage": ("splwindow(s, ts, sliding, count(10) trigger(count(5))"
+                         " partitioned(k, partitionage(50)))", ("one", "ten", "skew")),
+    "spl-partitioncount": ("splwindow(s, ts, tumbling, count(10) partitioned(k,"
+                           " partitioncount(5)))", ("ten", "skew")),
     "spl-timeinterval": ("splwindow(s, ts, timeinterval, intervalduration(10)"
                          " creationperiod(5))", ("one",)),
     "windowby-sliding": ("windowby(s, order(ts) sliding, start(as(a) at(sp) when(eq(a.v, 0))),"

@@ -3,41 +3,47 @@
 Time arithmetic is done on a LONG column (the timestamp itself, or microseconds since the epoch
 for a TIMESTAMP); ``at`` and ``pane`` are turned back into the timestamp's type at the end.
 
-Tumbling and sliding windows without partition eviction (but for the FLOAT cases below) are
-computed split across partitions (seed 003, section 5; :func:`_split`): the stream is range-
-partitioned in stream order and numbered, each partition of it a *bucket*; a tuple's position in
-its key is a running count in two passes (per bucket, then the buckets' totals summed over the
-earlier buckets); each policy says which windows hold each tuple -- a range of window numbers or
-timer ticks, exploded -- and a groupBy per window assembles ``tuples``. The tuple evicting each
-tuple of a sliding delta window is found per bucket by a min-heap (``mapInArrow``), then across
-buckets from the buckets' maxima and prefix records. A tumbling ``delta(a, D)`` window and a
-``delta(a, D)`` trigger follow a chain -- each window starts (each trigger fires) at the first
-tuple of the key exceeding the previous start by more than D -- found by
+Tumbling and sliding windows without partition eviction or with ``partitionage`` (but for the FLOAT
+cases below) are computed split across partitions (seed 003, section 5; :func:`_split`): the stream
+is range-partitioned in stream order and numbered, each partition of it a *bucket*; a tuple's
+position in its key is a running count in two passes (per bucket, then the buckets' totals summed
+over the earlier buckets); each policy says which windows hold each tuple -- a range of window
+numbers or timer ticks, exploded -- and a groupBy per window assembles ``tuples``. The tuple
+evicting each tuple of a sliding delta window is found per bucket by a min-heap (``mapInArrow``),
+then across buckets from the buckets' maxima and prefix records. A tumbling ``delta(a, D)`` window
+and a ``delta(a, D)`` trigger follow a chain -- each window starts (each trigger fires) at the
+first tuple of the key exceeding the previous start by more than D -- found by
 :mod:`sira_spark.spl_chain`: the stream range-partitioned by (key, position) into chunks, a
 speculative first pass per chunk, a report of one row per chunk to the driver, and a second pass
-correcting the chunks a key continues into until their chain meets the speculative one. O(n log
-n + output) (plus, for a sliding delta eviction, the tuples still in the window at the end of
-their bucket times the number of buckets holding their key), no step holding more than a bucket
-of the stream or one window.
+correcting the chunks a key continues into until their chain meets the speculative one. O(n log n +
+output) (plus, for a sliding delta eviction, the tuples still in the window at the end of their
+bucket times the number of buckets holding their key), no step holding more than a bucket of the
+stream or one window.
 
-Partition eviction is issue 18's open limit on Spark: those windows still go in order through
-:class:`sira.engine.spl.SplScanner` (the reference's own state machine) in ``mapInArrow``, on
-the narrow columns the policies read (:func:`_sequential`), with a join on the tuples' numbers
-and a groupBy per window assembling ``tuples``. ``partitioncount(N)`` and ``tuplecount(N)``
-couple the keys: whether a key's window survives a tuple depends on how many *other* keys hold a
-window at that moment (or how many tuples they hold), and which of them do depends on their own
-flushes and evictions, so the state carried along the stream is the whole set of live windows,
-ordered by last update -- not a summary of a few values per bucket that a parallel prefix could
-combine; a split formulation is not found, and the scan runs in a single task (the plan test
-keeps its strict xfail). ``partitionage(T)`` does not couple the keys: a key's partition is
-evicted before its next tuple exactly when that tuple comes more than T after the key's last
-one, which the key's own tuples show (the same holds at timer ticks; with a sliding time
-eviction, the order of expiry and ageing at another key's tuple does matter). Without ticks and
-a sliding time eviction it runs one scan per key (hash-partitioned by key), as do time policies
+``partitionage(T)`` does not couple the keys, and is split the same way (:func:`_epochs`): a
+key's partition is evicted before its next tuple exactly when that tuple comes more than T after
+the key's previous one (nothing reads the partition between the two), so each key's tuples fall
+into epochs -- a running count of those breaks -- and each epoch is a key of its own for
+:func:`_split`, the windows renumbered per key afterwards (``instance`` keeps counting across an
+eviction). Under a sliding ``time`` eviction the partition may first end by expiry, which keeps
+a count or delta trigger's state: whether it is aged before it expires is found from the first
+tuple after each of the two moments. A tick ages a partition whose last tuple is more than T before
+it: a tumbling time window is then dropped, and a time trigger stops T after the epoch's last
+tuple.
+
+``partitioncount(N)`` and ``tuplecount(N)`` are issue 18's open limit on Spark: they couple the
+keys -- whether a key's window survives a tuple depends on how many *other* keys hold a window at
+that moment (or how many tuples they hold), and which of them do depends on their own flushes and
+evictions, so the state carried along the stream is the whole set of live windows, ordered by
+last update, not a summary of a few values per bucket that a parallel prefix could combine. They
+go in order through :class:`sira.engine.spl.SplScanner` (the reference's own state machine) in
+``mapInArrow``, on the narrow columns the policies read (:func:`_sequential`), with a join on the
+tuples' numbers and a groupBy per window assembling ``tuples``; the scan is a single task (the
+plan test keeps its strict xfail). So are the windows :func:`_split` leaves out -- time policies
 over a FLOAT timestamp (whose ticks and bounds the reference adds up in floating point) and a
-sliding delta eviction over a FLOAT attribute; without a key, or with ticks (shared by every
-key), the scan is again a single task. The per-key epochs of partitionage (a new window state
-after every gap longer than T) would bring it into :func:`_split`; that is not done.
+sliding delta eviction over a FLOAT attribute -- except that without partition eviction, or
+with ``partitionage`` and no ticks or sliding time eviction, they run one scan per key
+(hash-partitioned by key).
 
 TimeInterval windows need no fold, and are split across buckets of the stream's order (seed 003,
 section 5): each tuple's position and watermark (the largest time before it; tuples below
@@ -290,12 +296,14 @@ def _first_reaching(events):
 
 def _splittable(node) -> bool:
     """Whether the windows are computed by :func:`_split` (no step holds the whole stream):
-    every tumbling and sliding window without partition eviction, except a sliding delta
+    every tumbling and sliding window without partition eviction or with ``partitionage``
+    (per epoch, :func:`_epochs`), except a sliding delta
     eviction over a FLOAT attribute and time policies over a FLOAT timestamp (whose ticks and
     bounds the reference adds up in floating point). The others go through the scan of
     :func:`_sequential`."""
     ev, tr = node.eviction, node.trigger
-    if node.partition_eviction is not None:
+    pe = node.partition_eviction
+    if pe is not None and pe.kind != "partitionage":
         return False
     if ev.kind == "delta" and node.kind == "sliding" \
             and node.source.heading.type_of(ev.attr) == FLOAT:
@@ -377,16 +385,11 @@ def _split(node, df):
     a join or an aggregation over the stream and the windows' content: O(n log n + output), no
     step holding more than one Spark partition's share of the stream or of one window."""
     h = node.source.heading
-    keys = list(node.partition)
+    keys = outer = list(node.partition)
     ev, tr = node.eviction, node.trigger
     scanner = SplScanner(node)
     positioned = df.orderBy(*_stream_order(node)).withColumn(
         "__g", F.monotonically_increasing_id()).localCheckpoint()
-    base = positioned.select(*[_c(k) for k in keys], "__g",
-                             F.shiftright(F.col("__g"), 33).alias("__b"),
-                             _to_time(_c(node.ts), node.ts_type).alias("__t"),
-                             (_c(ev.attr).cast("long") if ev.kind == "punct" else F.lit(0))
-                             .alias("__p"), _row_struct(h).alias("__row"))
     timed = ev.kind == "time" or (tr is not None and tr.kind == "time")
     o = last = 0
     if timed:
@@ -394,6 +397,15 @@ def _split(node, df):
                                F.max(_to_time(_c(node.ts), node.ts_type))).first()
         if first[0] is not None:
             o, last = first
+    aged = node.partition_eviction is not None  # partitionage: a window state per epoch
+    if aged:
+        positioned = _epochs(node, positioned, keys)
+        keys = [*outer, "__ep"]
+    base = positioned.select(*[_c(k) for k in keys], "__g",
+                             F.shiftright(F.col("__g"), 33).alias("__b"),
+                             _to_time(_c(node.ts), node.ts_type).alias("__t"),
+                             (_c(ev.attr).cast("long") if ev.kind == "punct" else F.lit(0))
+                             .alias("__p"), _row_struct(h).alias("__row"))
     tuples = _sorted_rows(F.collect_list("__row")).alias("tuples")
     t, j, g = F.col("__t"), F.col("__j"), F.col("__g")
     numbered = instance = None
@@ -402,8 +414,11 @@ def _split(node, df):
             period = scanner.ev_amount
             ticks = (last - o) // period  # the ticks that happen: o + T, ..., o + ticks*T
             w = base.withColumn("__w", _div(t - o, period)).where(F.col("__w") < ticks)
-            numbered = w.groupBy(*keys, "__w").agg(tuples, F.min("__g").alias("__e")) \
+            numbered = w.groupBy(*keys, "__w").agg(tuples, F.min("__g").alias("__e"),
+                                                   F.max("__t").alias("__lt")) \
                 .withColumn("__at", o + (F.col("__w") + 1) * period)
+            if aged:  # the tick ages a window whose last tuple is more than T before it
+                numbered = numbered.where(F.col("__lt") + scanner.pe_amount >= F.col("__at"))
             numbered = _instances(numbered, keys, "__w")
         elif ev.kind == "delta":  # window w: from the chain's member w to member w + 1
             x = _running(_with_members(node, positioned, base, keys, ev), keys,
@@ -491,6 +506,9 @@ def _split(node, df):
         else:
             x = base
             end = F.least(t + scanner.ev_amount, F.lit(last))
+        if aged:  # the first tick more than T after the epoch's last tuple ages it
+            x = x.join(base.groupBy(*keys).agg(F.max("__t").alias("__le")), on=keys)
+            end = F.least(end, F.col("__le") + scanner.pe_amount)
         m1 = _div(t - o, period) + 1
         m2 = _div(end - o, period)
         x = x.withColumn("__w", F.explode(F.when(m1 <= m2, F.sequence(m1, m2)).otherwise(
@@ -498,9 +516,82 @@ def _split(node, df):
         numbered = x.groupBy(*keys, "__w").agg(tuples, F.min("__g").alias("__e")) \
             .withColumn("__at", o + F.col("__w") * period)
         numbered = _instances(numbered, keys, "__w")
-    out = numbered.select(*[_c(k) for k in keys], F.col("instance").cast("long").alias("instance"),
+    if aged:
+        numbered = _across_epochs(numbered, outer, base)
+    out = numbered.select(*[_c(k) for k in outer], F.col("instance").cast("long").alias("instance"),
                           _from_time(F.col("__at"), node.ts_type).alias("at"), "tuples")
     return ordered(out, node.heading)
+
+
+def _epochs(node, positioned, keys: list):
+    """``positioned`` with ``__ep``, the epoch of each tuple in its key: how many times
+    ``partitionage(T)`` evicted the key's partition before it, a running count of the breaks
+    (:func:`_running`; the key's previous tuple, at position j - 1, by a join). Without a
+    sliding time eviction a tuple breaks when the key's previous one, at p, is more than T
+    before it (p + T < t): the partition is evicted at the first tuple or tick after p + T,
+    and as nothing reads it in between, that is the same as at t. Under a sliding ``time(T2)``
+    eviction the partition may first end by expiry, keeping its count or delta trigger's
+    state: then the break needs aging to come first (:func:`_aged_before_expired`). (A time
+    trigger keeps no state, and a partition aged or expired holds no tuple either way: every
+    gap may break.) The result is hash-partitioned by bucket (``__g >> 33``), so no bucket is
+    cut between Spark partitions."""
+    age = SplScanner(node).pe_amount
+    t, g = F.col("__t"), F.col("__g")
+    b = positioned.select(*[_c(k) for k in keys], "__g", F.shiftright(g, 33).alias("__b"),
+                          _to_time(_c(node.ts), node.ts_type).alias("__t"))
+    x = _running(b, keys, {"__j": F.lit(1)}, [g])
+    prev = x.select(*[_c(k) for k in keys], (F.col("__j") + 1).alias("__j"), t.alias("__pt"))
+    x = x.join(prev, on=[*keys, "__j"], how="left")
+    brk = F.col("__pt").isNotNull() & (F.col("__pt") + age < t)
+    tr = node.trigger
+    if node.kind == "sliding" and node.eviction.kind == "time" \
+            and (tr is None or tr.kind != "time"):
+        x = _aged_before_expired(node, b, x.where(brk)).join(x, on="__g", how="right")
+        brk = brk & F.coalesce(F.col("__aged"), F.lit(False))
+    x = x.withColumn("__brk", brk.cast("long"))
+    epochs = _running(x, keys, {"__ep": F.col("__brk")}, [g]).select("__g", "__ep")
+    return positioned.join(epochs, "__g").repartition(F.shiftright(g, 33)).localCheckpoint()
+
+
+def _aged_before_expired(node, b, gaps):
+    """(``__g``, ``__aged``) for the tuples ``gaps`` whose key's previous tuple (at p, ``__pt``)
+    is more than the partition age T before them, under a sliding ``time(T2)`` eviction and a
+    count or delta trigger (no ticks): whether the partition is aged (evicted, its trigger state
+    lost) before expiry empties it (ended, its trigger state kept) -- whether the first tuple
+    after p + T comes before the first after p + T2 (at the same tuple, expiry goes first).
+    Both are found by :func:`_first_reaching` over the stream's times and the queries sorted
+    together (integer times: "after v" is "at or after v + 1")."""
+    scanner = SplScanner(node)
+    pt, g, q = F.col("__pt"), F.col("__g"), F.col("__q")
+    queries = gaps.select((g * 2).alias("__q"), (pt + scanner.pe_amount).alias("__v")) \
+        .unionByName(gaps.select((g * 2 + 1).alias("__q"), (pt + scanner.ev_amount).alias("__v")))
+    events = b.select(F.col("__t").alias("__v"), F.lit(1).alias("__flag"),
+                      F.col("__t").alias("__ag"), F.lit(None).cast("long").alias("__q")) \
+        .unionByName(queries.select((F.col("__v") + 1).alias("__v"), F.lit(0).alias("__flag"),
+                                    F.lit(None).cast("long").alias("__ag"), "__q"))
+    found = _first_reaching(events).where(F.col("__flag") == 0)
+    by_age = found.where(q % 2 == 0).select(F.shiftright(q, 1).alias("__g"),
+                                            F.col("__c").alias("__na"))
+    by_expiry = found.where(q % 2 == 1).select(F.shiftright(q, 1).alias("__g"),
+                                               F.col("__c").alias("__nx"))
+    never = F.lit(2 ** 62).cast("long")  # no tuple after p + T2: the partition stays
+    return gaps.select("__g").join(by_age, "__g", "left").join(by_expiry, "__g", "left").select(
+        "__g", (F.col("__na") < F.coalesce(F.col("__nx"), never)).alias("__aged"))
+
+
+def _across_epochs(numbered, keys: list, base):
+    """Windows numbered per key and epoch (``instance``) renumbered per key: each epoch's
+    windows follow those of the key's earlier epochs (a partition eviction emits nothing and
+    ``instance`` keeps counting) -- a running sum of the epochs' window counts per key, in the
+    order of their first positions (:func:`_running`)."""
+    epoch = [*keys, "__ep"]
+    counts = numbered.groupBy(*epoch).agg(F.count(F.lit(1)).alias("__nw"))
+    firsts = base.groupBy(*epoch).agg(F.min("__g").alias("__g0"))
+    epochs = firsts.join(counts, on=epoch).withColumn("__b", F.shiftright(F.col("__g0"), 33))
+    offsets = _running(epochs, keys, {"__acc": F.col("__nw")}, [F.col("__g0")]).select(
+        *epoch, (F.col("__acc") - F.col("__nw")).alias("__off"))
+    return numbered.join(offsets, on=epoch).withColumn(
+        "instance", F.col("instance") + F.col("__off"))
 
 
 def _reach(base, keys: list, span):
@@ -551,11 +642,14 @@ def _evictions(node, positioned, base, x, keys: list, delta):
         waiting: dict = {}  # key -> heap of (a, g) of the tuples not yet evicted
         top: dict = {}  # key -> the largest a so far in this bucket
         gs, ks, values, records, evicted = [], [], [], [], {}
+        bucket = None
         for batch in batches:
             g, k, a = (batch.column(i).to_pylist() for i in range(3))
             ks.extend(k)
             values.extend(a)
             for i in range(batch.num_rows):
+                if g[i] >> 33 != bucket:  # a Spark partition may hold several buckets
+                    bucket, waiting, top = g[i] >> 33, {}, {}
                 heap = waiting.setdefault(k[i], [])
                 while heap and a[i] - heap[0][0] > delta:
                     evicted[heapq.heappop(heap)[1]] = g[i]

@@ -85,6 +85,12 @@ FAMILIES.update({
 FAMILIES.update({
     "spl_tumbling_delta": "splwindow(S, ts, tumbling, delta(ts, 10))",
     "spl_delta_trigger": "splwindow(S, ts, sliding, count(4) trigger(delta(v, 2)))",
+    # one key holding the whole stream, its epochs found across buckets (not a constant key:
+    # Spark drops a literal from a window's partitioning)
+    "spl_partitionage": "splwindow(restrict(S, eq(k, int(0))), ts, sliding, time(10) "
+                        "trigger(count(5)) partitioned(k, partitionage(3)))",
+    "spl_partitionage_tumbling": "splwindow(restrict(S, eq(k, int(0))), ts, tumbling, "
+                                 "count(10) partitioned(k, partitionage(3)))",
 })
 
 #: families whose single sequence still goes through one partition (issue 18 stays open)

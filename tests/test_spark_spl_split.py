@@ -7,6 +7,7 @@ whole stream in one partition."""
 from __future__ import annotations
 
 import datetime
+import itertools
 import random
 import re
 
@@ -193,13 +194,44 @@ def test_delta_chains_with_windows_spanning_partitions(engine):
         assert len(same(engine, f"splwindow(s, ts, {policy})", s)) == windows
 
 
-def test_partitionage_runs_one_scan_per_key(engine):
-    # a key's partition is aged out exactly when its next tuple comes more than T after its
-    # last one: each key's scan sees it (no timer ticks, no sliding time eviction)
-    s = random_stream(11)
-    for policy in ("tumbling, count(2) partitioned(k, partitionage(4))",
-                   "sliding, count(3) trigger(count(2)) partitioned(k, partitionage(3))"):
-        text = f"splwindow(s, ts, {policy})"
-        df = engine.dataframe(text, {"s": s})
-        assert not _whole_stream_steps(df._jdf.queryExecution().executedPlan().toString())
+#: partitionage under every kind of policy: a break (a key's previous tuple more than T
+#: before) starts a new window state, and under a sliding time eviction only when the
+#: partition is aged before it expires; ticks age partitions too
+PARTITIONAGE = [
+    "tumbling, count(2) partitioned(k, partitionage(4))",
+    "tumbling, punct(p) partitioned(k, partitionage(2))",
+    "tumbling, time(5) partitioned(k, partitionage(2))",
+    "tumbling, delta(i, 3) partitioned(k, partitionage(1))",
+    "sliding, count(3) trigger(count(2)) partitioned(k, partitionage(3))",
+    "sliding, count(3) trigger(time(2)) partitioned(k, partitionage(3))",
+    "sliding, delta(i, 4) trigger(count(2)) partitioned(k, partitionage(2))",
+    "sliding, count(4) trigger(delta(ts, 1)) partitioned(k, partitionage(2))",
+    "sliding, time(5) trigger(count(2)) partitioned(k, partitionage(2))",
+    "sliding, time(2) trigger(count(2)) partitioned(k, partitionage(3))",
+    "sliding, time(3) trigger(count(1)) partitioned(k, partitionage(3))",
+    "sliding, time(6) trigger(time(2)) partitioned(k, partitionage(3))",
+    "sliding, time(2) trigger(time(3)) partitioned(k, partitionage(2))",
+    "sliding, time(4) trigger(time(1)) partitioned(k, partitionage(4))",
+    "sliding, time(3) trigger(time(2)) partitioned(k, partitionage(3))",
+    "sliding, time(3) trigger(count(2)) partitioned(k, partitionage(3))",
+]
+
+
+@pytest.mark.parametrize("policy", PARTITIONAGE)
+def test_partitionage_splits_each_key_into_epochs(engine, policy):
+    # three keys with gaps of every length, and one key holding most tuples; the windows
+    # must equal the reference's scan and no plan step may hold the whole stream
+    text = f"splwindow(s, ts, {policy})"
+    rng = random.Random(len(policy))
+    times = itertools.accumulate(rng.choice((0, 1, 1, 2, 3, 5, 8)) for _ in range(150))
+    for s in (random_stream(PARTITIONAGE.index(policy), keys="abcd"),
+              Relation.from_rows(HEADING, [  # one key holding most tuples
+                  {"ts": seq + rng.randrange(0, 3) * rng.randrange(0, 4), "seq": seq,
+                   "k": "a" if rng.random() < 0.8 else "b", "i": rng.randrange(-9, 9),
+                   "p": rng.random() < 0.2} for seq in range(100)]),
+              Relation.from_rows(HEADING, [  # sparse: gaps of 0 to 8 between tuples
+                  {"ts": t, "seq": seq, "k": rng.choice("ab"), "i": rng.randrange(-9, 9),
+                   "p": rng.random() < 0.2} for seq, t in enumerate(times)])):
         assert len(same(engine, text, s)) > 1
+    df = engine.dataframe(text, {"s": s})
+    assert not _whole_stream_steps(df._jdf.queryExecution().executedPlan().toString())
