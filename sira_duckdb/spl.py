@@ -4,32 +4,39 @@ reference).
 Time arithmetic is done on BIGINT (the timestamp itself, or microseconds since the epoch for a
 TIMESTAMP); ``at`` and ``pane`` are turned back into the timestamp's type at the end.
 
-Tumbling and sliding windows without partition eviction and without a delta policy -- tumbling
-``count``, ``punct`` and ``time``; sliding ``count`` or ``time`` eviction with a ``count`` or
-``time`` trigger -- are plain SQL (:func:`_windows_sql`, the formulation of
-``sira_spark.spl._split`` on one machine): one sort of the stream numbers each tuple's position
-in its key (``row_number``; ``lead`` and the punctuation's running sum read the same sort); each
-policy says which windows hold each tuple -- one window number, or a range of window numbers or
-timer ticks, unnested -- and one hash GROUP BY per (key, window) gathers ``tuples`` (a list
-sorted into the canonical order; the stream is a set, so no window holds a tuple twice). A
-sliding ``time(T)`` eviction needs the last position of the key whose time is at most t + T: an
-ASOF join with each time's last position. O(n log n + output) time, memory the input plus the
-windows' content, whatever the keys (one stream, a few long keys, many short ones, one holding
-most tuples); DuckDB runs every step on all its threads.
+Tumbling and sliding windows without a delta policy, without partition eviction or with
+``partitionage`` -- tumbling ``count``, ``punct`` and ``time``; sliding ``count`` or ``time``
+eviction with a ``count`` or ``time`` trigger -- are plain SQL (:func:`_windows_sql`, the
+formulation of ``sira_spark.spl._split`` on one machine): one sort of the stream numbers each
+tuple's position in its key (``row_number``; ``lead`` and the punctuation's running sum read the
+same sort); each policy says which windows hold each tuple -- one window number, or a range of
+window numbers or timer ticks, unnested -- and one hash GROUP BY per (key, window) gathers
+``tuples`` (a list sorted into the canonical order; the stream is a set, so no window holds a tuple
+twice). A sliding ``time(T)`` eviction needs the last position of the key whose time is at most t +
+T: an ASOF join with each time's last position. O(n log n + output) time, memory the input plus the
+windows' content, whatever the keys (one stream, a few long keys, many short ones, one holding most
+tuples); DuckDB runs every step on all its threads.
 
-The others go through a scan of the whole stream in order: a delta policy is a chain (each
-window start, each trigger, depends on the one before; a sliding delta eviction keeps a heap of
-the tuples still held), and partition eviction couples the keys (whether a key's window survives
-depends on the other keys' windows at that moment). DuckDB sorts the stream once into a
-temporary table, numbering each tuple's position ``g`` and its partition ``kid``; only the
-columns the policies read (partition number, time, delta values, punctuation flag) come out, as
-Arrow, to :class:`sira.engine.spl.SplScanner` -- the reference's own state machine, so both
-engines follow the same rules by construction -- which returns each window as its partition
-number, ``at`` and the positions of its tuples. Those go back to DuckDB as two Arrow tables
-(windows, and window/position pairs), and one join and GROUP BY assembles each window's
-``tuples`` from the sorted stream. Time and memory are linear in the input plus the size of the
-windows (the scan itself O(log n) a tuple), whatever the partitions look like; no partition is
-gathered into one list, no state is copied per tuple, and no Python tuple of the data is made.
+``partitionage(T)`` does not couple the keys: a key's partition is evicted before its next
+tuple exactly when that tuple comes more than T after the key's previous one, so each key's
+tuples fall into epochs (a running count of those breaks, :func:`_epochs`), each epoch a key of
+its own, ``instance`` numbered per key over the epochs; a tick ages a partition too (a tumbling
+time window whose last tuple is more than T before its tick is dropped; a time trigger stops T
+after the epoch's last tuple).
+
+The others go through a scan of the whole stream in order: a delta policy is a chain (each window
+start, each trigger, depends on the one before; a sliding delta eviction keeps a heap of the tuples
+still held), and ``partitioncount``/``tuplecount`` couple the keys (whether a key's window survives
+depends on the other keys' windows at that moment). DuckDB sorts the stream once into a temporary
+table, numbering each tuple's position ``g`` and its partition ``kid``; only the columns the
+policies read (partition number, time, delta values, punctuation flag) come out, as Arrow, to
+:class:`sira.engine.spl.SplScanner` -- the reference's own state machine, so both engines follow
+the same rules by construction -- which returns each window as its partition number, ``at`` and the
+positions of its tuples. Those go back to DuckDB as two Arrow tables (windows, and window/position
+pairs), and one join and GROUP BY assembles each window's ``tuples`` from the sorted stream. Time
+and memory are linear in the input plus the size of the windows (the scan itself O(log n) a tuple),
+whatever the partitions look like; no partition is gathered into one list, no state is copied per
+tuple, and no Python tuple of the data is made.
 
 TimeInterval windows need no fold: over the whole stream in arrival order, one sort gives each
 tuple's position and, as ``max`` over the preceding rows, its watermark (tuples below watermark
@@ -90,14 +97,15 @@ def _sequential(node, child, c) -> str:
 
 
 def _in_sql(node) -> bool:
-    """Whether the windows are computed by :func:`_windows_sql` (window functions, no scan):
-    every tumbling and sliding window without partition eviction and without a delta policy
-    -- as ``sira_spark.spl._splittable`` decides, less the delta policies (a chain of window
-    starts or triggers, each depending on the one before, or a heap of the tuples a sliding
-    delta eviction still holds). The timestamp is INT, LONG or TIMESTAMP, so ticks and bounds
-    are exact integers."""
+    """Whether the windows are computed by :func:`_windows_sql` (window functions, no scan): every
+    tumbling and sliding window without a delta policy, without partition eviction or with
+    ``partitionage`` (per epoch, :func:`_epochs`) -- as ``sira_spark.spl._splittable`` decides,
+    less the delta policies (a chain of window starts or triggers, each depending on the one
+    before, or a heap of the tuples a sliding delta eviction still holds). The timestamp is INT,
+    LONG or TIMESTAMP, so ticks and bounds are exact integers."""
     ev, tr = node.eviction, node.trigger
-    if node.partition_eviction is not None or ev.kind == "delta":
+    pe = node.partition_eviction
+    if (pe is not None and pe.kind != "partitionage") or ev.kind == "delta":
         return False
     return tr is None or tr.kind != "delta"
 
@@ -126,10 +134,16 @@ def _windows_sql(node, child, c) -> str:
     h = node.source.heading
     ev, tr = node.eviction, node.trigger
     scanner = SplScanner(node)
-    keys = [ident(k) for k in node.partition]
-    over_key = _partition(keys)
+    keys = outer = [ident(k) for k in node.partition]
     order = ", ".join(_stream_order(node))
     t, j, row, w = (c.helper(n) for n in ("t", "j", "row", "w"))
+    timed_sql = f"SELECT *, {to_time(ident(node.ts), node.ts_type)} AS {t} FROM {child}"
+    aged = node.partition_eviction is not None  # partitionage: a window state per epoch
+    if aged:
+        ep = c.helper("ep")
+        timed_sql = _epochs(node, timed_sql, keys, t, ep, c)
+        keys = [*outer, ep]
+    over_key = _partition(keys)
     o, last, at, inst = (c.helper(n) for n in ("o", "last", "at", "inst"))
     bounds = (node.kind == "tumbling" and ev.kind == "time") or (tr is not None
                                                                  and tr.kind == "time")
@@ -144,7 +158,8 @@ def _windows_sql(node, child, c) -> str:
     if node.kind == "sliding" and ev.kind == "count" and tr is not None and tr.kind == "time":
         extra += (f", lead({t}, {scanner.ev_amount}) OVER ({over_key}ORDER BY {order}) "
                   f"AS {c.helper('tn')}")
-    timed_sql = f"SELECT *, {to_time(ident(node.ts), node.ts_type)} AS {t} FROM {child}"
+    if aged and tr is not None and tr.kind == "time":  # the epoch's last time
+        extra += f", max({t}) OVER ({over_key}) AS {c.helper('le')}"
     base = c.define(f"SELECT *, row_number() OVER ({over_key}ORDER BY {order}) AS {j}, "
                     f"{_row_struct(h)} AS {row}{extra} FROM ({timed_sql}) AS s", "spl_base",
                     materialized=bounds or ev.kind == "time")
@@ -164,6 +179,8 @@ def _windows_sql(node, child, c) -> str:
                    f"{o} + ({w} + 1) * {period} AS {at}, {tuples} AS tuples FROM "
                    f"(SELECT *, ({t} - {o}) // {period} AS {w} FROM {src}) AS x "
                    f"WHERE {w} < ({last} - {o}) // {period} GROUP BY {group}, {o}")
+        if aged:  # the tick ages a window whose last tuple is more than T before it
+            windows += f" HAVING max({t}) + {scanner.pe_amount} >= {o} + ({w} + 1) * {period}"
         instance = f"row_number() OVER ({over_key}ORDER BY {w})"
     elif node.kind == "tumbling":
         if ev.kind == "count":
@@ -193,16 +210,52 @@ def _windows_sql(node, child, c) -> str:
             end = f"least(coalesce({c.helper('tn')}, {last}), {last})"
         else:
             end = f"least({t} + {scanner.ev_amount}, {last})"
+        if aged:  # the first tick more than T after the epoch's last tuple ages it
+            end = f"least({end}, {c.helper('le')} + {scanner.pe_amount})"
         windows = (f"SELECT {', '.join(keys)}{', ' if keys else ''}{w}, "
                    f"{o} + {w} * {period} AS {at}, {tuples} AS tuples FROM "
                    f"(SELECT *, unnest(range(({t} - {o}) // {period} + 1, "
                    f"({end} - {o}) // {period} + 1)) AS {w} FROM {src}) AS x "
                    f"GROUP BY {group}, {o}")
         instance = f"row_number() OVER ({over_key}ORDER BY {w})"
-    out = [f"{k}" for k in keys]
+    if aged:  # instance keeps counting across a partition eviction
+        instance = f"row_number() OVER ({_partition(outer)}ORDER BY {ep}, {w})"
+    out = [f"{k}" for k in outer]
     out += [f"CAST({instance} AS BIGINT) AS instance",
             f"{from_time(at, node.ts_type)} AS {ident('at')}", "tuples"]
     return f"SELECT {', '.join(out)} FROM ({windows}) AS win"
+
+
+def _epochs(node, timed_sql: str, keys: list, t: str, ep: str, c) -> str:
+    """``timed_sql`` with ``ep``, each tuple's epoch in its key under ``partitionage(T)``: a
+    running count of the breaks, a tuple whose key's previous one (``lag``), at p, is more than
+    T before it (p + T < t): the partition is evicted at the first tuple or tick after p + T,
+    and nothing reads it in between. Under a sliding ``time(T2)`` eviction with a count
+    trigger (no ticks), expiry may empty the partition first and keep the trigger's count:
+    the break then needs the first tuple after p + T to come before the first after p + T2
+    (at the same tuple expiry goes first), each found by an ASOF join with the stream's times.
+    (A time trigger keeps no state: there every gap breaks.) As ``sira_spark.spl._epochs``."""
+    scanner = SplScanner(node)
+    age = scanner.pe_amount
+    over_key = _partition(keys)
+    order = ", ".join(_stream_order(node))
+    pt, brk = c.helper("pt"), c.helper("brk")
+    gapped = c.define(f"SELECT *, lag({t}) OVER ({over_key}ORDER BY {order}) AS {pt} "
+                      f"FROM ({timed_sql}) AS s", "spl_gap", materialized=True)
+    gap = f"{pt} + {age} < {t}"
+    tr = node.trigger
+    source = gapped
+    if node.kind == "sliding" and node.eviction.kind == "time" \
+            and (tr is None or tr.kind != "time"):
+        tt, na, nx = c.helper("tt"), c.helper("na"), c.helper("nx")
+        times = f"(SELECT DISTINCT {t} AS {tt} FROM {gapped})"
+        source = (f"(SELECT s.*, a.{tt} AS {na}, x.{tt} AS {nx} FROM {gapped} AS s "
+                  f"ASOF LEFT JOIN {times} AS a ON a.{tt} > s.{pt} + {age} "
+                  f"ASOF LEFT JOIN {times} AS x ON x.{tt} > s.{pt} + {scanner.ev_amount})")
+        gap += f" AND ({nx} IS NULL OR {na} < {nx})"
+    flag = f"CAST(coalesce({gap}, FALSE) AS INTEGER)"
+    return (f"SELECT *, sum({brk}) OVER ({over_key}ORDER BY {order} ROWS UNBOUNDED PRECEDING) "
+            f"AS {ep} FROM (SELECT *, {flag} AS {brk} FROM {source} AS g) AS b")
 
 
 def _with_reach(base: str, keys: list, t: str, j: str, span, c) -> str:
