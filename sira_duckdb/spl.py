@@ -53,7 +53,7 @@ O(n log n + output).
 from __future__ import annotations
 
 from sira.algebra.spl import SplWindow
-from sira.engine.spl import SplScanner
+from sira.engine.spl import SplScanner, never_evicted
 from sira.types import FLOAT
 
 from .compiler import translates
@@ -91,9 +91,28 @@ def _splwindow(node, children, c):
 # ---------------------------------------------------------------------- tumbling and sliding
 
 def _sequential(node, child, c) -> str:
+    node = _unless_evicting(node, child, c)
     if _in_sql(node):
         return _windows_sql(node, child, c)
     return _scanned(node, child, c)
+
+
+def _unless_evicting(node, child: str, c):
+    """``node`` without its ``partitioncount``/``tuplecount`` policy when the stream's size
+    and number of partitions show it can never evict (``sira.engine.spl.never_evicted``; one
+    aggregation), so that the windows are computed in SQL instead of a scan."""
+    import attrs
+
+    pe = node.partition_eviction
+    if pe is None or pe.kind not in ("partitioncount", "tuplecount"):
+        return node
+    keys = ", ".join(ident(k) for k in node.partition)
+    tuples, partitions = c.con.sql(
+        f"{c.with_clause()}SELECT (SELECT count(*) FROM {child}), "
+        f"(SELECT count(*) FROM (SELECT DISTINCT {keys} FROM {child}))").fetchall()[0]
+    if never_evicted(node, tuples, partitions):
+        return attrs.evolve(node, partition_eviction=None)
+    return node
 
 
 def _in_sql(node) -> bool:

@@ -65,7 +65,7 @@ from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 
 from sira.algebra.spl import SplWindow
-from sira.engine.spl import SplScanner
+from sira.engine.spl import SplScanner, never_evicted
 from sira.types import FLOAT
 
 from .compiler import ordered, translates
@@ -103,12 +103,29 @@ def _splwindow(node, children, c):
     (df,) = children
     if node.kind == "timeinterval":
         return _time_interval(node, df)
+    node = _unless_evicting(node, df)
     if _splittable(node):
         return _split(node, df)
     return _sequential(node, df)
 
 
 # ---------------------------------------------------------------------- tumbling and sliding
+
+def _unless_evicting(node, df):
+    """``node`` without its ``partitioncount``/``tuplecount`` policy when the stream's size
+    and number of partitions show it can never evict (``sira.engine.spl.never_evicted``; one
+    aggregation), so that the windows are split across partitions instead of one scan."""
+    import attrs
+
+    pe = node.partition_eviction
+    if pe is None or pe.kind not in ("partitioncount", "tuplecount"):
+        return node
+    keys = [_c(k) for k in node.partition]
+    row = df.agg(F.count(F.lit(1)).alias("n"), F.countDistinct(*keys).alias("k")).first()
+    if never_evicted(node, row["n"], row["k"]):
+        return attrs.evolve(node, partition_eviction=None)
+    return node
+
 
 def _sequential(node, df):
     """Tumbling and sliding windows: the stream sorted (a range-partitioned sort) and numbered

@@ -196,3 +196,22 @@ def test_partitionage_windows_in_sql_equal_the_python_engine(policy):
         for s in streams:
             assert _in_sql(sira.parse(text, {"s": s}))
             assert len(same(text, s)) > 1
+
+
+@pytest.mark.parametrize("policy, held", [
+    ("tumbling, count(3)", 12), ("sliding, count(4) trigger(count(2))", 16),
+    ("sliding, time(5) trigger(count(3))", 120), ("tumbling, time(4)", 120)])
+def test_caps_the_stream_never_reaches_leave_the_windows_in_sql(policy, held, monkeypatch):
+    # four keys: partitioncount(4) never evicts, partitioncount(3) may; at most 4 * C tuples
+    # are held under a count(C) eviction, else at most the stream's 120: the windows are
+    # computed in SQL exactly when the cap cannot be reached, and equal the reference's
+    import sira_duckdb.spl as spl
+    scans = []
+    real = spl._scanned
+    monkeypatch.setattr(spl, "_scanned", lambda *a: scans.append(1) or real(*a))
+    s = random_stream(len(policy), keys="abcd")
+    for cap, evicting in (("partitioncount(4)", False), ("partitioncount(3)", True),
+                          (f"tuplecount({held})", False), (f"tuplecount({held - 1})", True)):
+        scans.clear()
+        same(f"splwindow(s, ts, {policy} partitioned(k, {cap}))", s)
+        assert bool(scans) == evicting, cap

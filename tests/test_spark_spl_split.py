@@ -235,3 +235,19 @@ def test_partitionage_splits_each_key_into_epochs(engine, policy):
         assert len(same(engine, text, s)) > 1
     df = engine.dataframe(text, {"s": s})
     assert not _whole_stream_steps(df._jdf.queryExecution().executedPlan().toString())
+
+
+@pytest.mark.parametrize("policy, held", [("tumbling, count(3)", 12),
+                                          ("sliding, time(5) trigger(count(3))", 120)])
+def test_caps_the_stream_never_reaches_are_split(engine, policy, held):
+    # four keys: partitioncount(4) and tuplecount(held) can never evict (at most 4 partitions,
+    # at most 4 * C tuples under count(C), else the stream's 120), so the windows are split;
+    # one less and the scan (in one task) gives the reference's evictions
+    s = random_stream(len(policy), keys="abcd")
+    for cap, evicting in (("partitioncount(4)", False), ("partitioncount(3)", True),
+                          (f"tuplecount({held})", False), (f"tuplecount({held - 1})", True)):
+        text = f"splwindow(s, ts, {policy} partitioned(k, {cap}))"
+        same(engine, text, s)
+        df = engine.dataframe(text, {"s": s})
+        steps = _whole_stream_steps(df._jdf.queryExecution().executedPlan().toString())
+        assert bool(steps) == evicting, cap

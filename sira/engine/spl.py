@@ -348,6 +348,33 @@ class SplScanner:
         self.refs.pop(key, None)
 
 
+def never_evicted(node: SplWindow, tuples: int, keys: int) -> bool:
+    """Whether ``partitioncount(N)`` or ``tuplecount(N)`` can never evict a partition of a
+    stream of ``tuples`` tuples in ``keys`` partitions: at most ``keys`` partitions exist at
+    once, holding at most ``tuples`` tuples, and at most ``keys * C`` under a ``count(C)``
+    eviction (a tumbling window flushes when it holds C, a sliding one drops its oldest tuple
+    before it takes a new one). A policy set as a cap that the data never reaches is common;
+    the batch engines then compute the windows as without it, split across partitions,
+    instead of one scan of the whole stream. (``partitionage`` is never decided here.)
+
+        >>> from sira import parse
+        >>> node = parse("splwindow(relation(heading(ts(long) k(int)) body()), ts, tumbling, "
+        ...              "count(3) partitioned(k, tuplecount(30)))")
+        >>> never_evicted(node, 1000, 10), never_evicted(node, 1000, 11)
+        (True, False)
+    """
+    pe = node.partition_eviction
+    if pe is None:
+        return True
+    if pe.kind == "partitioncount":
+        return keys <= pe.amount
+    if pe.kind == "tuplecount":
+        held = tuples if node.eviction.kind != "count" else min(tuples,
+                                                                keys * node.eviction.amount)
+        return held <= pe.amount
+    return False
+
+
 def _value_getter(h, policy):
     if policy is None or policy.kind != "delta":
         return lambda row: None
