@@ -10,8 +10,15 @@ MISSING, ``is_missing`` is ``IS NULL`` of such a part, and a clause fires only w
 condition is TRUE.
 
 Every other WINDOWBY (sliding, LABEL, ONLY, START conditions, ENDs reading the start or the
-label) numbers each partition and each position of it into a temporary table of rows; the
-windows are found by the reference's own search (``sira.engine.windowby.find_windows``, which
+label) numbers each partition and each position of it into a temporary table of rows. Where
+every position is found by a per-row condition or by arithmetic -- a SLIDING window without
+LABEL whose END is pinned to its start (``ep - sp = 3``), unbounded or unconditional; a LABEL
+window whose START is pinned to the label, unbounded, or reads no label variable (the
+sequence's first START position), and whose END is pinned to the label or the start,
+unbounded or unconditional -- the windows are found in SQL: each clause's condition on the
+rows (with ``lag``/``lead`` for PREV/NEXT) and the rows at the pinned positions by hash joins
+on the position (:func:`_pinned_windows`, :func:`_label_windows`). Otherwise the windows are
+found by the reference's own search (``sira.engine.windowby.find_windows``, which
 walks only the windows it finds, or uses arithmetic for positions pinned to another variable)
 over those rows as DuckDB sorted them, so positions and three-valued conditions are the Python
 engine's by construction; each window's variables are rows looked up by (partition, position)
@@ -140,7 +147,13 @@ def _searched(node, child, c) -> str:
         f"SELECT {', '.join(keys + [''])}{number} AS {pidx}, row_number() OVER ({part}ORDER BY "
         f"{', '.join(_sequence_order(node))}) AS {pos}, {_row(h)} AS {r} FROM {child}",
         "sequences", node)
-    found = c.register(_found_windows(node, c, rows, pidx, pos, r), "windows")
+    offset, frame = _end_offset(node), _label_frame(node)
+    if offset is not None:
+        found = _pinned_windows(node, c, rows, pidx, pos, r, offset)
+    elif frame is not None:
+        found = _label_windows(node, c, rows, pidx, pos, r, *frame)
+    else:
+        found = c.register(_found_windows(node, c, rows, pidx, pos, r), "windows")
     wid = c.helper("wid")
     windows = c.define(f"SELECT *, row_number() OVER () AS {wid} FROM {found}", "windows")
     members = c.define(
@@ -178,6 +191,173 @@ def _searched(node, child, c) -> str:
     joins.append(f"JOIN {members} AS m ON m.{wid} = f.{wid}")
     where = " WHERE f.closed" if node.only else ""
     return f"SELECT {', '.join(cols)} FROM {windows} AS f {' '.join(joins)}{where}"
+
+
+def _end_offset(node):
+    """For a SLIDING WINDOWBY without LABEL whose END is unbounded (``"unbounded"``), has no
+    condition (it holds at the start: offset 0) or is pinned to the start (``ep - sp = k``:
+    k), what :func:`_pinned_windows` needs; None for every other WINDOWBY."""
+    from sira.engine.windowby import _pin
+
+    if node.label is not None or node.kind != "sliding" or node.start.unbounded:
+        return None
+    if node.end.unbounded:
+        return "unbounded"
+    if node.end.when is None:
+        return 0
+    pin = _pin(node, "end", ("label", "start"))
+    return pin[1] if pin is not None and pin[0] == "start" else None
+
+
+def _label_frame(node):
+    """For a WINDOWBY with LABEL whose START is unbounded, pinned to the label (``lp - sp =
+    k``) or reads no label variable (the sequence's first START position, shared by every
+    label), and whose END is unbounded, has no condition, or is pinned to the label or the
+    start: ``(start, end)`` as :func:`_label_windows` reads them; None for any other."""
+    from sira.algebra.fallible import may_fail
+    from sira.engine.windowby import _pin, _reads_roles
+
+    if node.label is None:
+        return None
+    if node.start.unbounded:
+        start = ("unbounded",)
+    else:
+        pin = _pin(node, "start", ("label",))
+        if pin is not None:
+            start = ("pin", pin[1])
+        elif not _reads_roles(node, "start", ("label",)) and not may_fail(node.start.when):
+            # (the reference tests START only up to its first position: one that may fail
+            # must not be tested past it)
+            start = ("shared",)
+        else:
+            return None
+    if node.end.unbounded:
+        end = ("unbounded",)
+    elif node.end.when is None:
+        end = ("always",)
+    else:
+        pin = _pin(node, "end", ("label", "start"))
+        if pin is None:
+            return None
+        end = ("pin",) + pin
+    return start, end
+
+
+def _rowed(c, rows: str, pidx: str, pos: str, r: str) -> tuple:
+    """``rows`` with each row's predecessor and successor rows and its sequence's length: the
+    name of that table and the helper names (prev, next, n)."""
+    w = f"(PARTITION BY {pidx} ORDER BY {pos})"
+    prev, nxt, n = c.helper("prev"), c.helper("next"), c.helper("n")
+    rowed = c.define(f"SELECT {pidx}, {pos}, {r}, lag({r}) OVER {w} AS {prev}, lead({r}) OVER "
+                     f"{w} AS {nxt}, count(*) OVER (PARTITION BY {pidx}) AS {n} FROM {rows}",
+                     "rowed")
+    return rowed, prev, nxt, n
+
+
+def _variables(node, role, alias, at, r, prev, nxt, n, there=None) -> tuple:
+    """(values, exists) of ``role``'s variables read from the row ``alias`` at position
+    ``at`` (SQL) for :func:`condition_sql`; ``there``: SQL saying whether the role's position
+    exists at all (a LABEL window's unopened start), else it always does."""
+    values = {"at": at, "as": f"{alias}.{r}", "prev": f"{alias}.{prev}",
+              "next": f"{alias}.{nxt}"}
+    exists = {"prev": f"({at} > 1)", "next": f"({at} < {n})"}
+    names = node.variables(role)
+    out = {name: (f"({there} AND {exists[kind]})" if there and kind in exists else
+                  there if there else exists.get(kind)) for kind, name in names}
+    return ({name: values[kind] for kind, name in names},
+            {name: e for name, e in out.items() if e is not None})
+
+
+def _label_windows(node, c, rows: str, pidx: str, pos: str, r: str, start, end) -> str:
+    """The windows (pidx, l, s, e, opened, closed) of a WINDOWBY :func:`_label_frame` accepts,
+    in SQL, as the reference's search (``find_windows``) finds them: a window for every
+    position lp where LABEL holds (its condition on the row, its ``lag`` and its ``lead``);
+    its start is position 1 (unbounded), lp + k when START holds there (pinned), or the
+    sequence's first position where START holds (shared) -- else position 1, unopened, its
+    variables MISSING in END; its END is the one candidate q (the label's or the start's
+    position plus k), closed when s <= q <= n and END holds there, else the window runs to the
+    sequence's end unclosed. The rows at the label, the start and the end are found by hash
+    joins on the position: O(n log n)."""
+    rowed, prev, nxt, n = _rowed(c, rows, pidx, pos, r)
+    cols = (r, prev, nxt, n)
+    label_values, label_exists = _variables(node, "label", "lb", f"lb.{pos}", *cols[:3],
+                                            f"lb.{n}")
+    labels = condition_sql(node, "label", c, label_values, label_exists)
+    if start[0] == "unbounded":
+        found = (f"SELECT lb.{pidx} AS pidx, lb.{pos} AS l, 1 AS s, TRUE AS opened, lb.{n} AS n "
+                 f"FROM {rowed} AS lb WHERE {labels}")
+    elif start[0] == "shared":
+        values, exists = _variables(node, "start", "st", f"st.{pos}", *cols[:3], f"st.{n}")
+        holds = condition_sql(node, "start", c, values, exists)
+        first = c.define(f"SELECT st.{pidx} AS pidx, min(st.{pos}) AS s FROM {rowed} AS st "
+                         f"WHERE {holds} GROUP BY st.{pidx}", "first_start")
+        found = (f"SELECT lb.{pidx} AS pidx, lb.{pos} AS l, coalesce(f.s, 1) AS s, "
+                 f"f.s IS NOT NULL AS opened, lb.{n} AS n FROM {rowed} AS lb "
+                 f"LEFT JOIN {first} AS f ON f.pidx = lb.{pidx} WHERE {labels}")
+    else:
+        p = f"(lb.{pos} + {start[1]})"
+        values, exists = _variables(node, "start", "st", p, *cols[:3], f"lb.{n}")
+        holds = condition_sql(node, "start", c, {**label_values, **values},
+                              {**label_exists, **exists})
+        opened = f"CASE WHEN {p} BETWEEN 1 AND lb.{n} THEN {holds} ELSE FALSE END"
+        found = (f"SELECT pidx, l, CASE WHEN opened THEN s ELSE 1 END AS s, opened, n FROM "
+                 f"(SELECT lb.{pidx} AS pidx, lb.{pos} AS l, {p} AS s, {opened} AS opened, "
+                 f"lb.{n} AS n FROM {rowed} AS lb LEFT JOIN {rowed} AS st "
+                 f"ON st.{pidx} = lb.{pidx} AND st.{pos} = {p} WHERE {labels}) AS x")
+    starts = c.define(found, "label_starts")
+    if end[0] == "unbounded":
+        return c.define(f"SELECT pidx, l, s, n AS e, opened, TRUE AS closed FROM {starts}",
+                        "windows")
+    if end[0] == "always":
+        return c.define(f"SELECT pidx, l, s, s AS e, opened, TRUE AS closed FROM {starts}",
+                        "windows")
+    _, role, k = end
+    # pinned to an unopened start, END cannot hold: its pin reads the MISSING start
+    q = f"(w.l + {k})" if role == "label" else f"(w.s + {k})"
+    label_values, label_exists = _variables(node, "label", "lb", "w.l", *cols[:3], "w.n")
+    start_values, start_exists = _variables(node, "start", "st", "w.s", *cols[:3], "w.n",
+                                            there="w.opened")
+    end_values, end_exists = _variables(node, "end", "en", q, *cols[:3], "w.n")
+    holds = condition_sql(node, "end", c, {**label_values, **start_values, **end_values},
+                          {**label_exists, **start_exists, **end_exists})
+    closed = f"CASE WHEN {q} BETWEEN w.s AND w.n THEN {holds} ELSE FALSE END"
+    joined = c.define(
+        f"SELECT w.pidx, w.l, w.s, w.opened, w.n, {q} AS q, {closed} AS closed FROM {starts} "
+        f"AS w LEFT JOIN {rowed} AS lb ON lb.{pidx} = w.pidx AND lb.{pos} = w.l "
+        f"LEFT JOIN {rowed} AS st ON st.{pidx} = w.pidx AND st.{pos} = w.s "
+        f"LEFT JOIN {rowed} AS en ON en.{pidx} = w.pidx AND en.{pos} = {q}", "label_ends")
+    return c.define(f"SELECT pidx, l, s, CASE WHEN closed THEN q ELSE n END AS e, opened, "
+                    f"closed FROM {joined}", "windows")
+
+
+def _pinned_windows(node, c, rows: str, pidx: str, pos: str, r: str, offset) -> str:
+    """The windows (pidx, l, s, e, opened, closed) of a WINDOWBY :func:`_end_offset` accepts,
+    in SQL: every position where START holds opens a window (its condition evaluated on the
+    row, its ``lag`` and its ``lead``); its END is the one candidate q = s + k, closed when
+    q is in the sequence and END holds there (the row at q by a hash join on the position),
+    else the window runs to the sequence's end unclosed -- the reference's search
+    (``find_windows``) with a pinned END. One sort and one join: O(n log n)."""
+    rowed, prev, nxt, n = _rowed(c, rows, pidx, pos, r)
+    start_values, start_exists = _variables(node, "start", "st", f"st.{pos}", r, prev, nxt,
+                                            f"st.{n}")
+    opens = condition_sql(node, "start", c, start_values, start_exists)
+    if offset == "unbounded":
+        return c.define(f"SELECT st.{pidx} AS pidx, CAST(NULL AS BIGINT) AS l, st.{pos} AS s, "
+                        f"st.{n} AS e, TRUE AS opened, TRUE AS closed FROM {rowed} AS st "
+                        f"WHERE {opens}", "pinned")
+    q = f"(st.{pos} + {offset})"
+    end_values, end_exists = _variables(node, "end", "en", q, r, prev, nxt, f"st.{n}")
+    holds = condition_sql(node, "end", c, {**start_values, **end_values},
+                          {**start_exists, **end_exists})
+    inside = f"{q} <= st.{n}" if offset >= 0 else "FALSE"
+    closed = f"CASE WHEN {inside} THEN {holds} ELSE FALSE END"
+    candidates = c.define(
+        f"SELECT st.{pidx} AS pidx, st.{pos} AS s, st.{n} AS {n}, {closed} AS closed "
+        f"FROM {rowed} AS st LEFT JOIN {rowed} AS en ON en.{pidx} = st.{pidx} "
+        f"AND en.{pos} = {q} WHERE {opens}", "pinned")
+    return c.define(f"SELECT pidx, CAST(NULL AS BIGINT) AS l, s, CASE WHEN closed THEN s + "
+                    f"{offset} ELSE {n} END AS e, TRUE AS opened, closed FROM {candidates}",
+                    "windows")
 
 
 def _found_windows(node, c, rows: str, pidx: str, pos: str, r: str):
