@@ -182,7 +182,7 @@ LABEL_PINNED = LABEL_FRAMES + [
     "start(as(s) at(sp) when(lp - sp = 1)), end(at(ep) when(lp - ep = -3)), "
     "aggregates(n(count(w)) t(sum(w, v))))",
     "windowby(S, order(ts) sliding, label(as(l) at(lp) when(l.v = 1)), "
-    "start(as(s) next(ns) when(ns.v = 0 or is_missing(ns))), "
+    "start(as(s) at(sp) when(s.v = 0 and sp > 1)), "
     "end(as(e) at(ep) when(ep - lp = 2 and e.v < 5)))",
 ]
 
