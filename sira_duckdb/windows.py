@@ -35,12 +35,12 @@ from __future__ import annotations
 from sira.algebra.windows import DStream, IStream, RStream, Window
 from sira.errors import SiraTypeError, SiraValueError
 from sira.intervals import IntervalType
-from sira.types import BIGINT, FLOAT, TIMESTAMP
+from sira.types import BIGINT, FLOAT, TIMESTAMP, RelationType, TupleType
 
 from .compiler import translates
 from .functions import cast, interval
 from .packing import pack_sql
-from .sql import and_all, field, ident
+from .sql import and_all, field, ident, struct_pack
 from .types import duckdb_type
 
 #: rows(N) slide(M) with M up to this uses leads; larger slides join with the batch table
@@ -83,8 +83,37 @@ def order_columns(heading, names) -> list:
             out += [f"{field(ident(n), 'begin')} ASC",
                     f"{field(ident(n), 'end')} ASC NULLS LAST"]
         else:
-            out.append(f"{ident(n)} ASC")
+            out.append(f"{canonical_key(ident(n), t)} ASC")
     return out
+
+
+def canonical_key(sql: str, t, depth: int = 0) -> str:
+    """A value ordering values of type ``t`` as their Python sort key (``Type.sort_key``) does:
+    an interval by (begin, unbounded, end); a relation by its cardinality first, then its
+    tuples' keys sorted (DuckDB's own list order compares the elements first: {5} would come
+    after {1, 2}); a tuple by its attributes' keys in heading order; any other value as is.
+
+        >>> from sira import INT
+        >>> from sira.types import RelationType
+        >>> from sira.values import Heading
+        >>> canonical_key('"r"', RelationType(Heading.of({"x": INT})))
+        'struct_pack(n := len("r"), v := list_sort(list_transform("r", lambda __sira_key0: struct_pack("x" := (__sira_key0)."x"))))'
+    """
+    if isinstance(t, IntervalType):
+        begin, end = field(sql, "begin"), field(sql, "end")
+        return f"struct_pack(b := {begin}, u := {end} IS NULL, e := coalesce({end}, {begin}))"
+    if isinstance(t, RelationType):
+        if not t.heading.attributes:
+            return f"len({sql})"
+        x = f"__sira_key{depth}"
+        keys = struct_pack([(n, canonical_key(field(x, n), tt, depth + 1))
+                            for n, tt in t.heading.attributes])
+        return f"struct_pack(n := len({sql}), v := list_sort(list_transform({sql}, lambda {x}: " \
+               f"{keys})))"
+    if isinstance(t, TupleType):
+        return struct_pack([(n, canonical_key(field(sql, n), tt, depth))
+                            for n, tt in t.heading.attributes])
+    return sql
 
 
 def _partition(names) -> str:

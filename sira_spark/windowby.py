@@ -22,8 +22,8 @@ sequence with no key, a few long ones, or one key holding most tuples. See :func
 
 Cost: one sort of the input, linear scans of the narrow columns, the searches' walks over the
 windows they find (what the reference walks), and a join as large as the result. Ties on the
-order attributes between tuples that differ only in tuple- or relation-valued attributes may
-break in a different order than on the Python engine.
+order attributes are broken by the tuple in the Python engine's canonical order, relation- and
+tuple-valued attributes included (``sira_spark.windows.canonical_key``).
 """
 
 from __future__ import annotations
@@ -42,18 +42,11 @@ from .basic import fenced_node
 from .compiler import ordered, translates
 from .functions import aggregated_column
 from .types import schema_of
+from .windows import canonical_key
 
 
 def _c(name):
     return F.col(f"`{name}`")
-
-
-def _sort_key(col, t):
-    """A column ordering values of type t as the Python engine's sort key does."""
-    if isinstance(t, IntervalType):
-        return F.struct(col["begin"].alias("b"), col["end"].isNull().alias("u"),
-                        F.coalesce(col["end"], col["begin"]).alias("e"))
-    return col
 
 
 @translates(WindowBy)
@@ -273,8 +266,8 @@ def _split(node, df, c):
     codec = plan.codec
     skip = set(node.partition) | set(node.order)
     keys = [_c(n).asc() for n in node.partition] + \
-        [_sort_key(_c(n), h.type_of(n)).asc() for n in node.order] + \
-        [_sort_key(_c(n), t).asc() for n, t in h.attributes if n not in skip]
+        [canonical_key(_c(n), h.type_of(n)).asc() for n in node.order] + \
+        [canonical_key(_c(n), t).asc() for n, t in h.attributes if n not in skip]
     parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
     chunks = max(1, parts, -(-_estimated_rows(df) // ROWS_PER_CHUNK))
     positioned = df.repartitionByRange(chunks, *keys).sortWithinPartitions(*keys).select(

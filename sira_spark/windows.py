@@ -48,7 +48,7 @@ from pyspark.sql import functions as F
 from sira.algebra.windows import DStream, IStream, RStream, Window
 from sira.errors import SiraTypeError, SiraValueError
 from sira.intervals import IntervalType
-from sira.types import BIGINT, FLOAT, TIMESTAMP
+from sira.types import BIGINT, FLOAT, TIMESTAMP, RelationType, TupleType
 
 from .compiler import ordered, translates
 from .packing import pack_dataframe, running_rows
@@ -97,8 +97,28 @@ def _order_columns(heading, names):
         if isinstance(t, IntervalType):
             out += [_c(n)["begin"].asc(), _c(n)["end"].asc_nulls_last()]
         else:
-            out.append(_c(n).asc())
+            out.append(canonical_key(_c(n), t).asc())
     return out
+
+
+def canonical_key(col, t):
+    """A column ordering values of type ``t`` as their Python sort key (``Type.sort_key``)
+    does: an interval by (begin, unbounded, end); a relation by its cardinality first, then
+    its tuples' keys sorted (Spark's own array order compares the elements first: {5} would
+    come after {1, 2}); a tuple by its attributes' keys in heading order; any other value as
+    is."""
+    if isinstance(t, IntervalType):
+        return F.struct(col["begin"].alias("b"), col["end"].isNull().alias("u"),
+                        F.coalesce(col["end"], col["begin"]).alias("e"))
+    if isinstance(t, RelationType):
+        if not t.heading.attributes:
+            return F.size(col)
+        keys = F.transform(col, lambda x: F.struct(*[canonical_key(x[n], tt).alias(n)
+                                                      for n, tt in t.heading.attributes]))
+        return F.struct(F.size(col).alias("n"), F.array_sort(keys).alias("v"))
+    if isinstance(t, TupleType):
+        return F.struct(*[canonical_key(col[n], tt).alias(n) for n, tt in t.heading.attributes])
+    return col
 
 
 def _eq(names, left_prefix, right_prefix):
