@@ -109,9 +109,41 @@ def _row(heading) -> str:
     return struct_pack([(n, ident(n)) for n in heading.names])
 
 
-def _result_aggregates(node, rows: str, c) -> list:
+def _group_aggregates(node, rows: str, c) -> list:
+    """The pushed-down aggregates of windows that are groups of a GROUP BY over the sequence's
+    rows (a set: the operand of a WINDOWBY is read distinct): ``count``, ``min``, ``max`` and
+    integer ``sum`` are SQL aggregates over the group, which DuckDB computes in parallel and
+    without a list; the others fold ``rows``, the group's tuples as a list
+    (:func:`_result_aggregates`)."""
+    from sira.expressions.evaluate import aggregated_type
+    from sira.types import INTEGER_TYPES
+
+    from .functions import cast
+
     scope = Heading.of({node.result: RelationType(node.source.heading)})
-    return [f"{aggregated(e, rows, scope, c)} AS {ident(name)}" for name, e in node.aggregates]
+    out = []
+    for name, e in node.aggregates:
+        _, at, rt = aggregated_type(e, scope)
+        if e.op == "count":
+            value = "CAST(count(*) AS INTEGER)"
+        elif e.op in ("min", "max"):
+            value = f"{e.op}({ident(e.name)})"
+        elif e.op == "sum" and at in INTEGER_TYPES:
+            value = cast(f"sum({ident(e.name)})", rt)
+        else:
+            out += _result_aggregates(node, rows, c, [(name, e)])
+            continue
+        out.append(f"{value} AS {ident(name)}")
+    return out
+
+
+def _result_aggregates(node, rows: str, c, specs=None) -> list:
+    """The pushed-down aggregates over ``rows``, a window's tuples as a list without
+    duplicates in any order (each aggregation that depends on the order sorts its values
+    itself, as the Python engine does)."""
+    scope = Heading.of({node.result: RelationType(node.source.heading)})
+    return [f"{aggregated(e, rows, scope, c)} AS {ident(name)}"
+            for name, e in (node.aggregates if specs is None else specs)]
 
 
 @translates(WindowBy)
@@ -184,8 +216,8 @@ def _searched(node, child, c) -> str:
     if node.label is not None:
         cols.append("f.opened AS opened")
     content = canonical_list(f"m.{r}")
-    if node.aggregates:
-        cols += _result_aggregates(node, content, c)
+    if node.aggregates:  # a window's members are distinct positions of a set
+        cols += _result_aggregates(node, f"m.{r}", c)
     else:
         cols.append(f"{content} AS {ident(node.result)}")
     joins.append(f"JOIN {members} AS m ON m.{wid} = f.{wid}")
@@ -467,7 +499,7 @@ def _segments(node, child, c) -> str:
     aggs.append(f"{'TRUE' if node.end.unbounded else f'bool_or({f})'} AS closed")
     rows = canonical_list(f"list({r})")
     if node.aggregates:
-        aggs += _result_aggregates(node, rows, c)
+        aggs += _group_aggregates(node, f"list({r})", c)
     else:
         aggs.append(f"{rows} AS {ident(node.result)}")
     having = f" HAVING bool_or({f})" if node.only and not node.end.unbounded else ""
