@@ -9,22 +9,25 @@ that does not exist is NULL), SQL's AND/OR/NOT on NULLs are SQL++'s three-valued
 MISSING, ``is_missing`` is ``IS NULL`` of such a part, and a clause fires only where its
 condition is TRUE.
 
-Every other WINDOWBY (sliding, LABEL, ONLY, START conditions, ENDs reading the start or the
-label) numbers each partition and each position of it into a temporary table of rows. Where
-every position is found by a per-row condition or by arithmetic -- a SLIDING window without
-LABEL whose END is pinned to its start (``ep - sp = 3``), unbounded or unconditional; a LABEL
-window whose START is pinned to the label, unbounded, or reads no label variable (the
-sequence's first START position), and whose END is pinned to the label or the start,
-unbounded or unconditional -- the windows are found in SQL: each clause's condition on the
-rows (with ``lag``/``lead`` for PREV/NEXT) and the rows at the pinned positions by hash joins
-on the position (:func:`_pinned_windows`, :func:`_label_windows`). Otherwise the windows are
-found by the reference's own search (``sira.engine.windowby.find_windows``, which
-walks only the windows it finds, or uses arithmetic for positions pinned to another variable)
-over those rows as DuckDB sorted them, so positions and three-valued conditions are the Python
-engine's by construction; each window's variables are rows looked up by (partition, position)
-and its tuples the rows at its positions, by equi-joins, gathered into the sorted list of an RVA
-or folded into the pushed-down aggregates. No partition is gathered into one list: time and
-memory are linear in the input plus the windows' tuples, whatever the partitions look like.
+Every other WINDOWBY (sliding, LABEL, ONLY, START conditions, ENDs reading the start or the label)
+numbers each partition and each position of it into a temporary table of rows. Where every position
+is found by a per-row condition or by arithmetic -- a SLIDING window without LABEL whose END is
+pinned to its start (``ep - sp = 3``), unbounded or unconditional; a LABEL window whose START is
+pinned to the label, unbounded, or reads no label variable (the sequence's first START position),
+and whose END is pinned to the label or the start, unbounded or unconditional -- the windows are
+found in SQL: each clause's condition on the rows (with ``lag``/``lead`` for PREV/NEXT) and the
+rows at the pinned positions by hash joins on the position (:func:`_pinned_windows`,
+:func:`_label_windows`). A TUMBLING window with a START condition and such an END is a chain (each
+window opens at the first START position after the previous one's end): SQL finds the START
+positions and whether a window opened at each would close, and the chain is walked over them by
+binary search, one step per window (:func:`_chained_windows`). Otherwise the windows are found by
+the reference's own search (``sira.engine.windowby.find_windows``, which walks only the windows it
+finds, or uses arithmetic for positions pinned to another variable) over those rows as DuckDB
+sorted them, so positions and three-valued conditions are the Python engine's by construction; each
+window's variables are rows looked up by (partition, position) and its tuples the rows at its
+positions, by equi-joins, gathered into the sorted list of an RVA or folded into the pushed-down
+aggregates. No partition is gathered into one list: time and memory are linear in the input plus
+the windows' tuples, whatever the partitions look like.
 
 Ties on the order attributes are broken by the tuple itself (the canonical tie-break; interval
 attributes sort by (begin, unbounded, end) as in Python).
@@ -179,9 +182,11 @@ def _searched(node, child, c) -> str:
         f"SELECT {', '.join(keys + [''])}{number} AS {pidx}, row_number() OVER ({part}ORDER BY "
         f"{', '.join(_sequence_order(node))}) AS {pos}, {_row(h)} AS {r} FROM {child}",
         "sequences", node)
-    offset, frame = _end_offset(node), _label_frame(node)
+    offset, frame, chain = _end_offset(node), _label_frame(node), _chain_offset(node)
     if offset is not None:
         found = _pinned_windows(node, c, rows, pidx, pos, r, offset)
+    elif chain is not None:
+        found = c.register(_chained_windows(node, c, rows, pidx, pos, r, chain), "windows")
     elif frame is not None:
         found = _label_windows(node, c, rows, pidx, pos, r, *frame)
     else:
@@ -364,32 +369,115 @@ def _label_windows(node, c, rows: str, pidx: str, pos: str, r: str, start, end) 
 
 def _pinned_windows(node, c, rows: str, pidx: str, pos: str, r: str, offset) -> str:
     """The windows (pidx, l, s, e, opened, closed) of a WINDOWBY :func:`_end_offset` accepts,
-    in SQL: every position where START holds opens a window (its condition evaluated on the
-    row, its ``lag`` and its ``lead``); its END is the one candidate q = s + k, closed when
-    q is in the sequence and END holds there (the row at q by a hash join on the position),
-    else the window runs to the sequence's end unclosed -- the reference's search
-    (``find_windows``) with a pinned END. One sort and one join: O(n log n)."""
+    in SQL: every position where START holds opens a window (:func:`_candidates`), ending at
+    its END's one candidate when closed, else running to the sequence's end unclosed -- the
+    reference's search (``find_windows``) with a pinned END. One sort and one join:
+    O(n log n)."""
+    candidates = _candidates(node, c, rows, pidx, pos, r, offset)
+    end = "e" if offset == "unbounded" else f"CASE WHEN closed THEN s + {offset} ELSE e END"
+    return c.define(f"SELECT pidx, CAST(NULL AS BIGINT) AS l, s, {end} AS e, TRUE AS opened, "
+                    f"closed FROM {candidates}", "windows")
+
+
+def _candidates(node, c, rows: str, pidx: str, pos: str, r: str, offset) -> str:
+    """(pidx, s, e, closed) for every position s where START holds (its condition on the row,
+    its ``lag`` and its ``lead``), e being the sequence's length: whether the window opened at
+    s closes at its END's one candidate q = s + k (q in the sequence and END holding there, the
+    row at q by a hash join on the position), or always (an unbounded END)."""
     rowed, prev, nxt, n = _rowed(c, rows, pidx, pos, r)
     start_values, start_exists = _variables(node, "start", "st", f"st.{pos}", r, prev, nxt,
                                             f"st.{n}")
     opens = condition_sql(node, "start", c, start_values, start_exists)
     if offset == "unbounded":
-        return c.define(f"SELECT st.{pidx} AS pidx, CAST(NULL AS BIGINT) AS l, st.{pos} AS s, "
-                        f"st.{n} AS e, TRUE AS opened, TRUE AS closed FROM {rowed} AS st "
-                        f"WHERE {opens}", "pinned")
-    q = f"(st.{pos} + {offset})"
-    end_values, end_exists = _variables(node, "end", "en", q, r, prev, nxt, f"st.{n}")
-    holds = condition_sql(node, "end", c, {**start_values, **end_values},
-                          {**start_exists, **end_exists})
-    inside = f"{q} <= st.{n}" if offset >= 0 else "FALSE"
-    closed = f"CASE WHEN {inside} THEN {holds} ELSE FALSE END"
-    candidates = c.define(
-        f"SELECT st.{pidx} AS pidx, st.{pos} AS s, st.{n} AS {n}, {closed} AS closed "
-        f"FROM {rowed} AS st LEFT JOIN {rowed} AS en ON en.{pidx} = st.{pidx} "
-        f"AND en.{pos} = {q} WHERE {opens}", "pinned")
-    return c.define(f"SELECT pidx, CAST(NULL AS BIGINT) AS l, s, CASE WHEN closed THEN s + "
-                    f"{offset} ELSE {n} END AS e, TRUE AS opened, closed FROM {candidates}",
-                    "windows")
+        closed = "TRUE"
+        joined = ""
+    else:
+        q = f"(st.{pos} + {offset})"
+        end_values, end_exists = _variables(node, "end", "en", q, r, prev, nxt, f"st.{n}")
+        holds = condition_sql(node, "end", c, {**start_values, **end_values},
+                              {**start_exists, **end_exists})
+        inside = f"{q} <= st.{n}" if offset >= 0 else "FALSE"
+        closed = f"CASE WHEN {inside} THEN {holds} ELSE FALSE END"
+        joined = (f" LEFT JOIN {rowed} AS en ON en.{pidx} = st.{pidx} AND en.{pos} = {q}")
+    return c.define(f"SELECT st.{pidx} AS pidx, st.{pos} AS s, st.{n} AS e, {closed} AS closed "
+                    f"FROM {rowed} AS st{joined} WHERE {opens}", "candidates")
+
+
+def _chain_offset(node):
+    """For a TUMBLING WINDOWBY without LABEL whose START has a condition and whose END is
+    unbounded, has no condition (offset 0) or is pinned to the start (``ep - sp = k``), both
+    conditions total: what :func:`_chained_windows` needs; None for every other WINDOWBY.
+    (The reference tests START only outside the windows it found, and END only at the
+    windows' starts: a condition that may fail must not be tested elsewhere.)"""
+    from sira.engine.windowby import _pin
+
+    if node.label is not None or node.kind != "tumbling" or node.start.unbounded \
+            or node.start.when is None or not _total_but_pins(node, "start"):
+        return None
+    if node.end.unbounded:
+        return "unbounded"
+    if node.end.when is None:
+        return 0
+    if not _total_but_pins(node, "end"):
+        return None
+    pin = _pin(node, "end", ("label", "start"))
+    return pin[1] if pin is not None and pin[0] == "start" else None
+
+
+def _total_but_pins(node, which) -> bool:
+    """Whether clause ``which``'s condition cannot fail, the conjuncts that pin its position
+    to another clause's aside (``ep - sp = 3``: positions are far from overflowing)."""
+    from sira.algebra.fallible import may_fail
+    from sira.algebra.windowby import pinned_offset
+    from sira.engine.windowby import _at_name
+    from sira.expressions.nodes import Call
+
+    def conjuncts(e):
+        if isinstance(e, Call) and e.op == "and":
+            for a in e.args:
+                yield from conjuncts(a)
+        else:
+            yield e
+
+    target = _at_name(node, which)
+    others = {_at_name(node, r) for r in ("label", "start", "end") if r != which} - {None}
+    return not any(may_fail(e) for e in conjuncts(node.boundary(which).when)
+                   if target is None or pinned_offset(e, target, others) is None)
+
+
+def _chained_windows(node, c, rows: str, pidx: str, pos: str, r: str, offset):
+    """The windows (an Arrow table: pidx, l, s, e, opened, closed) of a WINDOWBY
+    :func:`_chain_offset` accepts: SQL finds every position where START holds and whether a
+    window opened there would close (:func:`_candidates`); the chain of tumbling windows --
+    each opened at the first such position after the previous one's end, until one does not
+    close -- is walked over those positions (a binary search per window), as the reference's
+    search walks it, without evaluating a condition in Python. O(n log n) in SQL plus
+    O(log n) per window."""
+    import bisect
+
+    import pyarrow as pa
+
+    candidates = _candidates(node, c, rows, pidx, pos, r, offset)
+    table = c.con.sql(f"{c.with_clause()}SELECT pidx, s, e, closed FROM {candidates} "
+                      f"ORDER BY pidx, s").to_arrow_table()
+    parts, starts, lengths, closes = (table.column(i).to_pylist() for i in range(4))
+    out = {k: [] for k in ("pidx", "s", "e", "closed")}
+    i = 0
+    while i < len(parts):
+        stop = bisect.bisect_right(parts, parts[i], i)
+        while i < stop:  # one sequence: window after window
+            s, closed = starts[i], closes[i]
+            e = lengths[i] if offset == "unbounded" or not closed else s + offset
+            for k, v in zip(out, (parts[i], s, e, closed)):
+                out[k].append(v)
+            # (an unclosed window runs to the sequence's end: no start comes after it)
+            i = bisect.bisect_left(starts, e + 1, i, stop)
+        i = stop
+    count = len(out["s"])
+    return pa.table({"pidx": pa.array(out["pidx"], pa.int64()), "l": pa.nulls(count, pa.int64()),
+                     "s": pa.array(out["s"], pa.int64()), "e": pa.array(out["e"], pa.int64()),
+                     "opened": pa.array([True] * count, pa.bool_()),
+                     "closed": pa.array(out["closed"], pa.bool_())})
 
 
 def _found_windows(node, c, rows: str, pidx: str, pos: str, r: str):

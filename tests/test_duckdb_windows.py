@@ -187,14 +187,34 @@ LABEL_PINNED = LABEL_FRAMES + [
 ]
 
 
+#: TUMBLING WINDOWBY with a START condition and an END pinned to the start, unbounded or
+#: unconditional (``sira_duckdb.windowby._chained_windows``): the chain of windows walked over
+#: the START positions SQL finds; windows that do not close (an END that fails, a negative
+#: offset) end the chain
+CHAINED = [
+    "windowby(S, order(ts) tumbling, start(as(a) at(sp) when(a.v = 0)), "
+    "end(at(ep) when(ep - sp = 3)))",
+    "windowby(S, partition(p) order(ts) tumbling, start(as(a) at(sp) when(a.v < 3)), "
+    "end(as(e) at(ep) when(ep - sp = 2 and e.v >= a.v)), aggregates(n(count(w)) t(sum(w, v))))",
+    "windowby(S, partition(p) order(v) tumbling, start(as(a) when(a.v = 2)), end(unbounded))",
+    "windowby(S, order(ts) tumbling, start(as(a) at(sp) when(a.v = 1)), end(as(e)))",
+    "windowby(S, order(ts) tumbling, start(as(a) at(sp) when(a.v > 1)), "
+    "end(at(ep) when(sp - ep = 2)))",
+    "windowby(S, partition(p) order(ts) tumbling, start(as(a) at(sp) when(a.v != 3)), "
+    "end(as(e) at(ep) when(ep - sp = 1)), only)",
+    "windowby(S, order(ts) tumbling, start(as(a) at(sp) when(a.v < 4)), "
+    "end(at(ep) when(ep - sp = 0)))",
+]
+
+
 @EXAMPLES
 @given(stream=streams(max_size=25))
 def test_windowby_pinned_ends_are_found_in_sql_and_give_the_python_windows(stream):
-    from sira_duckdb.windowby import _end_offset, _label_frame
+    from sira_duckdb.windowby import _chain_offset, _end_offset, _label_frame
     relvars = {"S": stream}
-    for q in PINNED + LABEL_PINNED:
+    for q in PINNED + LABEL_PINNED + CHAINED:
         node = sira.parse(q, {"S": stream.heading})
-        assert _end_offset(node) is not None or _label_frame(node) is not None, q
+        assert any(f(node) is not None for f in (_end_offset, _label_frame, _chain_offset)), q
         py, dk = both(q, relvars)
         assert py == dk, f"{q}\npython: {py!r}\nduckdb: {dk!r}"
 
