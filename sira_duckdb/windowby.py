@@ -428,16 +428,8 @@ def _total_but_pins(node, which) -> bool:
     """Whether clause ``which``'s condition cannot fail, the conjuncts that pin its position
     to another clause's aside (``ep - sp = 3``: positions are far from overflowing)."""
     from sira.algebra.fallible import may_fail
-    from sira.algebra.windowby import pinned_offset
+    from sira.algebra.windowby import conjuncts, pinned_offset
     from sira.engine.windowby import _at_name
-    from sira.expressions.nodes import Call
-
-    def conjuncts(e):
-        if isinstance(e, Call) and e.op == "and":
-            for a in e.args:
-                yield from conjuncts(a)
-        else:
-            yield e
 
     target = _at_name(node, which)
     others = {_at_name(node, r) for r in ("label", "start", "end") if r != which} - {None}

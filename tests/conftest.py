@@ -90,3 +90,21 @@ def every_sequence_split(split: bool = True):
         yield
     finally:
         packing.SEQUENCE_BUCKET_ROWS = saved
+
+
+def skewed_and_sparse_streams(rng, heading) -> tuple:
+    """Two SPL test streams over ``heading`` (ts, seq, k, i, p): one key holding 80% of 100
+    tuples (ts = seq plus a little), and 150 tuples two keys share with gaps of 0 to 8 between
+    them (partition eviction by age breaks there)."""
+    import itertools
+
+    from sira import Relation
+    skewed = Relation.from_rows(heading, [
+        {"ts": seq + rng.randrange(0, 3) * rng.randrange(0, 4), "seq": seq,
+         "k": "a" if rng.random() < 0.8 else "b", "i": rng.randrange(-9, 9),
+         "p": rng.random() < 0.2} for seq in range(100)])
+    times = itertools.accumulate(rng.choice((0, 1, 1, 2, 3, 5, 8)) for _ in range(150))
+    sparse = Relation.from_rows(heading, [
+        {"ts": t, "seq": seq, "k": rng.choice("ab"), "i": rng.randrange(-9, 9),
+         "p": rng.random() < 0.2} for seq, t in enumerate(times)])
+    return skewed, sparse

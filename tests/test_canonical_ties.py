@@ -52,7 +52,7 @@ def tied_stream(seed: int) -> Relation:
 
 @pytest.mark.parametrize("engine", [e for e in ENGINES if e != "python"])
 def test_ties_broken_by_relation_and_tuple_values_follow_the_python_order(engine):
-    for seed in range(3):
+    for seed in range(3 if engine == "duckdb" else 1):  # Spark: a few seconds a query
         s = tied_stream(seed)
         for q in QUERIES:
             expected = sira.evaluate(q, {"s": s})

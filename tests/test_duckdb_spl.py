@@ -7,7 +7,6 @@ and windows longer than the stream, TIMESTAMP streams with units."""
 from __future__ import annotations
 
 import datetime
-import itertools
 import random
 
 import pytest
@@ -15,7 +14,7 @@ import pytest
 import sira
 from sira import BOOLEAN, INT, LONG, STRING, TIMESTAMP, Relation
 
-from conftest import duckdb_available
+from conftest import duckdb_available, skewed_and_sparse_streams
 
 pytestmark = pytest.mark.skipif(not duckdb_available(), reason="DuckDB is not available here")
 
@@ -183,16 +182,7 @@ def test_partitionage_windows_in_sql_equal_the_python_engine(policy):
     text = f"splwindow(s, ts, {policy})"
     for seed in range(4):
         rng = random.Random(seed * 100 + len(policy))
-        times = list(itertools.accumulate(rng.choice((0, 1, 1, 2, 3, 5, 8))
-                                          for _ in range(150)))
-        streams = (random_stream(seed, keys="abcd"),
-                   Relation.from_rows(HEADING, [  # one key holding most tuples
-                       {"ts": seq + rng.randrange(0, 3) * rng.randrange(0, 4), "seq": seq,
-                        "k": "a" if rng.random() < 0.8 else "b", "i": rng.randrange(-9, 9),
-                        "p": rng.random() < 0.2} for seq in range(100)]),
-                   Relation.from_rows(HEADING, [  # sparse: gaps of 0 to 8 between tuples
-                       {"ts": t, "seq": seq, "k": rng.choice("ab"), "i": rng.randrange(-9, 9),
-                        "p": rng.random() < 0.2} for seq, t in enumerate(times)]))
+        streams = (random_stream(seed, keys="abcd"), *skewed_and_sparse_streams(rng, HEADING))
         for s in streams:
             assert _in_sql(sira.parse(text, {"s": s}))
             assert len(same(text, s)) > 1

@@ -7,7 +7,6 @@ whole stream in one partition."""
 from __future__ import annotations
 
 import datetime
-import itertools
 import random
 import re
 
@@ -16,7 +15,7 @@ import pytest
 import sira
 from sira import BOOLEAN, INT, LONG, STRING, TIMESTAMP, Relation
 
-from conftest import every_sequence_split, spark_available
+from conftest import every_sequence_split, skewed_and_sparse_streams, spark_available
 
 pytestmark = pytest.mark.skipif(not spark_available(), reason="Spark is not available here")
 
@@ -219,22 +218,20 @@ PARTITIONAGE = [
 
 @pytest.mark.parametrize("policy", PARTITIONAGE)
 def test_partitionage_splits_each_key_into_epochs(engine, policy):
-    # three keys with gaps of every length, and one key holding most tuples; the windows
-    # must equal the reference's scan and no plan step may hold the whole stream
+    # one stream of three shapes side by side (their keys apart, their times overlapping, so
+    # ticks and the tuples of other keys fall between a key's tuples): four dense keys, one key
+    # holding most tuples, two sparse keys with gaps of every length; the windows must equal
+    # the reference's scan (tests/test_spark_plans.py has the partitionage families)
     text = f"splwindow(s, ts, {policy})"
     rng = random.Random(len(policy))
-    times = itertools.accumulate(rng.choice((0, 1, 1, 2, 3, 5, 8)) for _ in range(150))
-    for s in (random_stream(PARTITIONAGE.index(policy), keys="abcd"),
-              Relation.from_rows(HEADING, [  # one key holding most tuples
-                  {"ts": seq + rng.randrange(0, 3) * rng.randrange(0, 4), "seq": seq,
-                   "k": "a" if rng.random() < 0.8 else "b", "i": rng.randrange(-9, 9),
-                   "p": rng.random() < 0.2} for seq in range(100)]),
-              Relation.from_rows(HEADING, [  # sparse: gaps of 0 to 8 between tuples
-                  {"ts": t, "seq": seq, "k": rng.choice("ab"), "i": rng.randrange(-9, 9),
-                   "p": rng.random() < 0.2} for seq, t in enumerate(times)])):
-        assert len(same(engine, text, s)) > 1
-    df = engine.dataframe(text, {"s": s})
-    assert not _whole_stream_steps(df._jdf.queryExecution().executedPlan().toString())
+    dense = random_stream(PARTITIONAGE.index(policy), keys="abcd")
+    skewed, sparse = skewed_and_sparse_streams(rng, HEADING)
+    rows = [*dense.to_rows()]
+    for shift, keys, part in ((1000, {"a": "e", "b": "f"}, skewed),
+                              (2000, {"a": "g", "b": "h"}, sparse)):
+        rows += [{**r, "seq": r["seq"] + shift, "k": keys[r["k"]]} for r in part.to_rows()]
+    s = Relation.from_rows(HEADING, rows)
+    assert len(same(engine, text, s)) > 1
 
 
 @pytest.mark.parametrize("policy, held", [("tumbling, count(3)", 12),

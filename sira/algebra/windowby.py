@@ -336,6 +336,15 @@ class Absence:
     part: object
 
 
+def conjuncts(expr):
+    """The top-level conjuncts of ``expr`` (``and`` flattened), left to right."""
+    if isinstance(expr, Call) and expr.op == "and":
+        for a in expr.args:
+            yield from conjuncts(a)
+    else:
+        yield expr
+
+
 def pinned_offset(expr, target: str, others) -> tuple | None:
     """``(other, k)`` when ``expr`` holds only where the AT variable ``target`` equals the AT
     variable ``other`` plus the integer ``k``, by one of its top-level conjuncts
@@ -347,13 +356,6 @@ def pinned_offset(expr, target: str, others) -> tuple | None:
         >>> pinned_offset((attr("lp") - attr("sp")).eq(4) & (attr("x") > 1), "sp", {"lp"})
         ('lp', -4)
     """
-    def conjuncts(e):
-        if isinstance(e, Call) and e.op == "and":
-            for a in e.args:
-                yield from conjuncts(a)
-        else:
-            yield e
-
     def linear(e):
         """(name, sign, constant) of ``e`` = sign * name + constant, or None."""
         if isinstance(e, AttrRef):
