@@ -234,10 +234,16 @@ def _end_offset(node):
     """For a SLIDING WINDOWBY without LABEL whose END is unbounded (``"unbounded"``), has no
     condition (it holds at the start: offset 0) or is pinned to the start (``ep - sp = k``:
     k), what :func:`_pinned_windows` needs; None for every other WINDOWBY."""
-    from sira.engine.windowby import _pin
-
     if node.label is not None or node.kind != "sliding" or node.start.unbounded:
         return None
+    return _start_pinned_end(node)
+
+
+def _start_pinned_end(node):
+    """``"unbounded"`` for an unbounded END, 0 for one without condition (it holds at the
+    start), k for one pinned to the start (``ep - sp = k``), else None."""
+    from sira.engine.windowby import _pin
+
     if node.end.unbounded:
         return "unbounded"
     if node.end.when is None:
@@ -297,12 +303,17 @@ def _variables(node, role, alias, at, r, prev, nxt, n, there=None) -> tuple:
     exists at all (a LABEL window's unopened start), else it always does."""
     values = {"at": at, "as": f"{alias}.{r}", "prev": f"{alias}.{prev}",
               "next": f"{alias}.{nxt}"}
-    exists = {"prev": f"({at} > 1)", "next": f"({at} < {n})"}
+    neighbour = {"prev": f"({at} > 1)", "next": f"({at} < {n})"}
+
+    def exists(kind):
+        own = neighbour.get(kind)
+        if there is None:
+            return own
+        return there if own is None else f"({there} AND {own})"
+
     names = node.variables(role)
-    out = {name: (f"({there} AND {exists[kind]})" if there and kind in exists else
-                  there if there else exists.get(kind)) for kind, name in names}
     return ({name: values[kind] for kind, name in names},
-            {name: e for name, e in out.items() if e is not None})
+            {name: exists(kind) for kind, name in names if exists(kind) is not None})
 
 
 def _label_windows(node, c, rows: str, pidx: str, pos: str, r: str, start, end) -> str:
@@ -409,19 +420,12 @@ def _chain_offset(node):
     conditions total: what :func:`_chained_windows` needs; None for every other WINDOWBY.
     (The reference tests START only outside the windows it found, and END only at the
     windows' starts: a condition that may fail must not be tested elsewhere.)"""
-    from sira.engine.windowby import _pin
-
     if node.label is not None or node.kind != "tumbling" or node.start.unbounded \
             or node.start.when is None or not _total_but_pins(node, "start"):
         return None
-    if node.end.unbounded:
-        return "unbounded"
-    if node.end.when is None:
-        return 0
-    if not _total_but_pins(node, "end"):
+    if node.end.when is not None and not _total_but_pins(node, "end"):
         return None
-    pin = _pin(node, "end", ("label", "start"))
-    return pin[1] if pin is not None and pin[0] == "start" else None
+    return _start_pinned_end(node)
 
 
 def _total_but_pins(node, which) -> bool:
