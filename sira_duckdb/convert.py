@@ -183,5 +183,10 @@ def to_relation(table: pa.Table, heading) -> Relation:
     duplicates collapse."""
     if heading.degree == 0:
         return Relation(heading, frozenset({()}) if table.num_rows else frozenset())
-    columns = [_column_values(table.column(n), t) for n, t in heading.attributes]
+    columns = []
+    for n, t in heading.attributes:
+        try:
+            columns.append(_column_values(table.column(n), t))
+        except OverflowError:  # DuckDB's TIMESTAMP reaches further than Python's datetime
+            raise IntOverflow(type="TIMESTAMP", value=f"a value of {n} after year 9999") from None
     return Relation(heading, frozenset(zip(*columns)))

@@ -59,7 +59,7 @@ from sira.types import FLOAT
 from .compiler import translates
 from .functions import canonical_list
 from .sql import and_all, ident, struct_pack
-from .windows import from_time, order_columns, to_time
+from .windows import from_time, order_columns, time_plus, to_time
 
 _END_OF_INPUT = 2 ** 62  # the emission position of panes emitted at the end of input
 
@@ -195,11 +195,12 @@ def _windows_sql(node, child, c) -> str:
     if node.kind == "tumbling" and ev.kind == "time":
         period = scanner.ev_amount
         windows = (f"SELECT {', '.join(keys)}{', ' if keys else ''}{w}, "
-                   f"{o} + ({w} + 1) * {period} AS {at}, {tuples} AS tuples FROM "
-                   f"(SELECT *, ({t} - {o}) // {period} AS {w} FROM {src}) AS x "
-                   f"WHERE {w} < ({last} - {o}) // {period} GROUP BY {group}, {o}")
+                   f"{_tick(o, f'{w} + 1', period)} AS {at}, {tuples} AS tuples FROM "
+                   f"(SELECT *, {_ticks_to(t, o, period)} AS {w} FROM {src}) AS x "
+                   f"WHERE {w} < {_ticks_to(last, o, period)} GROUP BY {group}, {o}")
         if aged:  # the tick ages a window whose last tuple is more than T before it
-            windows += f" HAVING max({t}) + {scanner.pe_amount} >= {o} + ({w} + 1) * {period}"
+            windows += (f" HAVING {time_plus(f'max({t})', scanner.pe_amount)} "
+                        f">= {_tick(o, f'{w} + 1', period)}")
         instance = f"row_number() OVER ({over_key}ORDER BY {w})"
     elif node.kind == "tumbling":
         if ev.kind == "count":
@@ -228,13 +229,13 @@ def _windows_sql(node, child, c) -> str:
         if ev.kind == "count":
             end = f"least(coalesce({c.helper('tn')}, {last}), {last})"
         else:
-            end = f"least({t} + {scanner.ev_amount}, {last})"
+            end = f"least({time_plus(t, scanner.ev_amount)}, {last})"
         if aged:  # the first tick more than T after the epoch's last tuple ages it
-            end = f"least({end}, {c.helper('le')} + {scanner.pe_amount})"
+            end = f"least({end}, {time_plus(c.helper('le'), scanner.pe_amount)})"
         windows = (f"SELECT {', '.join(keys)}{', ' if keys else ''}{w}, "
-                   f"{o} + {w} * {period} AS {at}, {tuples} AS tuples FROM "
-                   f"(SELECT *, unnest(range(({t} - {o}) // {period} + 1, "
-                   f"({end} - {o}) // {period} + 1)) AS {w} FROM {src}) AS x "
+                   f"{_tick(o, w, period)} AS {at}, {tuples} AS tuples FROM "
+                   f"(SELECT *, unnest(range({_ticks_to(t, o, period)} + 1, "
+                   f"{_ticks_to(end, o, period)} + 1)) AS {w} FROM {src}) AS x "
                    f"GROUP BY {group}, {o}")
         instance = f"row_number() OVER ({over_key}ORDER BY {w})"
     if aged:  # instance keeps counting across a partition eviction
@@ -243,6 +244,18 @@ def _windows_sql(node, child, c) -> str:
     out += [f"CAST({instance} AS BIGINT) AS instance",
             f"{from_time(at, node.ts_type)} AS {ident('at')}", "tuples"]
     return f"SELECT {', '.join(out)} FROM ({windows}) AS win"
+
+
+def _ticks_to(t: str, o: str, period: int) -> str:
+    """(t - o) div period, the number of whole timer periods from the first time o to t, in
+    HUGEINT: t - o of two BIGINT times may pass BIGINT's range."""
+    return f"CAST((CAST({t} AS HUGEINT) - {o}) // {period} AS BIGINT)"
+
+
+def _tick(o: str, m: str, period: int) -> str:
+    """o + m * period, the m-th tick after the first time o, in HUGEINT (o may be far below
+    zero and m * period past BIGINT's range; a tick is never after the stream's last time)."""
+    return f"(CAST({o} AS HUGEINT) + CAST({m} AS HUGEINT) * {period})"
 
 
 def _epochs(node, timed_sql: str, keys: list, t: str, ep: str, c) -> str:
@@ -261,7 +274,7 @@ def _epochs(node, timed_sql: str, keys: list, t: str, ep: str, c) -> str:
     pt, brk = c.helper("pt"), c.helper("brk")
     gapped = c.define(f"SELECT *, lag({t}) OVER ({over_key}ORDER BY {order}) AS {pt} "
                       f"FROM ({timed_sql}) AS s", "spl_gap", materialized=True)
-    gap = f"{pt} + {age} < {t}"
+    gap = f"{time_plus(pt, age)} < {t}"
     tr = node.trigger
     source = gapped
     if node.kind == "sliding" and node.eviction.kind == "time" \
@@ -269,8 +282,9 @@ def _epochs(node, timed_sql: str, keys: list, t: str, ep: str, c) -> str:
         tt, na, nx = c.helper("tt"), c.helper("na"), c.helper("nx")
         times = f"(SELECT DISTINCT {t} AS {tt} FROM {gapped})"
         source = (f"(SELECT s.*, a.{tt} AS {na}, x.{tt} AS {nx} FROM {gapped} AS s "
-                  f"ASOF LEFT JOIN {times} AS a ON a.{tt} > s.{pt} + {age} "
-                  f"ASOF LEFT JOIN {times} AS x ON x.{tt} > s.{pt} + {scanner.ev_amount})")
+                  f"ASOF LEFT JOIN {times} AS a ON a.{tt} > {time_plus(f's.{pt}', age)} "
+                  f"ASOF LEFT JOIN {times} AS x "
+                  f"ON x.{tt} > {time_plus(f's.{pt}', scanner.ev_amount)})")
         gap += f" AND ({nx} IS NULL OR {na} < {nx})"
     flag = f"CAST(coalesce({gap}, FALSE) AS INTEGER)"
     return (f"SELECT *, sum({brk}) OVER ({over_key}ORDER BY {order} ROWS UNBOUNDED PRECEDING) "
@@ -288,7 +302,7 @@ def _with_reach(base: str, keys: list, t: str, j: str, span, c) -> str:
     cols = "".join(f"{k}, " for k in keys)
     last = (f"SELECT {cols}{t} AS {tt}, {j} AS {mj} FROM {base} "
             f"WHERE {c.helper('lastof')}")
-    same = and_all([f"b.{k} = m.{k}" for k in keys] + [f"m.{tt} <= b.{t} + {span}"])
+    same = and_all([f"b.{k} = m.{k}" for k in keys] + [f"m.{tt} <= {time_plus(f'b.{t}', span)}"])
     return c.define(f"SELECT b.*, m.{mj} AS {reach} FROM {base} AS b ASOF JOIN ({last}) AS m "
                     f"ON {same}", "spl_reach")
 
@@ -377,15 +391,19 @@ def _time_interval(node, child, c) -> str:
     v, ag = c.helper("v"), c.helper("ag")
     advances = (f"SELECT {t} AS {v}, {g} AS {ag} FROM {watermarked} "
                 f"WHERE {wmb} IS NULL OR {t} > {wmb}")
-    kept = c.define(f"SELECT * FROM {watermarked} WHERE {wmb} IS NULL OR {t} >= {wmb} - "
-                    f"{discard}", "kept")
-    last_start = f"(({t} - {offset}) - ((({t} - {offset}) % {period} + {period}) % {period}) " \
-                 f"+ {offset})"
-    low = f"({t} - {duration} - {offset})"
+    kept = c.define(f"SELECT * FROM {watermarked} WHERE {wmb} IS NULL OR {t} >= "
+                    f"CAST({wmb} AS HUGEINT) - {discard}", "kept")
+    # pane starts in HUGEINT, BIGINT once they are known to exist (a pane starting before
+    # LONG's least value is an IntOverflow, as in the Python engine)
+    th = f"CAST({t} AS HUGEINT)"
+    last_start = f"(({th} - {offset}) - ((({th} - {offset}) % {period} + {period}) " \
+                 f"% {period}) + {offset})"
+    low = f"({th} - {duration} - {offset})"
     first_start = f"({low} - (({low} % {period} + {period}) % {period}) + {offset} + {period})"
     start, row, arr, end = c.helper("start"), c.helper("row"), c.helper("arr"), c.helper("end")
     panes = c.define(f"SELECT *, unnest(CASE WHEN {first_start} <= {last_start} THEN "
-                     f"range({first_start}, {last_start} + 1, {period}) ELSE "
+                     f"generate_series(CAST({first_start} AS BIGINT), "
+                     f"CAST({last_start} AS BIGINT), {period}) ELSE "
                      f"CAST([] AS BIGINT[]) END) AS {start}, {_row_struct(h)} AS {row} "
                      f"FROM {kept}", "panes")
     pane_key = keys + [start]

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import decimal
 
+from sira.errors import IntOverflow
 from sira.intervals import Interval, IntervalType, empty_interval
 from sira.types import AVERAGE, BIGINT, Average, RelationType, TupleType
 from sira.values import Relation, Tuple
@@ -407,7 +408,12 @@ def to_relation(df, heading) -> Relation:
     """Collect a DataFrame into a relation of ``heading`` (duplicates collapse)."""
     if heading.degree == 0:
         return Relation(heading, frozenset({()}) if df.limit(1).count() else frozenset())
-    rows = df.select(*heading.names).collect()
+    try:
+        rows = df.select(*heading.names).collect()
+    except (OverflowError, ValueError) as err:  # Spark's TIMESTAMP reaches past year 9999
+        if "out of range" not in str(err):
+            raise
+        raise IntOverflow(type="TIMESTAMP", value=f"a value after year 9999 ({err})") from None
     if all(_simple(t) for t in heading.types):
         return Relation(heading, frozenset(tuple(r) for r in rows))
     return Relation(heading, frozenset(from_row(heading, r) for r in rows))

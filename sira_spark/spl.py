@@ -70,7 +70,7 @@ from sira.types import FLOAT
 
 from .compiler import ordered, translates
 from .packing import _bucketed, carried_across, running_rows
-from .windows import _from_time, _order_columns, _to_time
+from .windows import TIME_MAX, _from_time, _order_columns, _to_time, exact, time_plus
 
 _END_OF_INPUT = 2 ** 62  # the emission position of panes emitted at the end of input
 
@@ -220,13 +220,16 @@ def _time_interval(node, df):
     # the watermark advances (g, new watermark): the positions where it grows
     advances = df.where(F.col("__wmb").isNull() | (F.col("__t") > F.col("__wmb"))) \
         .select(F.col("__t").alias("__v"), F.lit(1).alias("__flag"), F.col("__g").alias("__ag"))
-    kept = df.where(F.col("__wmb").isNull() | (F.col("__t") >= F.col("__wmb") - discard))
-    t = F.col("__t")
-    last_start = (t - offset) - F.pmod(t - offset, F.lit(period).cast("long")) + offset
+    kept = df.where(F.col("__wmb").isNull()
+                    | (F.col("__t") >= exact(F.col("__wmb")) - discard))
+    # pane starts exactly, LONG once they are known to exist (a pane starting before LONG's
+    # least value is an IntOverflow, as in the Python engine)
+    t = exact(F.col("__t"))
+    last_start = (t - offset) - F.pmod(t - offset, F.lit(period)) + offset
     low = t - duration - offset
-    first_start = low - F.pmod(low, F.lit(period).cast("long")) + offset + period
+    first_start = low - F.pmod(low, F.lit(period)) + offset + period
     starts = F.when(first_start <= last_start, F.sequence(
-        first_start, last_start, F.lit(period).cast("long"))).otherwise(
+        first_start.cast("long"), last_start.cast("long"), F.lit(period).cast("long"))).otherwise(
         F.array().cast("array<bigint>"))  # a creation period longer than the duration: gaps
     panes = kept.withColumn("__start", F.explode(starts)) \
         .withColumn("__row", _row_struct(h))
@@ -330,9 +333,16 @@ def _splittable(node) -> bool:
 
 
 def _div(col, n: int):
-    """floor(col / n) as LONG, exactly."""
-    n = F.lit(n).cast("long")
+    """floor(col / n) as LONG, exactly: in decimal(20,0), as a double quotient rounds past
+    2**53 (nanosecond times more than 104 days apart)."""
+    col, n = exact(col), exact(F.lit(n))
     return ((col - F.pmod(col, n)) / n).cast("long")
+
+
+def _tick(o, m, period: int):
+    """o + m * period, the m-th tick after the first time o, exactly (o may be far below zero
+    and m * period past LONG; a tick is never after the stream's last time)."""
+    return (exact(F.lit(o)) + exact(m) * period).cast("long")
 
 
 def _running(df, keys: list, sums: dict, order: list, bucket: str = "__b"):
@@ -430,12 +440,13 @@ def _split(node, df):
         if ev.kind == "time":
             period = scanner.ev_amount
             ticks = (last - o) // period  # the ticks that happen: o + T, ..., o + ticks*T
-            w = base.withColumn("__w", _div(t - o, period)).where(F.col("__w") < ticks)
+            w = base.withColumn("__w", _div(exact(t) - o, period)).where(F.col("__w") < ticks)
             numbered = w.groupBy(*keys, "__w").agg(tuples, F.min("__g").alias("__e"),
                                                    F.max("__t").alias("__lt")) \
-                .withColumn("__at", o + (F.col("__w") + 1) * period)
+                .withColumn("__at", _tick(o, F.col("__w") + 1, period))
             if aged:  # the tick ages a window whose last tuple is more than T before it
-                numbered = numbered.where(F.col("__lt") + scanner.pe_amount >= F.col("__at"))
+                numbered = numbered.where(time_plus(F.col("__lt"), scanner.pe_amount)
+                                          >= F.col("__at"))
             numbered = _instances(numbered, keys, "__w")
         elif ev.kind == "delta":  # window w: from the chain's member w to member w + 1
             x = _running(_with_members(node, positioned, base, keys, ev), keys,
@@ -522,16 +533,16 @@ def _split(node, df):
             end = F.least(F.coalesce(F.col("__tE"), F.lit(last)), F.lit(last))
         else:
             x = base
-            end = F.least(t + scanner.ev_amount, F.lit(last))
+            end = F.least(time_plus(t, scanner.ev_amount), F.lit(last))
         if aged:  # the first tick more than T after the epoch's last tuple ages it
             x = x.join(base.groupBy(*keys).agg(F.max("__t").alias("__le")), on=keys)
-            end = F.least(end, F.col("__le") + scanner.pe_amount)
-        m1 = _div(t - o, period) + 1
-        m2 = _div(end - o, period)
+            end = F.least(end, time_plus(F.col("__le"), scanner.pe_amount))
+        m1 = _div(exact(t) - o, period) + 1
+        m2 = _div(exact(end) - o, period)
         x = x.withColumn("__w", F.explode(F.when(m1 <= m2, F.sequence(m1, m2)).otherwise(
             F.array().cast("array<bigint>"))))
         numbered = x.groupBy(*keys, "__w").agg(tuples, F.min("__g").alias("__e")) \
-            .withColumn("__at", o + F.col("__w") * period)
+            .withColumn("__at", _tick(o, F.col("__w"), period))
         numbered = _instances(numbered, keys, "__w")
     if aged:
         numbered = _across_epochs(numbered, outer, base)
@@ -559,7 +570,7 @@ def _epochs(node, positioned, keys: list):
     x = _running(b, keys, {"__j": F.lit(1)}, [g])
     prev = x.select(*[_c(k) for k in keys], (F.col("__j") + 1).alias("__j"), t.alias("__pt"))
     x = x.join(prev, on=[*keys, "__j"], how="left")
-    brk = F.col("__pt").isNotNull() & (F.col("__pt") + age < t)
+    brk = F.col("__pt").isNotNull() & (time_plus(F.col("__pt"), age) < t)
     tr = node.trigger
     if node.kind == "sliding" and node.eviction.kind == "time" \
             and (tr is None or tr.kind != "time"):
@@ -580,20 +591,28 @@ def _aged_before_expired(node, b, gaps):
     together (integer times: "after v" is "at or after v + 1")."""
     scanner = SplScanner(node)
     pt, g, q = F.col("__pt"), F.col("__g"), F.col("__q")
-    queries = gaps.select((g * 2).alias("__q"), (pt + scanner.pe_amount).alias("__v")) \
-        .unionByName(gaps.select((g * 2 + 1).alias("__q"), (pt + scanner.ev_amount).alias("__v")))
+    # "after p + T" is "at or after p + T + 1"; past LONG no tuple is after it (no query)
+    queries = gaps.select((g * 2).alias("__q"), _after(pt, scanner.pe_amount).alias("__v")) \
+        .unionByName(gaps.select((g * 2 + 1).alias("__q"),
+                                 _after(pt, scanner.ev_amount).alias("__v"))) \
+        .where(F.col("__v").isNotNull())
     events = b.select(F.col("__t").alias("__v"), F.lit(1).alias("__flag"),
                       F.col("__t").alias("__ag"), F.lit(None).cast("long").alias("__q")) \
-        .unionByName(queries.select((F.col("__v") + 1).alias("__v"), F.lit(0).alias("__flag"),
+        .unionByName(queries.select("__v", F.lit(0).alias("__flag"),
                                     F.lit(None).cast("long").alias("__ag"), "__q"))
     found = _first_reaching(events).where(F.col("__flag") == 0)
     by_age = found.where(q % 2 == 0).select(F.shiftright(q, 1).alias("__g"),
                                             F.col("__c").alias("__na"))
     by_expiry = found.where(q % 2 == 1).select(F.shiftright(q, 1).alias("__g"),
                                                F.col("__c").alias("__nx"))
-    never = F.lit(2 ** 62).cast("long")  # no tuple after p + T2: the partition stays
+    na, nx = F.col("__na"), F.col("__nx")  # nx null: no tuple after p + T2, nothing expires
     return gaps.select("__g").join(by_age, "__g", "left").join(by_expiry, "__g", "left").select(
-        "__g", (F.col("__na") < F.coalesce(F.col("__nx"), never)).alias("__aged"))
+        "__g", (na.isNotNull() & (nx.isNull() | (na < nx))).alias("__aged"))
+
+
+def _after(t, amount: int):
+    """t + amount + 1, the least time after t + amount; null when that is past LONG."""
+    return F.when(t < F.lit(TIME_MAX - amount).cast("long"), t + (amount + 1))
 
 
 def _across_epochs(numbered, keys: list, base):
@@ -618,7 +637,7 @@ def _reach(base, keys: list, span):
     t = F.col("__t")
     points = base.select(*[_c(k) for k in keys], t.alias("__v"), F.lit(0).alias("__q"), "__g",
                          F.lit(1).alias("__one")).unionByName(
-        base.select(*[_c(k) for k in keys], (t + span).alias("__v"), F.lit(1).alias("__q"),
+        base.select(*[_c(k) for k in keys], time_plus(t, span).alias("__v"), F.lit(1).alias("__q"),
                     "__g", F.lit(0).alias("__one")))
     points = points.orderBy(*[_c(k) for k in keys], "__v", "__q", "__g").withColumn(
         "__pg", F.monotonically_increasing_id()).withColumn(
@@ -687,7 +706,7 @@ def _evictions(node, positioned, base, x, keys: list, delta):
         scan, "__g long, __b long, __k string, __a long, __eg long, __rec boolean") \
         .localCheckpoint()
     maxima = local.groupBy("__k", F.col("__b").alias("__bq")).agg(F.max("__a").alias("__top"))
-    waiting = local.where(F.col("__eg").isNull()).withColumn("__v", F.col("__a") + delta)
+    waiting = local.where(F.col("__eg").isNull()).withColumn("__v", time_plus(F.col("__a"), delta))
     found = (waiting.join(maxima, on="__k") if keys else waiting.crossJoin(maxima)).where(
         (F.col("__bq") > F.col("__b")) & (F.col("__top") > F.col("__v"))) \
         .groupBy("__g").agg(F.min("__bq").alias("__bq"))

@@ -85,8 +85,28 @@ def _from_time(col, t):
 
 
 def _ceil_to(col, step: int):
-    """ceil(col / step) * step for any sign of col."""
-    return col + F.pmod(-col, F.lit(step).cast("long"))
+    """ceil(col / step) * step for any sign of col (no negation: col may be LONG's least)."""
+    step = F.lit(step).cast("long")
+    return col + F.pmod(step - F.pmod(col, step), step)
+
+
+#: LONG's largest value: every time (a LONG) is at most this
+TIME_MAX = 2 ** 63 - 1
+
+
+def time_plus(col, amount: int):
+    """``t + amount`` for a LONG time and a constant ``amount >= 0``, capped at LONG's largest
+    value instead of overflowing: a time x compares with it as with the exact sum in
+    ``x <= t + T``, ``x > t + T``, ``t + T < x`` and ``t + T >= x`` (x is at most the cap), which
+    is how the windows use it; a bound that lands in a result is added exactly instead (it must
+    fit its type: IntOverflow otherwise, as in the Python engine). As DuckDB's ``time_plus``."""
+    return F.least(col, F.lit(TIME_MAX - amount).cast("long")) + F.lit(amount).cast("long")
+
+
+def exact(col):
+    """An integer column as decimal(20,0), which holds the sum or difference of any two LONGs
+    (Spark has no wider integer; a double quotient rounds past 2**53)."""
+    return col.cast("decimal(20,0)")
 
 
 def _order_columns(heading, names):
@@ -314,8 +334,8 @@ def _on_values(node):
         return ev, ev + F.lit(float(amount))
     if et == BIGINT:
         return e, e + F.lit(amount).cast(spark_type(BIGINT))
-    ev = e.cast("long")
-    return ev, ev + F.lit(amount).cast("long")
+    ev = e.cast("long")  # E + C exactly: near the end of LONG it passes LONG, reached by no E
+    return ev, exact(ev) + F.lit(amount).cast("long")
 
 
 def _range_on(df, node, w, order, c):

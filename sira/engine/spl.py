@@ -92,6 +92,7 @@ import heapq
 from collections import OrderedDict, deque
 
 from ..algebra.spl import SplWindow
+from ..errors import IntOverflow
 from ..intervals import Interval
 from ..types import TIMESTAMP
 from ..values import Relation
@@ -107,7 +108,11 @@ def _micros(value) -> int:
 
 
 def _from_micros(value: int):
-    return _EPOCH + value * _MICRO
+    try:
+        return _EPOCH + value * _MICRO
+    except OverflowError:  # past year 9999
+        raise IntOverflow(operator="SPLWINDOW", type="TIMESTAMP",
+                          value=f"the time {value} microseconds after 1970-01-01") from None
 
 
 def order_key(heading, node):
@@ -504,6 +509,19 @@ def interval_windows(rows, node) -> list:
             for key, at, start, content in emissions]
 
 
+def _fit(ts_type):
+    """``fit(value)``: IntOverflow when an ``at`` or a pane bound the windows computed (a pane
+    end, a timer tick) lies outside the timestamp's integer type (None for TIMESTAMP)."""
+    if ts_type == TIMESTAMP:
+        return None
+    low, high = ts_type.min, ts_type.max
+
+    def fit(value):
+        if not low <= value <= high:
+            ts_type.fit(value, operator="SPLWINDOW")
+    return fit
+
+
 @evaluates(SplWindow)
 def _splwindow(node, ctx):
     src = ctx.eval(node.source)
@@ -521,8 +539,13 @@ def _splwindow(node, ctx):
     assemble = row_getter([where[n] for n in h.names])
     counters: dict = {}
     out = set()
+    fit = _fit(node.ts_type)
     for key, at, pane, content in emissions:
         counters[key] = instance = counters.get(key, 0) + 1
+        if fit is not None:
+            fit(at)
+            if pane is not None:
+                fit(pane.begin), fit(pane.end)
         tuples = Relation(src.heading, frozenset(content))
         values = key + (instance, at, tuples) + ((pane,) if pane is not None else ())
         out.add(assemble(values))

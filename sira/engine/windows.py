@@ -18,7 +18,7 @@ from sortedcontainers import SortedList
 from ..algebra.derived import lower_changes
 from ..algebra.windows import (WINDOW_ATTRIBUTES, Changes, DStream, IStream, RStream, Window,
                                WindowTable)
-from ..errors import ArithmeticFault, SiraValueError
+from ..errors import ArithmeticFault, IntOverflow, SiraValueError
 from ..intervals import Interval
 from ..types import TIMESTAMP
 from ..values import Relation
@@ -42,19 +42,35 @@ class _Time:
         self.epoch = datetime.datetime(1970, 1, 1)
 
     def plus(self, t, units: int):
-        return t + units * _MICRO if self.timestamp else t + units
+        if not self.timestamp:
+            return t + units
+        return timestamp_plus(t, units)
 
     def floor(self, t, step: int):
         if self.timestamp:
             micros = (t - self.epoch) // _MICRO
-            return self.epoch + (micros // step) * step * _MICRO
+            return timestamp_plus(self.epoch, (micros // step) * step)
         return (t // step) * step
 
     def ceil(self, t, step: int):
         if self.timestamp:
             micros = (t - self.epoch) // _MICRO
-            return self.epoch + _ceil_to(micros, step) * _MICRO
+            return timestamp_plus(self.epoch, _ceil_to(micros, step))
         return _ceil_to(t, step)
+
+
+def timestamp_plus(t: datetime.datetime, micros: int) -> datetime.datetime:
+    """``t`` plus ``micros`` microseconds; IntOverflow past TIMESTAMP's range (years 1 to 9999),
+    never Python's OverflowError.
+
+        >>> timestamp_plus(datetime.datetime(9999, 12, 31), 86_400_000_000)
+        Traceback (most recent call last):
+        sira.errors.IntOverflow: 9999-12-31 00:00:00 + 86400000000 microseconds does not fit TIMESTAMP
+    """
+    try:
+        return t + micros * _MICRO
+    except OverflowError:
+        raise IntOverflow(type="TIMESTAMP", value=f"{t} + {micros} microseconds") from None
 
 
 def range_bounds(time: _Time, t, rng, slide):
@@ -169,12 +185,40 @@ def _window(node, ctx):
     time = _Time(node.ts_type)
     where = {n: i for i, n in enumerate(src.heading.names + (node.during,))}
     assemble = row_getter([where[n] for n in node.heading.names])
+    fits = _bounds_check(node.ts_type, "WINDOW")
     out = set()
     for rows in ordered_partitions(src, node):
         for row, iv in element_intervals(rows, node, time):
             if iv is not None:
-                out.add(assemble(row + (iv,)))
+                out.add(assemble(row + (fits(iv, row),)))
     return Relation(node.heading, frozenset(out))
+
+
+def _bounds_check(ts_type, operator: str):
+    """``fits(interval, row)``: the interval, or IntOverflow when a bound the window computed
+    (t + T, a slide's ceiling) lies outside the timestamp's type. Intermediate values never
+    overflow (Python integers); only a bound in the result must fit, as on DuckDB and Spark.
+
+        >>> from sira.types import INT
+        >>> fits = _bounds_check(INT, "WINDOW")
+        >>> fits(Interval(2147483640, 2147483647), ()).end
+        2147483647
+        >>> fits(Interval(2147483640, 2147483650), ())
+        Traceback (most recent call last):
+        sira.errors.IntOverflow: WINDOW: 2147483650 does not fit INT
+    """
+    if ts_type == TIMESTAMP:
+        return lambda iv, row: iv
+    high = ts_type.max
+
+    def fits(iv, row):
+        end = iv.end
+        if end is not None and end > high:
+            ts_type.fit(end, operator=operator, tuple=row)
+        if iv.begin > high:  # a slide's ceiling of an element that never leaves
+            ts_type.fit(iv.begin, operator=operator, tuple=row)
+        return iv
+    return fits
 
 
 def _at_instant(node, h):

@@ -39,7 +39,7 @@ read the stream in arrival order, so their rowtime is ``arrival(...)``'s attribu
 from __future__ import annotations
 
 from ..algebra.spl import SplWindow
-from ..engine.spl import (IntervalScanner, SplScanner, _from_micros, _micros, _value_getter,
+from ..engine.spl import (IntervalScanner, SplScanner, _fit, _from_micros, _micros, _value_getter,
                           order_key)
 from ..types import TIMESTAMP
 from ..intervals import Interval
@@ -167,14 +167,19 @@ class SplRows(Operator):
         interval = isinstance(self.scanner, IntervalScanner)
         duration = self.node.interval_units[0] if interval else None
         counters = self.counters
+        fit = _fit(self.node.ts_type)
         for emission in emissions:
             if interval:
                 key, at, start, content = emission
+                if fit is not None:
+                    fit(start), fit(start + duration)
                 extra = (Interval(back(start), back(start + duration)),)
             else:
                 key, at, content = emission
                 content = [row for _, row in content]
                 extra = ()
+            if fit is not None:
+                fit(at)
             counters[key] = instance = counters.get(key, 0) + 1
             value = key + (instance, back(at), Relation(heading, frozenset(content))) + extra
             out.append((at, order(value) if order is not None else value))
