@@ -53,7 +53,7 @@ O(n log n + output).
 from __future__ import annotations
 
 from sira.algebra.spl import SplWindow
-from sira.engine.spl import SplScanner, never_evicted
+from sira.engine.spl import SplScanner, never_evicted, pane_arithmetic
 from sira.types import FLOAT
 
 from .compiler import translates
@@ -391,19 +391,15 @@ def _time_interval(node, child, c) -> str:
     v, ag = c.helper("v"), c.helper("ag")
     advances = (f"SELECT {t} AS {v}, {g} AS {ag} FROM {watermarked} "
                 f"WHERE {wmb} IS NULL OR {t} > {wmb}")
-    kept = c.define(f"SELECT * FROM {watermarked} WHERE {wmb} IS NULL OR {t} >= "
-                    f"CAST({wmb} AS HUGEINT) - {discard}", "kept")
-    # pane starts in HUGEINT, BIGINT once they are known to exist (a pane starting before
-    # LONG's least value is an IntOverflow, as in the Python engine)
-    th = f"CAST({t} AS HUGEINT)"
-    last_start = f"(({th} - {offset}) - ((({th} - {offset}) % {period} + {period}) " \
-                 f"% {period}) + {offset})"
-    low = f"({th} - {duration} - {offset})"
-    first_start = f"({low} - (({low} % {period} + {period}) % {period}) + {offset} + {period})"
+    low = f"(greatest({wmb}, CAST({-2 ** 63 + discard} AS BIGINT)) - {discard})"  # floored
+    kept = c.define(f"SELECT * FROM {watermarked} WHERE {wmb} IS NULL OR {t} >= {low}", "kept")
+    # the pane starts holding t, without overflow (pane_arithmetic): t - d - jP, j = 0 .. top
+    r, q, cut = pane_arithmetic(duration, period, offset)
+    d = f"((({t} % {period}) - {r} + {2 * period}) % {period})"
+    top = f"{q} - CAST({d} > {cut} AS BIGINT)"
     start, row, arr, end = c.helper("start"), c.helper("row"), c.helper("arr"), c.helper("end")
-    panes = c.define(f"SELECT *, unnest(CASE WHEN {first_start} <= {last_start} THEN "
-                     f"generate_series(CAST({first_start} AS BIGINT), "
-                     f"CAST({last_start} AS BIGINT), {period}) ELSE "
+    panes = c.define(f"SELECT *, unnest(CASE WHEN {d} < {duration} THEN "
+                     f"generate_series({t} - {d} - ({top}) * {period}, {t} - {d}, {period}) ELSE "
                      f"CAST([] AS BIGINT[]) END) AS {start}, {_row_struct(h)} AS {row} "
                      f"FROM {kept}", "panes")
     pane_key = keys + [start]

@@ -65,7 +65,7 @@ from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 
 from sira.algebra.spl import SplWindow
-from sira.engine.spl import SplScanner, never_evicted
+from sira.engine.spl import SplScanner, never_evicted, pane_arithmetic
 from sira.types import FLOAT
 
 from .compiler import ordered, translates
@@ -220,16 +220,15 @@ def _time_interval(node, df):
     # the watermark advances (g, new watermark): the positions where it grows
     advances = df.where(F.col("__wmb").isNull() | (F.col("__t") > F.col("__wmb"))) \
         .select(F.col("__t").alias("__v"), F.lit(1).alias("__flag"), F.col("__g").alias("__ag"))
-    kept = df.where(F.col("__wmb").isNull()
-                    | (F.col("__t") >= exact(F.col("__wmb")) - discard))
-    # pane starts exactly, LONG once they are known to exist (a pane starting before LONG's
-    # least value is an IntOverflow, as in the Python engine)
-    t = exact(F.col("__t"))
-    last_start = (t - offset) - F.pmod(t - offset, F.lit(period)) + offset
-    low = t - duration - offset
-    first_start = low - F.pmod(low, F.lit(period)) + offset + period
-    starts = F.when(first_start <= last_start, F.sequence(
-        first_start.cast("long"), last_start.cast("long"), F.lit(period).cast("long"))).otherwise(
+    low = F.greatest(F.col("__wmb"), F.lit(-2 ** 63 + discard).cast("long")) - discard  # floored
+    kept = df.where(F.col("__wmb").isNull() | (F.col("__t") >= low))
+    # the pane starts holding t, without overflow (pane_arithmetic): t - d - jP, j = 0 .. top
+    t = F.col("__t")
+    r, q, cut = pane_arithmetic(duration, period, offset)
+    p = F.lit(period).cast("long")
+    d = F.pmod(F.pmod(t, p) - r, p)
+    top = F.lit(q).cast("long") - (d > cut).cast("long")
+    starts = F.when(d < duration, F.sequence(t - d - top * p, t - d, p)).otherwise(
         F.array().cast("array<bigint>"))  # a creation period longer than the duration: gaps
     panes = kept.withColumn("__start", F.explode(starts)) \
         .withColumn("__row", _row_struct(h))

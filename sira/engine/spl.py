@@ -491,6 +491,21 @@ class IntervalScanner:
             del panes[(key, start)]
 
 
+def pane_arithmetic(duration: int, period: int, offset: int) -> tuple:
+    """``(r, q, c)`` for the panes ``[s, s + D)``, s = offset + kP, holding a time t, in integer
+    steps that cannot overflow (DuckDB and Spark compute them per tuple near LONG's ends): with
+    ``d = ((t mod P) - r) mod P`` (r = offset mod P), none when d >= D, else the starts
+    ``t - d - jP`` for j = 0 .. q - (1 if d > c else 0), where q, c = divmod(D - 1, P).
+
+        >>> r, q, c = pane_arithmetic(10, 5, 0)  # t = 12: panes [5, 15) and [10, 20)
+        >>> d = ((12 % 5) - r) % 5
+        >>> [12 - d - j * 5 for j in range(q - (d > c) + 1)]
+        [10, 5]
+    """
+    q, c = divmod(duration - 1, period)
+    return offset % period, q, c
+
+
 def interval_windows(rows, node) -> list:
     """[(partition key, at, pane, [rows])] in emission order, for timeInterval windows."""
     h = node.source.heading
