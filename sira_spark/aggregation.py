@@ -24,8 +24,8 @@ from sira.types import AVERAGE, FLOAT, INTEGER_TYPES, RelationType
 
 from .basic import computed_on_every_row
 from .compiler import Packed, ordered, translates
-from .functions import (_average_plus, _iunion, column, float_mult, float_plus, interval_intersect,
-                        literal_column, sira_error)
+from .functions import (_average_plus, _iunion, column, exact_sum, float_mult, float_plus,
+                        interval_intersect, literal_column, sira_error)
 from .packing import _c, split_dataframes
 from .types import spark_type
 
@@ -51,7 +51,7 @@ def aggregate_column(agg, value, t, grouped=False):
     rt = agg.result_type
     identity = None if agg.identity is NO_IDENTITY else literal_column(rt, agg.identity)
     if op == "plus" and t in INTEGER_TYPES:
-        out = F.sum(value).cast(spark_type(rt))
+        out = exact_sum(value, t).cast(spark_type(rt))
     elif op == "plus" and t == FLOAT:
         out = _fold(_sorted_values(value, t), F.lit(0.0), float_plus, t)
     elif op == "plus" and t == AVERAGE:

@@ -617,7 +617,9 @@ def _summarize_rows(node, win, c):
     sequence (no partition) they are equi-joins on positions counted across buckets
     (:func:`_positioned`, seed 003 section 5), so no step holds the whole sequence. O(n log N)."""
     from sira.algebra.aggregation import aggregations
-    from .functions import column
+    from sira.expressions.evaluate import infer_type
+
+    from .functions import column, exact_sum
     df = c.compile(win.source)
     h = win.source.heading
     n = win.spec.rows
@@ -638,8 +640,10 @@ def _summarize_rows(node, win, c):
         w = W.partitionBy(*parts).orderBy(*order)
         if n <= MAX_FRAME_ROWS:  # a short frame is cheaper than the levels
             frame = w.rowsBetween(-(n - 1), 0)
-            agg = {"plus": F.sum, "max": F.max, "min": F.min}
-            framed = {r: agg[op](v).over(frame) for r, (_, op, _), v
+            agg = {"plus": lambda v, t: exact_sum(v, t, frame),
+                   "max": lambda v, t: F.max(v).over(frame),
+                   "min": lambda v, t: F.min(v).over(frame)}
+            framed = {r: agg[op](v, infer_type(e, h)) for r, (_, op, e), v
                       in zip(values, node.specs, values.values())}
             sums, values = {}, {}
         running = w.rowsBetween(W.unboundedPreceding, 0)

@@ -187,7 +187,9 @@ def summarize_hop(node, win, c):
     from sira.algebra.aggregation import aggregations
 
     from .compiler import ordered
-    from .functions import column
+    from sira.expressions.evaluate import infer_type
+
+    from .functions import column, exact_sum
     from .types import spark_type
     df = c.compile(win.source)
     h = win.source.heading
@@ -197,9 +199,11 @@ def summarize_hop(node, win, c):
     key = [n for n in node.by if n not in WINDOW_ATTRIBUTES]
     aggs = aggregations(node.specs, win.heading, node.operator_name)
     combine = {"plus": F.sum, "max": F.max, "min": F.min}
+    first = {"plus": lambda v, e: exact_sum(v, infer_type(e, h)),  # pane sums exactly
+             "max": lambda v, e: F.max(v), "min": lambda v, e: F.min(v)}
     panes = df.groupBy(*[F.col(f"`{k}`") for k in key],
                        (_floor_to(t - offset, pane) + offset).alias("__pane")).agg(
-        *[combine[op](column(expr, h, c)).alias(f"__a{i}")
+        *[first[op](column(expr, h, c), expr).alias(f"__a{i}")
           for i, (_, op, expr) in enumerate(node.specs)])
     p = F.col("__pane")
     base = _floor_to(p - offset, slide) + offset
