@@ -164,3 +164,17 @@ def test_what_a_live_window_cannot_read_in_order_is_refused_naming_it(text, reas
     with pytest.raises(NotSupportedLive, match=reason):
         engine.register(text)
     assert engine.queries == []
+
+
+def test_a_pane_ending_past_long_stops_the_query_with_an_overflow():
+    """As the batch operator: a pane bound that does not fit LONG is IntOverflow (the live
+    runtime stops the query and keeps the error), never a LONG out of range."""
+    from sira.errors import IntOverflow
+    engine = StreamEngine()
+    e = engine.create_stream("e", {"k": INT, "v": INT, "et": LONG})
+    q = engine.register("splwindow(e, et, timeinterval, intervalduration(10) arrival(ts))")
+    p = e.attach("P")
+    p.insert({"k": 0, "v": 1, "et": 2 ** 63 - 4}, 2 ** 63 - 4)
+    p.detach()
+    engine.finish()
+    assert isinstance(q.error, IntOverflow) and "does not fit LONG" in str(q.error)
