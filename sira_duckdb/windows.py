@@ -86,9 +86,14 @@ def time_plus(sql: str, amount: int) -> str:
     return f"(least({sql}, {TIME_MAX - amount}) + {amount})"
 
 
-def floor_to(sql: str, step: int) -> str:
-    """floor(x / step) * step for any sign of x."""
-    return f"({sql} - ((({sql}) % {step} + {step}) % {step}))"
+def floor_aligned(sql: str, step: int, offset: int) -> str:
+    """The greatest s <= x with s = offset (mod step) -- floor((x - offset) / step) * step +
+    offset -- without computing x - offset, which leaves BIGINT near its least value.
+
+        >>> floor_aligned('"u"', 10, 3)
+        '("u" - (((("u") % 10) - 3 + 20) % 10))'
+    """
+    return f"({sql} - (((({sql}) % {step}) - {offset % step} + {2 * step}) % {step}))"
 
 
 def order_columns(heading, names) -> list:
@@ -396,4 +401,4 @@ def summarize_window(node, c):
     return None
 
 
-__all__ = ["to_time", "from_time", "ceil_to", "floor_to", "order_columns"]
+__all__ = ["to_time", "from_time", "ceil_to", "floor_aligned", "order_columns"]

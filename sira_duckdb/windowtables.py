@@ -24,7 +24,7 @@ from sira.algebra.windows import WINDOW_ATTRIBUTES, WindowTable
 from .compiler import translates
 from .guards import limited
 from .sql import ident
-from .windows import floor_to, from_time, to_time
+from .windows import floor_aligned, from_time, to_time
 
 #: hop windows with at most this many windows per element use a literal list of offsets (a
 #: condition drops the ones not holding t); longer ones a ``range`` of their starts
@@ -43,6 +43,15 @@ def _offsets(size: int, slide: int) -> str:
     return "[" + ", ".join(f"CAST({j * slide} AS BIGINT)" for j in range(count)) + "]"
 
 
+def _holding(source: str, offsets: str, k: str, base: str, u: str, size: int, s: str) -> str:
+    """The rows of ``source`` once per HOP window holding their time u: the window starting at
+    base - k for each offset k with base - k + size > u, tested as k < size - (u - base) so
+    that no start of a window not holding u is computed (near BIGINT's least value it would not
+    fit)."""
+    return (f"SELECT *, {base} - {k} AS {s} FROM (SELECT *, unnest({offsets}) AS {k} "
+            f"FROM {source}) AS x WHERE {k} < {size} - ({u} - {base})")
+
+
 @translates(WindowTable)
 def _window_table(node, children, c):
     (child,) = children
@@ -52,22 +61,22 @@ def _window_table(node, children, c):
     timed = c.define(f"SELECT *, {to_time(ident(node.ts), node.ts_type)} AS {u} FROM {child}",
                      "timed")
     if node.kind == "tumble":
-        start = f"({floor_to(f'{u} - {offset}', size)} + {offset})"
+        start = floor_aligned(u, size, offset)
         return (f"SELECT {cols}, {', '.join(_window_values(node, start, f'{start} + {size}'))} "
                 f"FROM {timed}")
     if node.kind == "hop":
         # the windows holding t start at base, base - L, ..., down to more than t - T
-        base = f"({floor_to(f'{u} - {offset}', slide)} + {offset})"
+        base = floor_aligned(u, slide, offset)
         if -(-size // slide) <= MAX_HOP_OFFSETS:
             offsets = _offsets(size, slide)
         else:  # offsets 0, L, ..., j*L with j*L < base + T - t
-            offsets = f"range(0, {base} + {size} - {u}, {slide})"
-        starts = c.define(f"SELECT *, {base} - unnest({offsets}) AS {s} FROM {timed}", "hop")
+            offsets = f"range(0, {size} - ({u} - {base}), {slide})"
+        starts = c.define(_holding(timed, offsets, k, base, u, size, s), "hop")
         values = _window_values(node, s, f"{s} + {size}")
-        result = f"SELECT {cols}, {', '.join(values)} FROM {starts} WHERE {s} + {size} > {u}"
+        result = f"SELECT {cols}, {', '.join(values)} FROM {starts}"
         return f"SELECT * FROM {limited(c, node, result, 'hop')}"  # max_tuples
     if node.kind == "cumulate":
-        period = f"({floor_to(f'{u} - {offset}', size)} + {offset})"
+        period = floor_aligned(u, size, offset)
         first = f"(({u} - {period}) // {slide} + 1)"
         steps = c.define(f"SELECT *, {period} AS {s}, unnest(range({first}, {size // slide + 1}))"
                          f" AS {k} FROM {timed}", "cumulate")
@@ -141,16 +150,16 @@ def summarize_hop(node, win, c):
     source = guarded(child, win.source, [e for _, _, e in node.specs])
     values = [f"{first[op]}({expression(e, h, c)}) AS {a}"
               for (_, op, e), a in zip(node.specs, part)]
-    pane_of = f"({floor_to(f'{time} - {offset}', pane)} + {offset})"
+    pane_of = floor_aligned(time, pane, offset)
     panes = c.define(f"SELECT {', '.join(key + [f'{pane_of} AS {p}'] + values)} FROM {source} "
                      f"GROUP BY {', '.join(key + [pane_of])}", "panes")
-    base = f"({floor_to(f'{p} - {offset}', slide)} + {offset})"
-    copied = c.define(f"SELECT *, {base} - unnest({_offsets(size, slide)}) AS {s} FROM {panes}",
-                      "pane_windows")
+    base = floor_aligned(p, slide, offset)
+    k = c.helper("k")
+    copied = c.define(_holding(panes, _offsets(size, slide), k, base, p, size, s), "pane_windows")
     combined = [f"CAST({first[op]}({a}) AS {duckdb_type(agg.result_type)}) AS {ident(n)}"
                 for (n, op, _), a, agg in zip(node.specs, part, aggs)]
     result = c.define(f"SELECT {', '.join(key + [s] + combined)} FROM {copied} "
-                      f"WHERE {s} + {size} > {p} GROUP BY {', '.join(key + [s])}", "hop_sums")
+                      f"GROUP BY {', '.join(key + [s])}", "hop_sums")
     kept = [n for n in WINDOW_ATTRIBUTES if n in node.by]
     names = [ident(n) for n in node.heading.names if n not in WINDOW_ATTRIBUTES]
     return (f"SELECT {', '.join(names + _window_values(win, s, f'{s} + {size}', kept))} "

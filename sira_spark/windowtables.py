@@ -45,9 +45,12 @@ def _window_columns(df, back, start, end, names=WINDOW_ATTRIBUTES):
 MAX_HOP_OFFSETS = 64
 
 
-def _floor_to(u, step: int):
-    """floor(u / step) * step in exact LONG arithmetic, for any sign of u."""
-    return u - F.pmod(u, F.lit(step).cast("bigint"))
+def _floor_aligned(u, step: int, offset: int):
+    """The greatest s <= u with s = offset (mod step) -- floor((u - offset) / step) * step +
+    offset -- in exact LONG arithmetic, without computing u - offset (which leaves LONG near
+    its least value). As DuckDB's ``floor_aligned``."""
+    m = F.lit(step).cast("bigint")
+    return u - F.pmod(F.pmod(u, m) - offset % step, m)
 
 
 @translates(WindowTable)
@@ -56,20 +59,21 @@ def _window_table(node, children, c):
     t, back = _units(node, c)
     size, slide, offset = node.units("size"), node.units("slide"), node.units("offset")
     if node.kind == "tumble":
-        start = _floor_to(t - offset, size) + offset
+        start = _floor_aligned(t, size, offset)
         return _window_columns(df, back, start, start + size)
     if node.kind == "hop":
         # the windows holding t start at base, base - L, ..., down to more than t - T
-        base = _floor_to(t - offset, slide) + offset
+        base = _floor_aligned(t, slide, offset)
         count = -(-size // slide)  # ceil(T / L): how many windows may hold t
         if count <= MAX_HOP_OFFSETS:
             out = df.withColumn("__k", F.explode(F.array(*[F.lit(j * slide).cast("bigint")
                                                            for j in range(count)])))
+            # the windows holding t (base - k + size > t), without computing the others' starts
+            out = out.where(F.col("__k") < size - (t - base))
             start = base - F.col("__k")
-            out = out.where(start + size > t)
         else:
             # offsets 0, L, ..., j*L with j*L < base + T - t (a non-negative count)
-            last = F.call_function("div", base + size - t - 1, F.lit(slide).cast("bigint"))
+            last = F.call_function("div", size - (t - base) - 1, F.lit(slide).cast("bigint"))
             out = df.withColumn("__k", F.explode(F.sequence(
                 F.lit(0).cast("bigint"), last * slide, F.lit(slide).cast("bigint"))))
             start = base - F.col("__k")
@@ -77,7 +81,7 @@ def _window_table(node, children, c):
         check_rows(c, node, result)  # max_tuples
         return result
     if node.kind == "cumulate":
-        period = _floor_to(t - offset, size) + offset
+        period = _floor_aligned(t, size, offset)
         first = F.call_function("div", t - period, F.lit(slide).cast("bigint")) + 1
         j = F.explode(F.sequence(first, F.lit(size // slide).cast("bigint")))
         out = df.withColumn("__j", j)
@@ -202,16 +206,16 @@ def summarize_hop(node, win, c):
     first = {"plus": lambda v, e: exact_sum(v, infer_type(e, h)),  # pane sums exactly
              "max": lambda v, e: F.max(v), "min": lambda v, e: F.min(v)}
     panes = df.groupBy(*[F.col(f"`{k}`") for k in key],
-                       (_floor_to(t - offset, pane) + offset).alias("__pane")).agg(
+                       _floor_aligned(t, pane, offset).alias("__pane")).agg(
         *[first[op](column(expr, h, c), expr).alias(f"__a{i}")
           for i, (_, op, expr) in enumerate(node.specs)])
     p = F.col("__pane")
-    base = _floor_to(p - offset, slide) + offset
+    base = _floor_aligned(p, slide, offset)
     count = -(-size // slide)
     out = panes.withColumn("__k", F.explode(F.array(*[F.lit(j * slide).cast("bigint")
                                                       for j in range(count)])))
-    start = base - F.col("__k")
-    out = out.where(start + size > p).select(*[F.col(f"`{k}`") for k in key],
+    start = base - F.col("__k")  # of the windows holding the pane (k < size - (p - base))
+    out = out.where(F.col("__k") < size - (p - base)).select(*[F.col(f"`{k}`") for k in key],
                                              start.alias("__s"), *[f"__a{i}" for i in
                                                                    range(len(node.specs))])
     result = out.groupBy(*[F.col(f"`{k}`") for k in key], "__s").agg(

@@ -179,3 +179,20 @@ def test_long_sums_whose_partial_sums_leave_long_are_exact(engine):
         r = Relation.from_rows({"g": INT, "l": LONG, "ts": LONG}, rows)
         expected = sira.evaluate(query, {"R": r})
         assert sira.evaluate(query, {"R": r}, engine=engine) == expected, query
+
+
+#: (query, times): window tables at LONG's least value whose windows all fit; the engines
+#: computed t - offset, or the start of a HOP window not holding t (MIN - 1), and overflowed
+ALIGNED = [("tumble(s, ts, size(1) offset(3))", [MIN, MIN + 1]),
+           ("hop(s, ts, size(5) slide(2) offset(13))", [MIN + 4]),
+           ("summarizeby(hop(s, ts, size(5) slide(2) offset(13)), (window_start), "
+            "(n(plus(1))))", [MIN + 4])]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_window_tables_at_the_least_long_compute_only_the_windows_they_give(engine):
+    for query, times in ALIGNED:
+        s = Relation.from_rows(HEADING, [{"ts": t, "k": 0, "v": 0} for t in times])
+        expected = sira.evaluate(query, {"s": s})
+        assert len(expected) >= 1
+        assert sira.evaluate(query, {"s": s}, engine=engine) == expected, query
