@@ -187,6 +187,6 @@ def to_relation(table: pa.Table, heading) -> Relation:
     for n, t in heading.attributes:
         try:
             columns.append(_column_values(table.column(n), t))
-        except OverflowError:  # DuckDB's TIMESTAMP reaches further than Python's datetime
-            raise IntOverflow(type="TIMESTAMP", value=f"a value of {n} after year 9999") from None
+        except OverflowError:  # DuckDB's TIMESTAMP and DATE reach further than Python's
+            raise IntOverflow(type=str(t), value=f"a value of {n} after year 9999") from None
     return Relation(heading, frozenset(zip(*columns)))

@@ -92,12 +92,12 @@ import heapq
 from collections import OrderedDict, deque
 
 from ..algebra.spl import SplWindow
-from ..errors import IntOverflow
 from ..intervals import Interval
 from ..types import TIMESTAMP
 from ..values import Relation
 from . import evaluates
 from .basic import row_getter
+from .windows import timestamp_plus
 
 _EPOCH = datetime.datetime(1970, 1, 1)
 _MICRO = datetime.timedelta(microseconds=1)
@@ -108,11 +108,7 @@ def _micros(value) -> int:
 
 
 def _from_micros(value: int):
-    try:
-        return _EPOCH + value * _MICRO
-    except OverflowError:  # past year 9999
-        raise IntOverflow(operator="SPLWINDOW", type="TIMESTAMP",
-                          value=f"the time {value} microseconds after 1970-01-01") from None
+    return timestamp_plus(_EPOCH, value, "SPLWINDOW")  # IntOverflow past year 9999
 
 
 def order_key(heading, node):
@@ -529,12 +525,7 @@ def _fit(ts_type):
     end, a timer tick) lies outside the timestamp's integer type (None for TIMESTAMP)."""
     if ts_type == TIMESTAMP:
         return None
-    low, high = ts_type.min, ts_type.max
-
-    def fit(value):
-        if not low <= value <= high:
-            ts_type.fit(value, operator="SPLWINDOW")
-    return fit
+    return lambda value: ts_type.fit(value, operator="SPLWINDOW")
 
 
 @evaluates(SplWindow)

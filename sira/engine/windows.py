@@ -59,7 +59,7 @@ class _Time:
         return _ceil_to(t, step)
 
 
-def timestamp_plus(t: datetime.datetime, micros: int) -> datetime.datetime:
+def timestamp_plus(t: datetime.datetime, micros: int, operator=None) -> datetime.datetime:
     """``t`` plus ``micros`` microseconds; IntOverflow past TIMESTAMP's range (years 1 to 9999),
     never Python's OverflowError.
 
@@ -70,7 +70,8 @@ def timestamp_plus(t: datetime.datetime, micros: int) -> datetime.datetime:
     try:
         return t + micros * _MICRO
     except OverflowError:
-        raise IntOverflow(type="TIMESTAMP", value=f"{t} + {micros} microseconds") from None
+        raise IntOverflow(operator=operator, type="TIMESTAMP",
+                          value=f"{t} + {micros} microseconds") from None
 
 
 def range_bounds(time: _Time, t, rng, slide):
