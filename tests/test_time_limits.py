@@ -196,3 +196,14 @@ def test_window_tables_at_the_least_long_compute_only_the_windows_they_give(engi
         expected = sira.evaluate(query, {"s": s})
         assert len(expected) >= 1
         assert sira.evaluate(query, {"s": s}, engine=engine) == expected, query
+
+
+@pytest.mark.parametrize("policy", ["count(100000000000000000000)", "time(9223372036854775808)",
+                                    "count(3), trigger(count(2)), "
+                                    "partitioned(k, partitionage(9223372036854775808))"])
+def test_an_spl_amount_past_long_is_refused_by_name(policy):
+    """No stream spans more than LONG: such an amount is refused when the window is built (Spark
+    failed with a Py4J error on it)."""
+    from sira.errors import SiraValueError
+    with pytest.raises(SiraValueError, match="must be at most 9223372036854775807"):
+        sira.parse(f"splwindow(s, ts, sliding, {policy})", {"s": HEADING})

@@ -72,6 +72,9 @@ class SplPolicy:
         return f"{self.kind}({self.amount})"
 
 
+_LONG_MAX = 2 ** 63 - 1
+
+
 def _positive(value, what, allow_zero=False):
     amount = value.amount if isinstance(value, Duration) else value
     ok = isinstance(amount, (int, float)) and not isinstance(amount, bool) and (
@@ -80,6 +83,9 @@ def _positive(value, what, allow_zero=False):
         need = "a non-negative number" if allow_zero else "a positive integer"
         raise SiraValueError(f"{OP}: {what} must be {need} (got {value})", operator=OP,
                              value=str(value))
+    if amount > _LONG_MAX:  # no stream spans more; DuckDB and Spark compute in LONG
+        raise SiraValueError(f"{OP}: {what} must be at most {_LONG_MAX} (got {value})",
+                             operator=OP, value=str(value))
 
 
 @node_class
