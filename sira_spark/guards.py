@@ -2,7 +2,7 @@
 than the limit, as on the Python engine (``sira.engine.guards``), before its plan runs.
 
 * A JOIN's exact size is known from its keys: each operand's tuples are counted per join key
-  (two aggregations, a join of the counts), and the sum of the products is checked before the
+  (one aggregation over both operands' keys), and the sum of the products is checked before the
   join runs; a cartesian product's size is the product of its operands' counts. The operand
   whose keys hold most of the data is never gathered anywhere.
 * Any other such operator (LEFTJOIN, the pointwise split, GROUP, UNGROUP, HOP and CUMULATE,
@@ -24,13 +24,10 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from functools import reduce
 
 from pyspark.sql import functions as F
 
 from sira.engine.guards import Guard, operator_label
-
-from .types import equal
 
 #: (compiler, node) of the translation running now, for checks deep inside shared helpers
 _CURRENT = contextvars.ContextVar("sira_spark_guarded", default=None)
@@ -72,20 +69,20 @@ def check_current(df, making: str | None = None) -> None:
 
 def check_join(c, node, left, lh, right, rh) -> None:
     """Refuse a natural join of ``left`` and ``right`` whose result would hold more than
-    ``max_tuples`` tuples, from the operands' counts per join key."""
+    ``max_tuples`` tuples, from the operands' counts per join key: both operands' keys, tagged
+    by side, in one aggregation (one shuffle, no join of the counts)."""
     guard, inside = guard_of(c, node)
     common = [n for n in lh.names if n in rh]
     with _quiet(c):
         if not common:
             size = left.count() * right.count()
         else:
-            lk = left.groupBy(*[F.col(f"`{n}`") for n in common]).count() \
-                .withColumnRenamed("count", "__ln")
-            rk = right.groupBy(*[F.col(f"`{n}`").alias(f"__r_{n}") for n in common]).count() \
-                .withColumnRenamed("count", "__rn")
-            cond = reduce(lambda a, b: a & b, [equal(F.col(f"`{n}`"), F.col(f"`__r_{n}`"),
-                                                     lh.type_of(n)) for n in common])
-            total = lk.join(rk, cond).select(
+            keys = [F.col(f"`{n}`") for n in common]
+            one, zero = F.lit(1).cast("long"), F.lit(0).cast("long")
+            tagged = left.select(*keys, one.alias("__l"), zero.alias("__r")).unionByName(
+                right.select(*keys, zero.alias("__l"), one.alias("__r")))
+            total = tagged.groupBy(*keys).agg(F.sum("__l").alias("__ln"),
+                                              F.sum("__r").alias("__rn")).select(
                 F.sum(F.col("__ln").cast("decimal(38,0)") * F.col("__rn"))).first()[0]
             size = int(total or 0)
     guard.check(size, inside)

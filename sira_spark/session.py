@@ -107,8 +107,7 @@ def require_spark() -> None:
 def local_session(master: str = "local[2]", shuffle_partitions: int = 4,
                   driver_memory: str | None = None, app_name: str = "sira"):
     """A SparkSession configured as sira expects (ANSI mode, UTC, quiet logs), created or
-    reused; ``driver_memory`` (``"8g"``) and the environment's ``SIRA_SPARK_JAVA_OPTIONS``
-    (more options for the driver's JVM) only apply when this starts the JVM.
+    reused; ``driver_memory`` (``"8g"``) only applies when this starts the JVM.
 
     Raises:
         EngineUnavailable: pyspark or Java is missing, or Spark could not start.
@@ -131,9 +130,8 @@ def local_session(master: str = "local[2]", shuffle_partitions: int = 4,
                  .config("spark.sql.ansi.enabled", "true")
                  .config("spark.sql.session.timeZone", "UTC")
                  .config("spark.log.structuredLogging.enabled", "false")
-                 .config("spark.driver.extraJavaOptions", " ".join(filter(None, [
-                     f"-Dlog4j2.level=error -Dlog4j2.configurationFile={LOG4J}",
-                     os.environ.get("SIRA_SPARK_JAVA_OPTIONS", "")])))
+                 .config("spark.driver.extraJavaOptions",
+                         f"-Dlog4j2.level=error -Dlog4j2.configurationFile={LOG4J}")
                  .getOrCreate())
     except Exception as err:  # the JVM did not start (a wrong Java, no memory...)
         raise EngineUnavailable(engine="spark", reason=f"Spark could not start: "

@@ -205,3 +205,43 @@ def test_caps_the_stream_never_reaches_leave_the_windows_in_sql(policy, held, mo
         scans.clear()
         same(f"splwindow(s, ts, {policy} partitioned(k, {cap}))", s)
         assert bool(scans) == evicting, cap
+
+
+#: tumbling delta chains over an attribute that never goes down within a key (ts, in stream order)
+CHAINS = ["tumbling, delta(ts, 0)", "tumbling, delta(ts, 1)", "tumbling, delta(ts, 3)",
+          "tumbling, delta(ts, 500)"]
+
+
+@pytest.mark.parametrize("policy", CHAINS)
+@pytest.mark.parametrize("read", READS)
+def test_delta_chains_over_a_rising_attribute_equal_the_python_engine(policy, read, monkeypatch):
+    import sira_duckdb.spl as spl
+
+    def no_scan(*args):
+        raise AssertionError("the chain went to the scan")
+    monkeypatch.setattr(spl, "_scanned", no_scan)
+    for seed in (3, 4):
+        same(f"splwindow(s, ts, {policy}{read})", random_stream(seed))
+    skewed, sparse = skewed_and_sparse_streams(random.Random(7), HEADING)
+    for s in (skewed, sparse):
+        same(f"splwindow(s, ts, {policy}{read})", s)
+
+
+def test_delta_chains_near_the_end_of_long_and_in_microseconds():
+    top = 2 ** 63 - 1
+    s = Relation.from_rows({"ts": LONG, "k": INT}, [(top - d, d % 2) for d in range(12)])
+    assert len(same("splwindow(s, ts, tumbling, delta(ts, 3) partitioned(k))", s)) > 0
+    start = datetime.datetime(2024, 2, 29, 23, 59, 58)
+    rows = [{"ts": start + datetime.timedelta(milliseconds=700 * t), "k": "ab"[t % 2], "i": t}
+            for t in range(20)]
+    s = Relation.from_rows({"ts": TIMESTAMP, "k": STRING, "i": INT}, rows)
+    assert len(same("splwindow(s, ts, tumbling, delta(ts, 2 second) partitioned(k))", s)) > 0
+
+
+def test_an_attribute_that_goes_down_takes_the_scan():
+    import sira_duckdb.spl as spl
+    s = random_stream(5)
+    node = sira.parse("splwindow(s, ts, tumbling, delta(i, 3) partitioned(k))", {"s": s})
+    assert spl._a_delta_chain(node)
+    same("splwindow(s, ts, tumbling, delta(i, 3) partitioned(k))", s)
+    same("splwindow(s, ts, tumbling, delta(seq, 2) arrival(seq))", s)  # seq falls in ts order
