@@ -93,7 +93,7 @@ FAMILIES = {
     "spl-sliding-count": ("splwindow(s, ts, sliding, count(10) trigger(count(5)))", ("one",)),
     "spl-tumbling-delta": ("splwindow(s, ts, tumbling, delta(ts, 10))", ("one",)),
     "spl-partitioned-delta": ("splwindow(s, ts, tumbling, delta(ts, 10) partitioned(k))",
-                              ("ten", "skew")),
+                              ("ten", "many", "skew")),
     "spl-sliding-time": ("splwindow(s, ts, sliding, time(10) trigger(count(5)))", ("one",)),
     "spl-tumbling-time": ("splwindow(s, ts, tumbling, time(10))", ("one",)),
     "spl-partitioned": ("splwindow(s, ts, tumbling, count(10) partitioned(k))",

@@ -357,8 +357,8 @@ def _delta_chain(node, child, c) -> str | None:
         f"SELECT *, row_number() OVER (ORDER BY {order}) - 1 AS {g}, "
         f"{to_time(ident(node.ts), node.ts_type)} AS {t}, {_delta(node, ev)} AS {a} "
         f"FROM {child}", "spl_seq", node)
-    by_key = f"PARTITION BY {', '.join(keys)} " if keys else ""
-    falls = c.fetch(f"SELECT count(*) FROM (SELECT {a} < lag({a}) OVER ({by_key}ORDER BY {g}) "
+    falls = c.fetch(f"SELECT count(*) FROM (SELECT {a} < lag({a}) OVER ({_partition(keys)}"
+                    f"ORDER BY {g}) "
                     f"AS down FROM {seq}) AS f WHERE down", node)[0][0]
     if falls:
         return None
@@ -380,12 +380,11 @@ def _delta_chain(node, child, c) -> str | None:
             position = successor[position]
     chain = c.register(pa.table({"s": pa.array(starts, pa.int64())}), "spl_starts")
     w, at, sg = c.helper("w"), c.helper("at"), c.helper("sg")
+    in_key = f"({_partition([f'b.{k}' for k in keys])}ORDER BY b.{g})"
     numbered = c.define(
-        f"SELECT {''.join(f'b.{k}, ' for k in keys)}b.{g} AS {sg}, row_number() OVER "
-        f"({'PARTITION BY ' + ', '.join(f'b.{k}' for k in keys) + ' ' if keys else ''}"
-        f"ORDER BY b.{g}) AS {w}, lead(b.{t}) OVER ("
-        f"{'PARTITION BY ' + ', '.join(f'b.{k}' for k in keys) + ' ' if keys else ''}"
-        f"ORDER BY b.{g}) AS {at} FROM {chain} AS c JOIN {seq} AS b ON b.{g} = c.s", "spl_chain")
+        f"SELECT {''.join(f'b.{k}, ' for k in keys)}b.{g} AS {sg}, row_number() OVER {in_key} "
+        f"AS {w}, lead(b.{t}) OVER {in_key} AS {at} FROM {chain} AS c JOIN {seq} AS b "
+        f"ON b.{g} = c.s", "spl_chain")
     held = and_all([f"s.{k} = n.{k}" for k in keys] + [f"n.{sg} <= s.{g}"])
     row = struct_pack([(n, f"s.{ident(n)}") for n in h.names])
     group = ", ".join([f"s.{k}" for k in keys] + [f"n.{w}", f"n.{at}"])
