@@ -94,6 +94,10 @@ FAMILIES = {
     "spl-tumbling-delta": ("splwindow(s, ts, tumbling, delta(ts, 10))", ("one",)),
     "spl-partitioned-delta": ("splwindow(s, ts, tumbling, delta(ts, 10) partitioned(k))",
                               ("ten", "many", "skew")),
+    "spl-sliding-delta": ("splwindow(s, ts, sliding, delta(ts, 10) trigger(count(5)))",
+                          ("one",)),
+    "spl-partitioned-sliding-delta": ("splwindow(s, ts, sliding, delta(ts, 50) trigger(count(2))"
+                                      " partitioned(k))", ("ten", "many", "skew")),
     "spl-sliding-time": ("splwindow(s, ts, sliding, time(10) trigger(count(5)))", ("one",)),
     "spl-tumbling-time": ("splwindow(s, ts, tumbling, time(10))", ("one",)),
     "spl-partitioned": ("splwindow(s, ts, tumbling, count(10) partitioned(k))",

@@ -24,15 +24,22 @@ its own, ``instance`` numbered per key over the epochs; a tick ages a partition 
 time window whose last tuple is more than T before its tick is dropped; a time trigger stops T
 after the epoch's last tuple).
 
+A sliding ``delta(a, D)`` eviction (with a count or time trigger, over an integer or TIMESTAMP
+``a``) is SQL too: a tuple stays in its key's windows until the first later tuple of the key with
+a > a_i + D arrives, whatever else the window holds, so each tuple's windows are again a range,
+ending before that tuple. It is found for every tuple at once by vectorised binary lifting over
+the run maxima of ``a`` in Arrow (:func:`_first_above`), not by a scan.
+
 A tumbling ``delta(a, D)`` window without partition eviction over an ``a`` that never goes down
 within a key (a time, a sequence number) is a chain of window starts, each the first tuple of the
 key exceeding the one before by more than D: every tuple's successor is found at once by an ASOF
 join and only the chain itself is followed, one step per window (:func:`_delta_chain`).
 
-The others go through a scan of the whole stream in order: a delta policy is a chain (each window
-start, each trigger, depends on the one before; a sliding delta eviction keeps a heap of the tuples
-still held), and ``partitioncount``/``tuplecount`` couple the keys (whether a key's window survives
-depends on the other keys' windows at that moment). DuckDB sorts the stream once into a temporary
+The others go through a scan of the whole stream in order: a delta trigger and a tumbling delta
+window over an ``a`` that goes down are chains (each trigger, each window start, depends on the
+one before), a sliding delta eviction over FLOAT is subtracted in floating point as the
+reference does, and ``partitioncount``/``tuplecount`` couple the keys (whether a key's window
+survives depends on the other keys' windows at that moment). DuckDB sorts the stream once into a temporary
 table, numbering each tuple's position ``g`` and its partition ``kid``; only the columns the
 policies read (partition number, time, delta values, punctuation flag) come out, as Arrow, to
 :class:`sira.engine.spl.SplScanner` -- the reference's own state machine, so both engines follow
@@ -61,10 +68,12 @@ from sira.algebra.spl import SplWindow
 from sira.engine.spl import SplScanner, never_evicted, pane_arithmetic
 from sira.types import FLOAT
 
-from .compiler import translates
+import duckdb
+
+from .compiler import translate_failure, translates
 from .functions import canonical_list
 from .sql import and_all, ident, struct_pack
-from .windows import from_time, order_columns, time_plus, to_time
+from .windows import TIME_MAX, from_time, order_columns, time_plus, to_time
 
 _END_OF_INPUT = 2 ** 62  # the emission position of panes emitted at the end of input
 
@@ -128,14 +137,25 @@ def _in_sql(node) -> bool:
     """Whether the windows are computed by :func:`_windows_sql` (window functions, no scan): every
     tumbling and sliding window without a delta policy, without partition eviction or with
     ``partitionage`` (per epoch, :func:`_epochs`) -- as ``sira_spark.spl._splittable`` decides,
-    less the delta policies (a chain of window starts or triggers, each depending on the one
-    before, or a heap of the tuples a sliding delta eviction still holds). The timestamp is INT,
-    LONG or TIMESTAMP, so ticks and bounds are exact integers."""
+    less tumbling ``delta`` windows and ``delta`` triggers (a chain of window starts or
+    triggers, each depending on the one before: :func:`_delta_chain` or the scan) and a sliding
+    ``delta`` eviction over FLOAT. The timestamp is INT, LONG or TIMESTAMP, so ticks and bounds
+    are exact integers."""
     ev, tr = node.eviction, node.trigger
     pe = node.partition_eviction
-    if (pe is not None and pe.kind != "partitionage") or ev.kind == "delta":
+    if (pe is not None and pe.kind != "partitionage") or (tr is not None and tr.kind == "delta"):
         return False
-    return tr is None or tr.kind != "delta"
+    return ev.kind != "delta" or _a_sliding_delta(node)
+
+
+def _a_sliding_delta(node) -> bool:
+    """Whether the eviction is a sliding ``delta(a, D)`` over an integer or TIMESTAMP ``a``:
+    each tuple's evicting tuple is then found at once (:func:`_with_evictions`). (Over FLOAT
+    the reference subtracts in floating point, which ``a > a_i + D`` would not copy.)"""
+    ev = node.eviction
+    return (node.kind == "sliding" and ev.kind == "delta"
+            and node.source.heading.type_of(ev.attr) != FLOAT
+            and isinstance(node.delta_amount(ev), int))
 
 
 def _windows_sql(node, child, c) -> str:
@@ -156,6 +176,9 @@ def _windows_sql(node, child, c) -> str:
     * sliding, ``time(P)`` trigger: ticks o + mP with t < tick <= end(j) and tick <= the
       stream's last time: end(j) is the time of the key's position j + N (``lead``) for
       ``count(N)`` eviction, t + T for ``time(T)``.
+    * a sliding ``delta(a, D)`` eviction ends a tuple's windows at the tuple evicting it, the
+      first later one of its key with a > a_j + D (:func:`_with_evictions`): last(j) is the
+      position before it, end(j) its time; a tuple never evicted stays to its key's end.
 
     ``instance`` is the window's rank in its key. Sorts, window functions and one GROUP BY:
     O(n log n + output) time, memory the input plus the windows' content."""
@@ -188,10 +211,20 @@ def _windows_sql(node, child, c) -> str:
                   f"AS {c.helper('tn')}")
     if aged and tr is not None and tr.kind == "time":  # the epoch's last time
         extra += f", max({t}) OVER ({over_key}) AS {c.helper('le')}"
-    base = c.define(f"SELECT *, row_number() OVER ({over_key}ORDER BY {order}) AS {j}, "
-                    f"{_row_struct(h)} AS {row}{extra} FROM ({timed_sql}) AS s", "spl_base",
-                    materialized=bounds or ev.kind == "time")
-    src = base
+    delta = ev.kind == "delta"  # a sliding delta eviction
+    if delta:  # what _with_evictions reads: a, the key's size, an id
+        extra += (f", CAST({_delta(node, ev)} AS BIGINT) AS {c.helper('a')}, "
+                  f"count(*) OVER ({over_key}) "
+                  f"AS {c.helper('n')}, row_number() OVER () AS {c.helper('id')}")
+    row_sql = f"{_row_struct(h)} AS {row}"
+    if delta:  # a table (read as Arrow), its tuples' structs made after it
+        base = c.materialize(f"SELECT *, row_number() OVER ({over_key}ORDER BY {order}) AS {j}"
+                             f"{extra} FROM ({timed_sql}) AS s", "spl_base", node)
+        src = _with_evictions(node, base, keys, t, j, row_sql, c)
+    else:
+        base = src = c.define(f"SELECT *, row_number() OVER ({over_key}ORDER BY {order}) AS {j}, "
+                              f"{row_sql}{extra} FROM ({timed_sql}) AS s", "spl_base",
+                              materialized=bounds or ev.kind == "time")
     if node.kind == "sliding" and ev.kind == "time":
         src = _with_reach(base, keys, t, j, scanner.ev_amount, c)
     if bounds:  # o and last: the stream's first and last times
@@ -225,6 +258,8 @@ def _windows_sql(node, child, c) -> str:
         every = scanner.tr_amount
         if ev.kind == "count":
             end = f"{j} + {scanner.ev_amount - 1}"
+        elif delta:  # up to the tuple before the one evicting it, else the key's last
+            end = f"coalesce({c.helper('je')} - 1, {c.helper('n')})"
         else:
             end = c.helper("reach")
         start = f"(({j} + {every - 1}) // {every}) * {every}"
@@ -237,6 +272,8 @@ def _windows_sql(node, child, c) -> str:
         period = scanner.tr_amount
         if ev.kind == "count":
             end = f"least(coalesce({c.helper('tn')}, {last}), {last})"
+        elif delta:  # up to the time of the tuple evicting it
+            end = f"least(coalesce({c.helper('te')}, {last}), {last})"
         else:
             end = f"least({time_plus(t, scanner.ev_amount)}, {last})"
         if aged:  # the first tick more than T after the epoch's last tuple ages it
@@ -314,6 +351,120 @@ def _with_reach(base: str, keys: list, t: str, j: str, span, c) -> str:
     same = and_all([f"b.{k} = m.{k}" for k in keys] + [f"m.{tt} <= {time_plus(f'b.{t}', span)}"])
     return c.define(f"SELECT b.*, m.{mj} AS {reach} FROM {base} AS b ASOF JOIN ({last}) AS m "
                     f"ON {same}", "spl_reach")
+
+
+def _with_evictions(node, base: str, keys: list, t: str, j: str, row_sql: str, c) -> str:
+    """``base`` (a table, sorted by nothing) with ``row_sql`` (each tuple as a struct), and
+    ``je`` and ``te``: the position and time of
+    the tuple whose arrival evicts each tuple from its sliding ``delta(a, D)`` window -- the
+    first later tuple of its key with a > a_j + D (the reference's heap pops every tuple more
+    than D below the new one) -- null when none does. The tuples come out as Arrow sorted by
+    (key, position), :func:`_first_above` finds every evicting tuple at once, and the pairs go
+    back as one Arrow table joined on the tuple's id. O(n log n), memory linear."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    a, n, tid = c.helper("a"), c.helper("n"), c.helper("id")
+    order = ", ".join([*keys, j])
+    try:
+        table = c.con.sql(f"SELECT {tid}, {j}, {n}, {a}, {t} FROM {base} ORDER BY {order}") \
+            .to_arrow_table()
+    except duckdb.Error as err:
+        raise translate_failure(err, node) from None
+    ids, js, sizes, values, times = (column.combine_chunks() for column in table.columns)
+    index = pa.array(range(len(table)), pa.int64())
+    ends = pc.add(pc.subtract(index, js), pc.add(sizes, 1))  # after the key's last tuple (j from 1)
+    rows, evictors = _first_above(values, ends, node.delta_amount(node.eviction))
+    found = pa.table({"id": pc.take(ids, rows), "je": pc.take(js, evictors),
+                      "te": pc.take(times, evictors)})
+    name = c.register(found, "spl_evictions")
+    return c.define(f"SELECT b.*, {row_sql}, e.je AS {c.helper('je')}, e.te AS "
+                    f"{c.helper('te')} FROM {base} AS b LEFT JOIN {name} AS e ON b.{tid} = e.id",
+                    "spl_evicted")
+
+
+_BLOCK_BITS = 6  # blocks of 64 values in _first_above
+
+
+def _first_above(values, ends, amount: int) -> tuple:
+    """For values in key order (``ends[i]``: the index after the last value of i's key), the
+    indexes i that have a p with i < p < ends[i] and values[p] > values[i] + amount, and the
+    least such p for each -- two Arrow arrays. Vectorised binary lifting, no loop over values:
+    the maxima of the runs of 2**k values (k <= 6) and of runs of 2**k whole blocks of 64 let
+    every index advance past the longest run of values at most its threshold in O(log n) array
+    steps: first to the end of the block after it, then over whole blocks, then inside the
+    block where the run stops. O(n log n) time, O(n) memory (seven arrays of n values, and the
+    blocks' levels, about n / 64 each).
+
+        >>> import pyarrow as pa
+        >>> rows, at = _first_above(pa.array([5, 1, 2, 9, 3]), pa.array([5] * 5), 3)
+        >>> rows.to_pylist(), at.to_pylist()
+        ([0, 1, 2], [3, 3, 3])
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n, block = len(values), 1 << _BLOCK_BITS
+    index = pa.array(range(n), pa.int64())
+    limit = pc.add(pc.min_element_wise(values, TIME_MAX - amount), amount)  # capped a + D
+    fine = _run_maxima(values, _BLOCK_BITS + 1)  # runs of up to 64: a whole block
+    # to the end of the block after i (or of the key)
+    p = pc.add(index, 1)
+    stop = pc.min_element_wise(ends, pc.shift_left(pc.add(pc.shift_right(p, _BLOCK_BITS), 1),
+                                                   _BLOCK_BITS))
+    p = _lift(fine, p, stop, limit)
+    hit = pc.less(p, stop)
+    rows, at = [pc.filter(index, hit)], [pc.filter(p, hit)]
+    # the others: over whole blocks, then inside the block holding the first value above
+    onward = pc.and_(pc.invert(hit), pc.less(stop, ends))
+    if pc.any(onward).as_py():
+        full = n >> _BLOCK_BITS  # each block's largest value (the last may be short)
+        tops = [pc.take(fine[_BLOCK_BITS], pa.array(range(0, full * block, block), pa.int64()))
+                ] if full else []
+        if n % block:
+            tops.append(pa.array([pc.max(values[full * block:]).as_py()], pa.int64()))
+        tops = pa.concat_arrays(tops)
+        coarse = _run_maxima(tops, max(1, len(tops).bit_length()))
+        i, e, v = (pc.filter(x, onward) for x in (index, ends, limit))
+        b = _lift(coarse, pc.shift_right(pc.filter(p, onward), _BLOCK_BITS),
+                  pc.shift_right(pc.add(e, block - 1), _BLOCK_BITS), v)
+        q = pc.shift_left(b, _BLOCK_BITS)
+        stop = pc.min_element_wise(e, pc.add(q, block))
+        q = _lift(fine, q, stop, v)
+        hit = pc.less(q, stop)
+        rows.append(pc.filter(i, hit))
+        at.append(pc.filter(q, hit))
+    return pa.concat_arrays(rows), pa.concat_arrays(at)
+
+
+def _run_maxima(values, levels: int) -> list:
+    """``[m0, m1, ...]``, up to ``levels`` of them: mk[x] is the largest of values[x : x + 2**k]
+    (mk has n - 2**k + 1 entries; levels longer than the values are left out)."""
+    import pyarrow.compute as pc
+
+    out = [values]
+    for k in range(1, levels):
+        half = 1 << (k - 1)
+        previous = out[-1]
+        if len(previous) <= half:
+            break
+        out.append(pc.max_element_wise(previous[:len(previous) - half], previous[half:]))
+    return out
+
+
+def _lift(maxima: list, p, stop, limit):
+    """``p`` advanced over the longest run p, p + 1, ... that ends at or before ``stop`` and
+    holds no value above ``limit``, by powers of two from the largest (``maxima`` from
+    :func:`_run_maxima`; a run of 2**k values is crossed when its maximum is at most the
+    limit). Where p stops short of ``stop``, the value at p is the first above the limit."""
+    import pyarrow.compute as pc
+
+    for k in reversed(range(len(maxima))):
+        after = pc.add(p, 1 << k)
+        fits = pc.less_equal(after, stop)
+        top = pc.take(maxima[k], pc.if_else(fits, p, 0))
+        p = pc.if_else(pc.and_(fits, pc.less_equal(top, limit)), after, p)
+    return p
 
 
 def _a_delta_chain(node) -> bool:

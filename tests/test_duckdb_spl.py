@@ -46,6 +46,13 @@ SQL = [
     "sliding, time(4) trigger(time(3))",
     "sliding, time(2) trigger(time(7))",
     "sliding, time(500) trigger(time(11))",
+    "sliding, delta(i, 3)",
+    "sliding, delta(i, 0)",
+    "sliding, delta(i, 500)",
+    "sliding, delta(i, 5) trigger(count(3))",
+    "sliding, delta(ts, 4) trigger(count(2))",
+    "sliding, delta(i, 2) trigger(time(4))",
+    "sliding, delta(ts, 3) trigger(time(1))",
 ]
 
 #: the ways the stream is read: no key, keys, keys with arrival order breaking the ties on ts
@@ -107,11 +114,11 @@ def test_timestamp_streams_with_units():
 def test_scanned_policies_still_equal_the_python_engine():
     from sira_duckdb.spl import _in_sql
     s = random_stream(11)
-    for policy in ("tumbling, delta(i, 3)", "sliding, delta(ts, 4) trigger(count(3))",
-                   "sliding, count(3) trigger(delta(i, 2))",
+    for policy in ("tumbling, delta(i, 3)", "sliding, count(3) trigger(delta(i, 2))",
+                   "sliding, delta(i, 3) trigger(delta(ts, 2))",
                    "tumbling, count(3) partitioned(k, partitioncount(2))",
                    "sliding, time(5) partitioned(k, tuplecount(7))",
-                   "sliding, delta(i, 4) partitioned(k, partitionage(3))"):
+                   "sliding, delta(i, 4) partitioned(k, tuplecount(9))"):
         text = f"splwindow(s, ts, {policy})"
         assert not _in_sql(sira.parse(text, {"s": s}))
         same(text, s)
@@ -205,6 +212,72 @@ def test_caps_the_stream_never_reaches_leave_the_windows_in_sql(policy, held, mo
         scans.clear()
         same(f"splwindow(s, ts, {policy} partitioned(k, {cap}))", s)
         assert bool(scans) == evicting, cap
+
+
+@pytest.mark.parametrize("policy", [
+    "sliding, delta(i, 4) trigger(count(2)) partitioned(k, partitionage(2))",
+    "sliding, delta(i, 1) trigger(time(3)) partitioned(k, partitionage(3))",
+    "sliding, delta(ts, 2) partitioned(k, partitionage(1))"])
+def test_sliding_delta_evictions_per_epoch_equal_the_python_engine(policy):
+    from sira_duckdb.spl import _in_sql
+    skewed, sparse = skewed_and_sparse_streams(random.Random(len(policy)), HEADING)
+    for s in (random_stream(len(policy)), skewed, sparse):
+        assert _in_sql(sira.parse(f"splwindow(s, ts, {policy})", {"s": s}))
+        same(f"splwindow(s, ts, {policy})", s)
+
+
+@pytest.mark.parametrize("read", READS)
+def test_sliding_delta_evictions_far_away_equal_the_python_engine(read, monkeypatch):
+    """Long windows: an attribute on a slow random walk (a tuple waits hundreds of positions for
+    the one evicting it, past blocks of 64 in ``_first_above``), a long run never evicted, and
+    values near LONG's ends, where a + D is capped."""
+    import sira_duckdb.spl as spl
+
+    def no_scan(*args):
+        raise AssertionError("the sliding delta went to the scan")
+    monkeypatch.setattr(spl, "_scanned", no_scan)
+    rng = random.Random(len(read))
+    walk, rows = 0, []
+    for seq in range(700):
+        walk += rng.choice((-1, -1, 0, 1, 1, 1)) if seq < 500 else -1
+        rows.append({"ts": seq // 3, "seq": seq, "k": "abcd"[rng.randrange(4)] if seq % 5 else "a",
+                     "i": walk, "p": False})
+    s = Relation.from_rows(HEADING, rows)
+    for policy in ("sliding, delta(i, 6) trigger(count(50))", "sliding, delta(i, 25) "
+                   "trigger(time(40))", "sliding, delta(seq, 130) trigger(count(90))"):
+        assert len(same(f"splwindow(s, ts, {policy}{read})", s)) > 2
+    top = 2 ** 63 - 1
+    s = Relation.from_rows({"ts": LONG, "seq": LONG, "k": STRING, "a": LONG}, [
+        {"ts": t // 2, "seq": t, "k": "ab"[t % 3 // 2],
+         "a": (top - rng.randrange(90)) if t % 2 else (-top - 1 + rng.randrange(90))}
+        for t in range(200)])
+    for policy in ("delta(a, 40) trigger(count(7))", f"delta(a, {top})", "delta(a, 0)"):
+        same(f"splwindow(s, ts, sliding, {policy}{read})", s)
+
+
+def test_the_first_value_above_a_threshold_is_found_past_blocks_and_keys():
+    """``_first_above`` against a plain search, on runs shorter and longer than its blocks of 64,
+    keys cutting anywhere, rising, falling and flat values, thresholds near LONG's largest."""
+    import pyarrow as pa
+
+    from sira_duckdb.spl import _first_above
+    rng = random.Random(1)
+    for _ in range(300):
+        n = rng.choice([0, 1, 2, 63, 64, 65, 127, 128, 129, 300, 1000])
+        values = [rng.randrange(-50, 50) * 10 ** rng.randrange(3) for _ in range(n)]
+        shape = rng.random()
+        if shape < 0.3:
+            values.sort(reverse=shape < 0.1)
+        elif shape < 0.4:
+            values = [v + 2 ** 63 - 10 ** 5 for v in values]
+        cuts = sorted({0, n, *(rng.randrange(n + 1) for _ in range(rng.randrange(4)))})
+        ends = [e for s, e in zip(cuts, cuts[1:]) for _ in range(s, e)]
+        amount = rng.choice([0, 1, 3, 20, 2 ** 62, 2 ** 63 - 1])
+        expected = {i: next(p for p in range(i + 1, ends[i]) if values[p] - values[i] > amount)
+                    for i in range(n)
+                    if any(values[p] - values[i] > amount for p in range(i + 1, ends[i]))}
+        rows, at = _first_above(pa.array(values, pa.int64()), pa.array(ends, pa.int64()), amount)
+        assert dict(zip(rows.to_pylist(), at.to_pylist())) == expected, (n, amount)
 
 
 #: tumbling delta chains over an attribute that never goes down within a key (ts, in stream order)
