@@ -28,7 +28,7 @@ A sliding ``delta(a, D)`` eviction (with a count or time trigger, over an intege
 ``a``) is SQL too: a tuple stays in its key's windows until the first later tuple of the key with
 a > a_i + D arrives, whatever else the window holds, so each tuple's windows are again a range,
 ending before that tuple. It is found for every tuple at once by vectorised binary lifting over
-the run maxima of ``a`` in Arrow (:func:`_first_above`), not by a scan.
+the run maxima of ``a`` in Arrow (:func:`sira_duckdb.lifting.first_beyond`), not by a scan.
 
 A tumbling ``delta(a, D)`` window without partition eviction over an ``a`` that never goes down
 within a key (a time, a sequence number) is a chain of window starts, each the first tuple of the
@@ -72,6 +72,7 @@ import duckdb
 
 from .compiler import translate_failure, translates
 from .functions import canonical_list
+from .lifting import first_beyond
 from .sql import and_all, ident, struct_pack
 from .windows import TIME_MAX, from_time, order_columns, time_plus, to_time
 
@@ -359,8 +360,9 @@ def _with_evictions(node, base: str, keys: list, t: str, j: str, row_sql: str, c
     the tuple whose arrival evicts each tuple from its sliding ``delta(a, D)`` window -- the
     first later tuple of its key with a > a_j + D (the reference's heap pops every tuple more
     than D below the new one) -- null when none does. The tuples come out as Arrow sorted by
-    (key, position), :func:`_first_above` finds every evicting tuple at once, and the pairs go
-    back as one Arrow table joined on the tuple's id. O(n log n), memory linear."""
+    (key, position), :func:`sira_duckdb.lifting.first_beyond` finds every evicting tuple at
+    once, and the pairs go back as one Arrow table joined on the tuple's id. O(n log n), memory
+    linear."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -374,97 +376,15 @@ def _with_evictions(node, base: str, keys: list, t: str, j: str, row_sql: str, c
     ids, js, sizes, values, times = (column.combine_chunks() for column in table.columns)
     index = pa.array(range(len(table)), pa.int64())
     ends = pc.add(pc.subtract(index, js), pc.add(sizes, 1))  # after the key's last tuple (j from 1)
-    rows, evictors = _first_above(values, ends, node.delta_amount(node.eviction))
+    amount = node.delta_amount(node.eviction)
+    limits = pc.add(pc.min_element_wise(values, TIME_MAX - amount), amount)  # a + D, capped
+    rows, evictors = first_beyond(values, limits, ends)
     found = pa.table({"id": pc.take(ids, rows), "je": pc.take(js, evictors),
                       "te": pc.take(times, evictors)})
     name = c.register(found, "spl_evictions")
     return c.define(f"SELECT b.*, {row_sql}, e.je AS {c.helper('je')}, e.te AS "
                     f"{c.helper('te')} FROM {base} AS b LEFT JOIN {name} AS e ON b.{tid} = e.id",
                     "spl_evicted")
-
-
-_BLOCK_BITS = 6  # blocks of 64 values in _first_above
-
-
-def _first_above(values, ends, amount: int) -> tuple:
-    """For values in key order (``ends[i]``: the index after the last value of i's key), the
-    indexes i that have a p with i < p < ends[i] and values[p] > values[i] + amount, and the
-    least such p for each -- two Arrow arrays. Vectorised binary lifting, no loop over values:
-    the maxima of the runs of 2**k values (k <= 6) and of runs of 2**k whole blocks of 64 let
-    every index advance past the longest run of values at most its threshold in O(log n) array
-    steps: first to the end of the block after it, then over whole blocks, then inside the
-    block where the run stops. O(n log n) time, O(n) memory (seven arrays of n values, and the
-    blocks' levels, about n / 64 each).
-
-        >>> import pyarrow as pa
-        >>> rows, at = _first_above(pa.array([5, 1, 2, 9, 3]), pa.array([5] * 5), 3)
-        >>> rows.to_pylist(), at.to_pylist()
-        ([0, 1, 2], [3, 3, 3])
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    n, block = len(values), 1 << _BLOCK_BITS
-    index = pa.array(range(n), pa.int64())
-    limit = pc.add(pc.min_element_wise(values, TIME_MAX - amount), amount)  # capped a + D
-    fine = _run_maxima(values, _BLOCK_BITS + 1)  # runs of up to 64: a whole block
-    # to the end of the block after i (or of the key)
-    p = pc.add(index, 1)
-    stop = pc.min_element_wise(ends, pc.shift_left(pc.add(pc.shift_right(p, _BLOCK_BITS), 1),
-                                                   _BLOCK_BITS))
-    p = _lift(fine, p, stop, limit)
-    hit = pc.less(p, stop)
-    rows, at = [pc.filter(index, hit)], [pc.filter(p, hit)]
-    # the others: over whole blocks, then inside the block holding the first value above
-    onward = pc.and_(pc.invert(hit), pc.less(stop, ends))
-    if pc.any(onward).as_py():
-        full = n >> _BLOCK_BITS  # each block's largest value (the last may be short)
-        tops = [pc.take(fine[_BLOCK_BITS], pa.array(range(0, full * block, block), pa.int64()))
-                ] if full else []
-        if n % block:
-            tops.append(pa.array([pc.max(values[full * block:]).as_py()], pa.int64()))
-        tops = pa.concat_arrays(tops)
-        coarse = _run_maxima(tops, max(1, len(tops).bit_length()))
-        i, e, v = (pc.filter(x, onward) for x in (index, ends, limit))
-        b = _lift(coarse, pc.shift_right(pc.filter(p, onward), _BLOCK_BITS),
-                  pc.shift_right(pc.add(e, block - 1), _BLOCK_BITS), v)
-        q = pc.shift_left(b, _BLOCK_BITS)
-        stop = pc.min_element_wise(e, pc.add(q, block))
-        q = _lift(fine, q, stop, v)
-        hit = pc.less(q, stop)
-        rows.append(pc.filter(i, hit))
-        at.append(pc.filter(q, hit))
-    return pa.concat_arrays(rows), pa.concat_arrays(at)
-
-
-def _run_maxima(values, levels: int) -> list:
-    """``[m0, m1, ...]``, up to ``levels`` of them: mk[x] is the largest of values[x : x + 2**k]
-    (mk has n - 2**k + 1 entries; levels longer than the values are left out)."""
-    import pyarrow.compute as pc
-
-    out = [values]
-    for k in range(1, levels):
-        half = 1 << (k - 1)
-        previous = out[-1]
-        if len(previous) <= half:
-            break
-        out.append(pc.max_element_wise(previous[:len(previous) - half], previous[half:]))
-    return out
-
-
-def _lift(maxima: list, p, stop, limit):
-    """``p`` advanced over the longest run p, p + 1, ... that ends at or before ``stop`` and
-    holds no value above ``limit``, by powers of two from the largest (``maxima`` from
-    :func:`_run_maxima`; a run of 2**k values is crossed when its maximum is at most the
-    limit). Where p stops short of ``stop``, the value at p is the first above the limit."""
-    import pyarrow.compute as pc
-
-    for k in reversed(range(len(maxima))):
-        after = pc.add(p, 1 << k)
-        fits = pc.less_equal(after, stop)
-        top = pc.take(maxima[k], pc.if_else(fits, p, 0))
-        p = pc.if_else(pc.and_(fits, pc.less_equal(top, limit)), after, p)
-    return p
 
 
 def _a_delta_chain(node) -> bool:

@@ -17,9 +17,9 @@ ordered by (timestamp, arrival attribute, or else every attribute in the canonic
   evaluation) the exit is a "next greater or equal" search: a threshold row E+C per element is
   unioned with the elements, ordered by E, and ``last_value(time IGNORE NULLS)`` over the rows
   before it in reverse order finds the first element reaching it; otherwise (E going up and
-  down) the first later element reaching E+C is found by binary lifting over positions
-  (:func:`_first_reaching_by_lifting`: levels of block maxima built by doubling, one hash join
-  per level to build and one to search): O(n log n).
+  down) the first later element reaching E+C is found for every element at once by binary
+  lifting over run maxima in Arrow (:func:`_bounds_by_lifting`,
+  :func:`sira_duckdb.lifting.first_beyond`): O(n log n).
 
 Elements never visible (begin >= end) are dropped; WINDOW does not pack its result. With
 ``arrival(A)`` the stream must be in order: one query (once per stream in an evaluation) looks
@@ -37,8 +37,11 @@ from sira.errors import SiraTypeError, SiraValueError
 from sira.intervals import IntervalType
 from sira.types import BIGINT, FLOAT, TIMESTAMP, RelationType, TupleType
 
-from .compiler import translates
+import duckdb
+
+from .compiler import translate_failure, translates
 from .functions import cast, interval
+from .lifting import first_beyond
 from .packing import pack_sql
 from .sql import and_all, field, ident, struct_pack
 from .types import duckdb_type
@@ -288,13 +291,12 @@ def _range_on(c, timed: str, node, w: str) -> str:
     key = ("monotone", node.source, node.ts, s.partition, s.arrival, s.on, s.on_amount)
     if key not in c.checks:
         order = f"({_partition(s.partition)}ORDER BY {p})"
-        (bad, longest), = c.fetch(
-            f"SELECT count(*) FILTER (WHERE bad), coalesce(max({p}), 0) FROM (SELECT {p}, "
-            f"lag({ev}) OVER {order} > {ev} OR {thr} <= {ev} AS bad FROM {elements}) AS m",
-            node)
+        (bad,), = c.fetch(
+            f"SELECT count(*) FILTER (WHERE bad) FROM (SELECT lag({ev}) OVER {order} > {ev} "
+            f"OR {thr} <= {ev} AS bad FROM {elements}) AS m", node)
         # a float E + C rounding back to E also breaks the monotone search
-        c.checks[key] = (bad == 0, longest)
-    monotone, longest = c.checks[key]
+        c.checks[key] = bad == 0
+    monotone = c.checks[key]
     k, flag, pos, tx = c.helper("k"), c.helper("flag"), c.helper("pos"), c.helper("x")
     if monotone:
         # next greater or equal: markers sort after the elements of the same E in reverse
@@ -308,50 +310,51 @@ def _range_on(c, timed: str, node, w: str) -> str:
                          f"AS {x} FROM ({data} UNION ALL {marks}) AS u) AS f WHERE {flag} = 0",
                          "exits")
     else:
-        exits = _first_reaching_by_lifting(c, elements, keys, p, ev, thr, t, pos, x, longest)
+        return _bounds_by_lifting(c, elements, node, keys, p, ev, t, b, e)
     same = and_all(f"el.{ident(n)} IS NOT DISTINCT FROM ex.{ident(n)}" for n in s.partition)
     return c.define(f"SELECT el.*, el.{t} AS {b}, ex.{x} AS {e} FROM {elements} AS el "
                     f"LEFT JOIN {exits} AS ex ON {same} AND el.{p} = ex.{pos}", "bounds")
 
 
-def _first_reaching_by_lifting(c, elements: str, keys: list, p: str, ev: str, thr: str,
-                               t: str, pos: str, x: str, longest: int) -> str:
-    """For each element at position ``p`` of its partition, the time ``t`` of the first later
-    element whose ``ev`` reaches its threshold ``thr`` (rows ``keys..., pos, x``; ``x`` null
-    when none does), for any order of the values: binary lifting over positions. Level k holds,
-    at each position, the largest ``ev`` of the 2^k positions from it (level k + 1 is level k
-    joined with itself 2^k positions on). A search starts at p + 1 and, for k from the top
-    level down, jumps 2^k positions when level k there is below the threshold (no element of
-    that block reaches it); where it stops is the first element reaching it, or past the
-    partition's end. ``longest`` is the longest partition: log2 of it levels, each one hash
-    join to build and one to search. O(n log n) time, memory n a level; no element is compared
-    with every later one."""
-    top = max(longest, 1).bit_length()  # 2^(top+1) - 1 >= longest: every jump is covered
-    m, cur = c.helper("m"), c.helper("cur")
+def _bounds_by_lifting(c, elements: str, node, keys: list, p: str, ev: str, t: str, b: str,
+                       e: str) -> str:
+    """``range(C) on(E)`` bounds for an E in any order: each element's window ends at the first
+    later element of its partition with E >= its E + C. The elements become a table (an id
+    each); E and the limit come out as Arrow in partition order, where
+    :func:`sira_duckdb.lifting.first_beyond` finds every element's exit at once (binary lifting
+    over run maxima, O(n log n), memory linear); the (element, exit) id pairs go back as one
+    Arrow table, joined on the ids. An integer E (microseconds for TIMESTAMP) is asked for
+    E > E_i + C - 1, capped at BIGINT's end (no E reaches a limit past it); a FLOAT E (or C)
+    for E >= E_i + C in DOUBLE, as the SQL threshold."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-    def at(left: str, right: str, offset: str) -> str:  # same partition, the given position
-        return and_all([f"{left}.{k} IS NOT DISTINCT FROM {right}.{k}" for k in keys]
-                       + [f"{right}.{p} = {offset}"])
-    level = c.define(f"SELECT {', '.join(keys + [p, f'{ev} AS {m}'])} FROM {elements}",
-                     "level", materialized=True)
-    levels = [level]
-    for lv in range(top):
-        level = c.define(f"SELECT {', '.join([f'a.{k}' for k in keys] + [f'a.{p}'])}, "
-                         f"greatest(a.{m}, b.{m}) AS {m} FROM {level} AS a LEFT JOIN {level} "
-                         f"AS b ON {at('a', 'b', f'a.{p} + {2 ** lv}')}", "level",
-                         materialized=True)
-        levels.append(level)
-    search = c.define(f"SELECT {', '.join(keys + [f'{p} AS {pos}', thr, f'{p} + 1 AS {cur}'])} "
-                      f"FROM {elements}", "search")
-    for lv in range(top, -1, -1):
-        search = c.define(
-            f"SELECT {', '.join([f's.{k}' for k in keys] + [f's.{pos}', f's.{thr}'])}, "
-            f"CASE WHEN l.{m} < s.{thr} THEN s.{cur} + {2 ** lv} ELSE s.{cur} END AS {cur} "
-            f"FROM {search} AS s LEFT JOIN {levels[lv]} AS l ON {at('s', 'l', f's.{cur}')}",
-            "search")
-    return c.define(f"SELECT {', '.join([f's.{k}' for k in keys] + [f's.{pos}'])}, "
-                    f"l.{t} AS {x} FROM {search} AS s LEFT JOIN {elements} AS l "
-                    f"ON {at('s', 'l', f's.{cur}')}", "exits")
+    s = node.spec
+    tid, n, lim = c.helper("id"), c.helper("n"), c.helper("lim")
+    table = c.materialize(f"SELECT *, row_number() OVER () AS {tid} FROM {elements}",
+                          "elements", node)
+    _, threshold = _on_values(node)
+    amount = s.on_amount
+    inclusive = node.source.heading.type_of(s.on) == FLOAT or isinstance(amount, float)
+    if inclusive:
+        limit = threshold  # E + C in DOUBLE
+    else:
+        units = amount.in_units(None, TIMESTAMP) if hasattr(amount, "in_units") else amount
+        limit = time_plus(ev, units - 1)
+    try:
+        fetched = c.con.sql(f"SELECT {tid}, {p}, count(*) OVER ({_partition(s.partition)}) "
+                            f"AS {n}, {ev}, {limit} AS {lim} FROM {table} "
+                            f"ORDER BY {', '.join([*keys, p])}").to_arrow_table()
+    except duckdb.Error as err:
+        raise translate_failure(err, node) from None
+    ids, ps, sizes, values, limits = (col.combine_chunks() for col in fetched.columns)
+    index = pa.array(range(len(ids)), pa.int64())
+    ends = pc.add(pc.subtract(index, ps), pc.add(sizes, 1))  # after the partition's last
+    rows, at = first_beyond(values, limits, ends, inclusive)
+    pairs = c.register(pa.table({"id": pc.take(ids, rows), "xid": pc.take(ids, at)}), "exits")
+    return c.define(f"SELECT el.*, el.{t} AS {b}, ex.{t} AS {e} FROM {table} AS el "
+                    f"LEFT JOIN {pairs} AS m ON m.id = el.{tid} "
+                    f"LEFT JOIN {table} AS ex ON ex.{tid} = m.xid", "bounds")
 
 
 def _stream_of(node, children, c, pick_end: bool):

@@ -229,7 +229,7 @@ def test_sliding_delta_evictions_per_epoch_equal_the_python_engine(policy):
 @pytest.mark.parametrize("read", READS)
 def test_sliding_delta_evictions_far_away_equal_the_python_engine(read, monkeypatch):
     """Long windows: an attribute on a slow random walk (a tuple waits hundreds of positions for
-    the one evicting it, past blocks of 64 in ``_first_above``), a long run never evicted, and
+    the one evicting it, past the blocks of 64 of ``first_beyond``), a long run never evicted, and
     values near LONG's ends, where a + D is capped."""
     import sira_duckdb.spl as spl
 
@@ -253,31 +253,6 @@ def test_sliding_delta_evictions_far_away_equal_the_python_engine(read, monkeypa
         for t in range(200)])
     for policy in ("delta(a, 40) trigger(count(7))", f"delta(a, {top})", "delta(a, 0)"):
         same(f"splwindow(s, ts, sliding, {policy}{read})", s)
-
-
-def test_the_first_value_above_a_threshold_is_found_past_blocks_and_keys():
-    """``_first_above`` against a plain search, on runs shorter and longer than its blocks of 64,
-    keys cutting anywhere, rising, falling and flat values, thresholds near LONG's largest."""
-    import pyarrow as pa
-
-    from sira_duckdb.spl import _first_above
-    rng = random.Random(1)
-    for _ in range(300):
-        n = rng.choice([0, 1, 2, 63, 64, 65, 127, 128, 129, 300, 1000])
-        values = [rng.randrange(-50, 50) * 10 ** rng.randrange(3) for _ in range(n)]
-        shape = rng.random()
-        if shape < 0.3:
-            values.sort(reverse=shape < 0.1)
-        elif shape < 0.4:
-            values = [v + 2 ** 63 - 10 ** 5 for v in values]
-        cuts = sorted({0, n, *(rng.randrange(n + 1) for _ in range(rng.randrange(4)))})
-        ends = [e for s, e in zip(cuts, cuts[1:]) for _ in range(s, e)]
-        amount = rng.choice([0, 1, 3, 20, 2 ** 62, 2 ** 63 - 1])
-        expected = {i: next(p for p in range(i + 1, ends[i]) if values[p] - values[i] > amount)
-                    for i in range(n)
-                    if any(values[p] - values[i] > amount for p in range(i + 1, ends[i]))}
-        rows, at = _first_above(pa.array(values, pa.int64()), pa.array(ends, pa.int64()), amount)
-        assert dict(zip(rows.to_pylist(), at.to_pylist())) == expected, (n, amount)
 
 
 #: tumbling delta chains over an attribute that never goes down within a key (ts, in stream order)

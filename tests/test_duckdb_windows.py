@@ -117,6 +117,54 @@ def test_range_on_values_in_any_order_finds_the_first_later_element_reaching_the
         assert py == dk, query
 
 
+def test_range_on_values_in_any_order_per_partition_far_and_near_the_ends(monkeypatch):
+    """The exits found by ``sira_duckdb.lifting.first_beyond`` (counted, so the test knows that
+    path ran): a slow random walk whose exits lie hundreds of elements on (past its blocks of
+    64), INT, LONG near both ends (E + C past LONG is never reached), FLOAT with a float C, and
+    TIMESTAMP with a unit."""
+    import random
+
+    import sira_duckdb.windows as windows
+    lifting = _counted(windows._bounds_by_lifting)
+    monkeypatch.setattr(windows, "_bounds_by_lifting", lifting)
+    rng = random.Random(3)
+    walk, rows = 0, []
+    for i in range(900):
+        walk += rng.choice((-1, -1, 0, 1, 1, 1)) if i < 700 else -2
+        rows.append({"ts": i // 2, "seq": i, "p": "abc"[rng.randrange(3)] if i % 4 else "a",
+                     "v": walk})
+    stream = Relation.from_rows(HEADING, rows)
+    for c in (1, 9, 40):
+        query = f"window(S, ts, range({c}) on(v) arrival(seq))"
+        py, dk = both(query, {"S": stream})
+        assert py == dk, query
+    top = 2 ** 63 - 1
+    ends = Relation.from_rows({"ts": LONG, "e": LONG, "f": FLOAT}, [
+        {"ts": t, "e": (top - rng.randrange(60)) if t % 3 else (-top - 1 + rng.randrange(60)),
+         "f": rng.randrange(-40, 40) / 4} for t in range(200)])
+    for query in ("window(S, ts, range(7) on(e))", f"window(S, ts, range({top}) on(e))",
+                  "window(S, ts, range(1) on(e))", "window(S, ts, range(2.5) on(f))",
+                  "window(S, ts, range(0.25) on(f))"):
+        py, dk = both(query, {"S": ends})
+        assert py == dk, query
+    start = datetime.datetime(2024, 1, 1)
+    timed = Relation.from_rows({"ts": LONG, "at": TIMESTAMP}, [
+        {"ts": t, "at": start + datetime.timedelta(seconds=rng.randrange(300))}
+        for t in range(150)])
+    py, dk = both("window(S, ts, range(40 second) on(at))", {"S": timed})
+    assert py == dk
+    assert lifting.calls == 9  # every query above
+
+
+def _counted(real):
+    """``real``, counting its calls in ``.calls``."""
+    def run(*args):
+        run.calls += 1
+        return real(*args)
+    run.calls = 0
+    return run
+
+
 @EXAMPLES
 @given(stream=streams(max_size=25))
 def test_pointwise_aggregates_over_windows_equal_the_split_and_summarize_reference(stream):

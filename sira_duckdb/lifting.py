@@ -1,0 +1,106 @@
+"""The first later value beyond a threshold, for every position of a sequence at once.
+
+Two of DuckDB's sequential window families need, for each element, the first later element of
+its partition beyond a threshold of its own: an SPL sliding ``delta(a, D)`` eviction (the first
+later tuple with a > a_i + D evicts i) and a CQL ``range(C) on(E)`` window over an E that goes up
+and down (the first later element with E >= E_i + C ends i's window). SQL has no operator for it;
+:func:`first_beyond` answers it for every element at once over Arrow arrays, by vectorised binary
+lifting (Arrow compute, no loop over the values in Python).
+"""
+
+from __future__ import annotations
+
+BLOCK_BITS = 6  # blocks of 64 values
+
+
+def first_beyond(values, limits, ends, inclusive: bool = False) -> tuple:
+    """For values in partition order (``ends[i]``: the index after the last value of i's
+    partition), the indexes i that have a p with i < p < ends[i] and values[p] > limits[i]
+    (``>=`` when ``inclusive``), and the least such p for each: two Arrow int64 arrays.
+
+    The maxima of the runs of 2**k values (k <= 6) and of the runs of 2**k whole blocks of 64
+    let every index advance past the longest run of values not beyond its limit in O(log n)
+    array steps: first to the end of the block after it, then over whole blocks, then inside
+    the block where the run stops. O(n log n) time, O(n) memory (seven arrays of n values, and
+    the blocks' levels, about n / 64 each). Integer or floating values (no NaN: sira refuses it
+    at intake).
+
+        >>> import pyarrow as pa
+        >>> values = pa.array([5, 1, 2, 9, 3])
+        >>> rows, at = first_beyond(values, pa.array([8, 4, 5, 12, 6]), pa.array([5] * 5))
+        >>> rows.to_pylist(), at.to_pylist()
+        ([0, 1, 2], [3, 3, 3])
+        >>> rows, at = first_beyond(values, pa.array([1, 2, 9, 0, 0]), pa.array([3, 3, 3, 5, 5]),
+        ...                         inclusive=True)
+        >>> rows.to_pylist(), at.to_pylist()
+        ([0, 1, 3], [1, 2, 4])
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n, block = len(values), 1 << BLOCK_BITS
+    within = pc.less if inclusive else pc.less_equal  # a run no value of which is beyond
+    index = pa.array(range(n), pa.int64())
+    fine = run_maxima(values, BLOCK_BITS + 1)  # runs of up to 64: a whole block
+    # to the end of the block after i (or of the partition)
+    p = pc.add(index, 1)
+    stop = pc.min_element_wise(ends, pc.shift_left(pc.add(pc.shift_right(p, BLOCK_BITS), 1),
+                                                   BLOCK_BITS))
+    p = _lift(fine, p, stop, limits, within)
+    hit = pc.less(p, stop)
+    rows, at = [pc.filter(index, hit)], [pc.filter(p, hit)]
+    # the others: over whole blocks, then inside the block holding the first value beyond
+    onward = pc.and_(pc.invert(hit), pc.less(stop, ends))
+    if pc.any(onward).as_py():
+        full = n >> BLOCK_BITS  # each block's largest value (the last may be short)
+        tops = [pc.take(fine[BLOCK_BITS], pa.array(range(0, full * block, block), pa.int64()))
+                ] if full else []
+        if n % block:
+            tops.append(pa.array([pc.max(values[full * block:]).as_py()], values.type))
+        tops = pa.concat_arrays(tops)
+        coarse = run_maxima(tops, max(1, len(tops).bit_length()))
+        i, e, v = (pc.filter(x, onward) for x in (index, ends, limits))
+        b = _lift(coarse, pc.shift_right(pc.filter(p, onward), BLOCK_BITS),
+                  pc.shift_right(pc.add(e, block - 1), BLOCK_BITS), v, within)
+        q = pc.shift_left(b, BLOCK_BITS)
+        stop = pc.min_element_wise(e, pc.add(q, block))
+        q = _lift(fine, q, stop, v, within)
+        hit = pc.less(q, stop)
+        rows.append(pc.filter(i, hit))
+        at.append(pc.filter(q, hit))
+    return pa.concat_arrays(rows), pa.concat_arrays(at)
+
+
+def run_maxima(values, levels: int) -> list:
+    """``[m0, m1, ...]``, up to ``levels`` of them: mk[x] is the largest of values[x : x + 2**k]
+    (mk has n - 2**k + 1 entries; levels longer than the values are left out).
+
+        >>> import pyarrow as pa
+        >>> [m.to_pylist() for m in run_maxima(pa.array([3, 1, 4, 1, 5]), 3)]
+        [[3, 1, 4, 1, 5], [3, 4, 4, 5], [4, 5]]
+    """
+    import pyarrow.compute as pc
+
+    out = [values]
+    for k in range(1, levels):
+        half = 1 << (k - 1)
+        previous = out[-1]
+        if len(previous) <= half:
+            break
+        out.append(pc.max_element_wise(previous[:len(previous) - half], previous[half:]))
+    return out
+
+
+def _lift(maxima: list, p, stop, limits, within):
+    """``p`` advanced over the longest run p, p + 1, ... that ends at or before ``stop`` and
+    holds no value beyond its limit, by powers of two from the largest (``maxima`` from
+    :func:`run_maxima`; a run of 2**k values is crossed when ``within(its maximum, limit)``).
+    Where p stops short of ``stop``, the value at p is the first beyond the limit."""
+    import pyarrow.compute as pc
+
+    for k in reversed(range(len(maxima))):
+        after = pc.add(p, 1 << k)
+        fits = pc.less_equal(after, stop)
+        top = pc.take(maxima[k], pc.if_else(fits, p, 0))
+        p = pc.if_else(pc.and_(fits, within(top, limits)), after, p)
+    return p
