@@ -98,6 +98,10 @@ FAMILIES = {
                           ("one",)),
     "spl-partitioned-sliding-delta": ("splwindow(s, ts, sliding, delta(ts, 50) trigger(count(2))"
                                       " partitioned(k))", ("ten", "many", "skew")),
+    "spl-delta-trigger": ("splwindow(s, ts, sliding, count(10) trigger(delta(ts, 5)))",
+                          ("one",)),
+    "spl-partitioned-delta-trigger": ("splwindow(s, ts, sliding, time(20) trigger(delta(ts, 30))"
+                                      " partitioned(k))", ("ten", "many", "skew")),
     "spl-sliding-time": ("splwindow(s, ts, sliding, time(10) trigger(count(5)))", ("one",)),
     "spl-tumbling-time": ("splwindow(s, ts, tumbling, time(10))", ("one",)),
     "spl-partitioned": ("splwindow(s, ts, tumbling, count(10) partitioned(k))",

@@ -13,10 +13,10 @@ from __future__ import annotations
 BLOCK_BITS = 6  # blocks of 64 values
 
 
-def first_beyond(values, limits, ends, inclusive: bool = False) -> tuple:
+def first_beyond(values, limits, ends, inclusive: bool = False):
     """For values in partition order (``ends[i]``: the index after the last value of i's
-    partition), the indexes i that have a p with i < p < ends[i] and values[p] > limits[i]
-    (``>=`` when ``inclusive``), and the least such p for each: two Arrow int64 arrays.
+    partition), an Arrow int64 array holding for each index i the least p with i < p < ends[i]
+    and values[p] > limits[i] (``>=`` when ``inclusive``), null where there is none.
 
     The maxima of the runs of 2**k values (k <= 6) and of the runs of 2**k whole blocks of 64
     let every index advance past the longest run of values not beyond its limit in O(log n)
@@ -27,13 +27,11 @@ def first_beyond(values, limits, ends, inclusive: bool = False) -> tuple:
 
         >>> import pyarrow as pa
         >>> values = pa.array([5, 1, 2, 9, 3])
-        >>> rows, at = first_beyond(values, pa.array([8, 4, 5, 12, 6]), pa.array([5] * 5))
-        >>> rows.to_pylist(), at.to_pylist()
-        ([0, 1, 2], [3, 3, 3])
-        >>> rows, at = first_beyond(values, pa.array([1, 2, 9, 0, 0]), pa.array([3, 3, 3, 5, 5]),
-        ...                         inclusive=True)
-        >>> rows.to_pylist(), at.to_pylist()
-        ([0, 1, 3], [1, 2, 4])
+        >>> first_beyond(values, pa.array([8, 4, 5, 12, 6]), pa.array([5] * 5)).to_pylist()
+        [3, 3, 3, None, None]
+        >>> first_beyond(values, pa.array([1, 2, 9, 0, 0]), pa.array([3, 3, 3, 5, 5]),
+        ...              inclusive=True).to_pylist()
+        [1, 2, None, 4, None]
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -47,10 +45,10 @@ def first_beyond(values, limits, ends, inclusive: bool = False) -> tuple:
     stop = pc.min_element_wise(ends, pc.shift_left(pc.add(pc.shift_right(p, BLOCK_BITS), 1),
                                                    BLOCK_BITS))
     p = _lift(fine, p, stop, limits, within)
-    hit = pc.less(p, stop)
-    rows, at = [pc.filter(index, hit)], [pc.filter(p, hit)]
+    none = pa.scalar(None, pa.int64())
+    found = pc.if_else(pc.less(p, stop), p, none)
     # the others: over whole blocks, then inside the block holding the first value beyond
-    onward = pc.and_(pc.invert(hit), pc.less(stop, ends))
+    onward = pc.and_(pc.is_null(found), pc.less(stop, ends))
     if pc.any(onward).as_py():
         full = n >> BLOCK_BITS  # each block's largest value (the last may be short)
         tops = [pc.take(fine[BLOCK_BITS], pa.array(range(0, full * block, block), pa.int64()))
@@ -59,16 +57,14 @@ def first_beyond(values, limits, ends, inclusive: bool = False) -> tuple:
             tops.append(pa.array([pc.max(values[full * block:]).as_py()], values.type))
         tops = pa.concat_arrays(tops)
         coarse = run_maxima(tops, max(1, len(tops).bit_length()))
-        i, e, v = (pc.filter(x, onward) for x in (index, ends, limits))
+        e, v = pc.filter(ends, onward), pc.filter(limits, onward)
         b = _lift(coarse, pc.shift_right(pc.filter(p, onward), BLOCK_BITS),
                   pc.shift_right(pc.add(e, block - 1), BLOCK_BITS), v, within)
         q = pc.shift_left(b, BLOCK_BITS)
         stop = pc.min_element_wise(e, pc.add(q, block))
         q = _lift(fine, q, stop, v, within)
-        hit = pc.less(q, stop)
-        rows.append(pc.filter(i, hit))
-        at.append(pc.filter(q, hit))
-    return pa.concat_arrays(rows), pa.concat_arrays(at)
+        found = pc.replace_with_mask(found, onward, pc.if_else(pc.less(q, stop), q, none))
+    return found
 
 
 def run_maxima(values, levels: int) -> list:

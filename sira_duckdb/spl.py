@@ -30,16 +30,17 @@ a > a_i + D arrives, whatever else the window holds, so each tuple's windows are
 ending before that tuple. It is found for every tuple at once by vectorised binary lifting over
 the run maxima of ``a`` in Arrow (:func:`sira_duckdb.lifting.first_beyond`), not by a scan.
 
-A tumbling ``delta(a, D)`` window without partition eviction over an ``a`` that never goes down
-within a key (a time, a sequence number) is a chain of window starts, each the first tuple of the
-key exceeding the one before by more than D: every tuple's successor is found at once by an ASOF
-join and only the chain itself is followed, one step per window (:func:`_delta_chain`).
+A tumbling ``delta(a, D)`` window without partition eviction, and a ``delta(a, D)`` trigger,
+follow a chain -- window starts, trigger references -- each the first later tuple of the key
+exceeding the one before by more than D: every tuple's successor is found at once by the same
+lifting, and only the chain itself is followed in Python, one step per member
+(:func:`_chain_members`; :func:`_delta_chain` for the tumbling windows, :func:`_windows_sql`
+for the triggers, whose members fire with the window before their own tuple).
 
-The others go through a scan of the whole stream in order: a delta trigger and a tumbling delta
-window over an ``a`` that goes down are chains (each trigger, each window start, depends on the
-one before), a sliding delta eviction over FLOAT is subtracted in floating point as the
-reference does, and ``partitioncount``/``tuplecount`` couple the keys (whether a key's window
-survives depends on the other keys' windows at that moment). DuckDB sorts the stream once into a temporary
+The others go through a scan of the whole stream in order: a delta policy over FLOAT (the
+reference subtracts in floating point, which ``a > a_i + D`` would not copy), and
+``partitioncount``/``tuplecount``, which couple the keys (whether a key's window survives
+depends on the other keys' windows at that moment). DuckDB sorts the stream once into a temporary
 table, numbering each tuple's position ``g`` and its partition ``kid``; only the columns the
 policies read (partition number, time, delta values, punctuation flag) come out, as Arrow, to
 :class:`sira.engine.spl.SplScanner` -- the reference's own state machine, so both engines follow
@@ -110,9 +111,7 @@ def _sequential(node, child, c) -> str:
     if _in_sql(node):
         return _windows_sql(node, child, c)
     if _a_delta_chain(node):
-        chained = _delta_chain(node, child, c)
-        if chained is not None:
-            return chained
+        return _delta_chain(node, child, c)
     return _scanned(node, child, c)
 
 
@@ -144,19 +143,20 @@ def _in_sql(node) -> bool:
     are exact integers."""
     ev, tr = node.eviction, node.trigger
     pe = node.partition_eviction
-    if (pe is not None and pe.kind != "partitionage") or (tr is not None and tr.kind == "delta"):
+    if pe is not None and pe.kind != "partitionage":
         return False
-    return ev.kind != "delta" or _a_sliding_delta(node)
+    if tr is not None and tr.kind == "delta" and not _an_integer_delta(node, tr):
+        return False
+    return ev.kind != "delta" or (node.kind == "sliding" and _an_integer_delta(node, ev))
 
 
-def _a_sliding_delta(node) -> bool:
-    """Whether the eviction is a sliding ``delta(a, D)`` over an integer or TIMESTAMP ``a``:
-    each tuple's evicting tuple is then found at once (:func:`_with_evictions`). (Over FLOAT
-    the reference subtracts in floating point, which ``a > a_i + D`` would not copy.)"""
-    ev = node.eviction
-    return (node.kind == "sliding" and ev.kind == "delta"
-            and node.source.heading.type_of(ev.attr) != FLOAT
-            and isinstance(node.delta_amount(ev), int))
+def _an_integer_delta(node, policy) -> bool:
+    """Whether a ``delta(a, D)`` policy reads an integer or TIMESTAMP ``a`` with an integer D:
+    each tuple's first later tuple with a > a_i + D is then found at once (:func:`_evictions`,
+    :func:`_chain_members`). (Over FLOAT the reference subtracts in floating point, which
+    ``a > a_i + D`` would not copy.)"""
+    return (node.source.heading.type_of(policy.attr) != FLOAT
+            and isinstance(node.delta_amount(policy), int))
 
 
 def _windows_sql(node, child, c) -> str:
@@ -178,7 +178,7 @@ def _windows_sql(node, child, c) -> str:
       stream's last time: end(j) is the time of the key's position j + N (``lead``) for
       ``count(N)`` eviction, t + T for ``time(T)``.
     * a sliding ``delta(a, D)`` eviction ends a tuple's windows at the tuple evicting it, the
-      first later one of its key with a > a_j + D (:func:`_with_evictions`): last(j) is the
+      first later one of its key with a > a_j + D (:func:`_evictions`): last(j) is the
       position before it, end(j) its time; a tuple never evicted stays to its key's end.
 
     ``instance`` is the window's rank in its key. Sorts, window functions and one GROUP BY:
@@ -213,15 +213,26 @@ def _windows_sql(node, child, c) -> str:
     if aged and tr is not None and tr.kind == "time":  # the epoch's last time
         extra += f", max({t}) OVER ({over_key}) AS {c.helper('le')}"
     delta = ev.kind == "delta"  # a sliding delta eviction
-    if delta:  # what _with_evictions reads: a, the key's size, an id
-        extra += (f", CAST({_delta(node, ev)} AS BIGINT) AS {c.helper('a')}, "
-                  f"count(*) OVER ({over_key}) "
-                  f"AS {c.helper('n')}, row_number() OVER () AS {c.helper('id')}")
+    chained = tr is not None and tr.kind == "delta"  # a delta trigger
     row_sql = f"{_row_struct(h)} AS {row}"
-    if delta:  # a table (read as Arrow), its tuples' structs made after it
+    n, tid = c.helper("n"), c.helper("id")
+    if delta or chained:  # a table, read as Arrow: a, ta, the key's size, an id
+        extra += "".join(f", CAST({_delta(node, pol)} AS BIGINT) AS {c.helper(name)}"
+                         for pol, name in ((ev, "a"), (tr, "ta")) if pol and pol.kind == "delta")
+        extra += f", count(*) OVER ({over_key}) AS {n}, row_number() OVER () AS {tid}"
         base = c.materialize(f"SELECT *, row_number() OVER ({over_key}ORDER BY {order}) AS {j}"
                              f"{extra} FROM ({timed_sql}) AS s", "spl_base", node)
-        src = _with_evictions(node, base, keys, t, j, row_sql, c)
+        cols, joins = "", ""
+        if delta:  # the position and time of the tuple evicting each one
+            found = _evictions(node, base, keys, t, j, c)
+            cols += f", e.je AS {c.helper('je')}, e.te AS {c.helper('te')}"
+            joins += f" JOIN {found} AS e ON e.id = b.{tid}"
+        if chained:  # 1 for the trigger chain's members
+            members = _chain_members(node, base, keys, j, tr, c.helper("ta"), c)
+            cols += f", CAST(m.id IS NOT NULL AS INTEGER) AS {c.helper('mem')}"
+            joins += f" LEFT JOIN {members} AS m ON m.id = b.{tid}"
+        base = src = c.define(f"SELECT b.*, {row_sql}{cols} FROM {base} AS b{joins}",
+                              "spl_read")  # the tuples' structs made after the table
     else:
         base = src = c.define(f"SELECT *, row_number() OVER ({over_key}ORDER BY {order}) AS {j}, "
                               f"{row_sql}{extra} FROM ({timed_sql}) AS s", "spl_base",
@@ -269,6 +280,31 @@ def _windows_sql(node, child, c) -> str:
                    f"{every})) AS {w} FROM {src}) AS x GROUP BY {group} "
                    f"HAVING max({j}) = {w}")
         instance = f"{w} // {every}"
+    elif chained:  # fired by the chain's members after the first, each before its own tuple
+        if ev.kind == "count":
+            end = f"least({j} + {scanner.ev_amount}, {n})"
+        elif delta:  # the trigger of the tuple evicting it still finds it
+            end = f"coalesce({c.helper('je')}, {n})"
+        else:
+            end = c.helper("reach")
+        wc, jend, we = c.helper("wc"), c.helper("jend"), c.helper("we")
+        mem = c.helper("mem")
+        x = c.define(f"SELECT *, CAST(sum({mem}) OVER ({over_key}ORDER BY {j} ROWS UNBOUNDED "
+                     f"PRECEDING) AS BIGINT) AS {wc}, {end} AS {jend} FROM {src}", "spl_fired",
+                     materialized=True)
+        same = [f"a.{k} = b.{k}" for k in keys]
+        # tuple j is in the emissions of the members numbered wc + 1 to the count at its end
+        spans = (f"SELECT a.*, b.{wc} AS {we} FROM {x} AS a JOIN {x} AS b "
+                 f"ON {and_all(same + [f'b.{j} = a.{jend}'])}")
+        fired = (f"SELECT {''.join(f'{k}, ' for k in keys)}{wc} AS {w}, {t} AS {at} FROM {x} "
+                 f"WHERE {mem} = 1 AND {wc} > 1")
+        emitted = (f"SELECT {', '.join(keys)}{', ' if keys else ''}{w}, {tuples} AS tuples "
+                   f"FROM (SELECT *, unnest(range({wc} + 1, {we} + 1)) AS {w} FROM ({spans})) "
+                   f"AS s GROUP BY {group}")
+        windows = (f"SELECT {''.join(f'em.{k} AS {k}, ' for k in keys)}em.{w} AS {w}, "
+                   f"f.{at} AS {at}, em.tuples AS tuples FROM ({emitted}) AS em JOIN ({fired}) "
+                   f"AS f ON {and_all([f'em.{k} = f.{k}' for k in keys] + [f'em.{w} = f.{w}'])}")
+        instance = f"row_number() OVER ({over_key}ORDER BY {w})"
     else:  # a time trigger: the ticks o + mP with t < tick <= end, not after the last time
         period = scanner.tr_amount
         if ev.kind == "count":
@@ -354,61 +390,85 @@ def _with_reach(base: str, keys: list, t: str, j: str, span, c) -> str:
                     f"ON {same}", "spl_reach")
 
 
-def _with_evictions(node, base: str, keys: list, t: str, j: str, row_sql: str, c) -> str:
-    """``base`` (a table, sorted by nothing) with ``row_sql`` (each tuple as a struct), and
-    ``je`` and ``te``: the position and time of
-    the tuple whose arrival evicts each tuple from its sliding ``delta(a, D)`` window -- the
-    first later tuple of its key with a > a_j + D (the reference's heap pops every tuple more
-    than D below the new one) -- null when none does. The tuples come out as Arrow sorted by
-    (key, position), :func:`sira_duckdb.lifting.first_beyond` finds every evicting tuple at
-    once, and the pairs go back as one Arrow table joined on the tuple's id. O(n log n), memory
-    linear."""
+def _evictions(node, base: str, keys: list, t: str, j: str, c) -> str:
+    """A registered Arrow table (``id``, ``je``, ``te``): for each tuple of ``base`` (a table)
+    that is evicted from its sliding ``delta(a, D)`` window, the position and time of the tuple
+    whose arrival evicts it -- the first later tuple of its key with a > a_j + D (the
+    reference's heap pops every tuple more than D below the new one). The tuples come out as
+    Arrow sorted by (key, position), :func:`sira_duckdb.lifting.first_beyond` finds every
+    evicting tuple at once. O(n log n), memory linear."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    a, n, tid = c.helper("a"), c.helper("n"), c.helper("id")
-    order = ", ".join([*keys, j])
+    ids, js, ends, values, times = _key_ordered(node, base, keys, j, c.helper("a"), t, c)
+    evictor = first_beyond(values, _plus(values, node.delta_amount(node.eviction)), ends)
+    return c.register(pa.table({"id": ids, "je": pc.take(js, evictor),
+                                "te": pc.take(times, evictor)}), "spl_evictions")
+
+
+def _chain_members(node, base: str, keys: list, j: str, policy, value: str, c) -> str:
+    """A registered Arrow table (``id``) of the members of each key's chain of the
+    ``delta(a, D)`` ``policy`` (a tumbling window's starts, a delta trigger's references; ``a``
+    in ``base``'s column ``value``): the key's first tuple, then each time the first later tuple
+    with a > a_m + D over the member m before it. Every tuple's successor is found at once by
+    :func:`sira_duckdb.lifting.first_beyond`, for ``a`` in any order; only the chain is followed
+    in Python, one step per member."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ids, js, ends, values, _ = _key_ordered(node, base, keys, j, value, j, c)
+    successor = first_beyond(values, _plus(values, node.delta_amount(policy)), ends).to_pylist()
+    members = []
+    for position in pc.indices_nonzero(pc.equal(js, 1)).to_pylist():  # each key's first
+        while position is not None:
+            members.append(position)
+            position = successor[position]
+    return c.register(pa.table({"id": pc.take(ids, pa.array(members, pa.int64()))}),
+                      "spl_members")
+
+
+def _key_ordered(node, base: str, keys: list, j: str, value: str, t: str, c) -> tuple:
+    """Arrow arrays of ``base``'s tuples sorted by (key, position): id, position, the index
+    after the key's last tuple, ``value``, ``t``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     try:
-        table = c.con.sql(f"SELECT {tid}, {j}, {n}, {a}, {t} FROM {base} ORDER BY {order}") \
-            .to_arrow_table()
+        table = c.con.sql(f"SELECT {c.helper('id')}, {j}, {c.helper('n')}, {value}, {t} "
+                          f"FROM {base} ORDER BY {', '.join([*keys, j])}").to_arrow_table()
     except duckdb.Error as err:
         raise translate_failure(err, node) from None
     ids, js, sizes, values, times = (column.combine_chunks() for column in table.columns)
     index = pa.array(range(len(table)), pa.int64())
-    ends = pc.add(pc.subtract(index, js), pc.add(sizes, 1))  # after the key's last tuple (j from 1)
-    amount = node.delta_amount(node.eviction)
-    limits = pc.add(pc.min_element_wise(values, TIME_MAX - amount), amount)  # a + D, capped
-    rows, evictors = first_beyond(values, limits, ends)
-    found = pa.table({"id": pc.take(ids, rows), "je": pc.take(js, evictors),
-                      "te": pc.take(times, evictors)})
-    name = c.register(found, "spl_evictions")
-    return c.define(f"SELECT b.*, {row_sql}, e.je AS {c.helper('je')}, e.te AS "
-                    f"{c.helper('te')} FROM {base} AS b LEFT JOIN {name} AS e ON b.{tid} = e.id",
-                    "spl_evicted")
+    ends = pc.add(pc.subtract(index, js), pc.add(sizes, 1))  # positions j count from 1
+    return ids, js, ends, values, times
+
+
+def _plus(values, amount: int):
+    """values + amount, capped at BIGINT's largest value (which no value exceeds)."""
+    import pyarrow.compute as pc
+    return pc.add(pc.min_element_wise(values, TIME_MAX - amount), amount)
 
 
 def _a_delta_chain(node) -> bool:
     """Whether the windows are a tumbling ``delta(a, D)`` chain without partition eviction over
-    an integer (or TIMESTAMP) ``a``: :func:`_delta_chain` computes them, when ``a`` never goes
-    down within a key."""
+    an integer (or TIMESTAMP) ``a``, which :func:`_delta_chain` computes."""
     ev = node.eviction
     return (node.kind == "tumbling" and ev.kind == "delta" and node.partition_eviction is None
-            and node.source.heading.type_of(ev.attr) != FLOAT)
+            and _an_integer_delta(node, ev))
 
 
-def _delta_chain(node, child, c) -> str | None:
-    """Tumbling ``delta(a, D)`` windows when ``a`` never goes down within a key in stream order
-    (a time, a sequence number: the usual case); None otherwise (one aggregation finds out), and
-    :func:`_scanned` runs the reference's state machine instead.
+def _delta_chain(node, child, c) -> str:
+    """Tumbling ``delta(a, D)`` windows, ``a`` in any order.
 
-    A key's windows start at its first tuple and then, each, at the first tuple whose ``a``
-    exceeds the previous start's by more than D: each start's successor is ``next(i)``, the
-    first tuple of the key with ``a > a_i + D`` -- as ``a`` never goes down, the first of the
-    least such value, found for every tuple at once by an ASOF join (exact in BIGINT: the sum is
-    capped where it would leave it). Only the chain is followed in Python, one step per window
-    (the starts, as positions); each tuple's window is its key's last start at or before it
-    (an ASOF join again), and a window is emitted, ``at`` its successor's time, when it has
-    one (the last is never emitted). O(n log n + output), no scan of the tuples in Python.
+    A key's windows start at its first tuple and then, each, at the first later tuple whose
+    ``a`` exceeds the previous start's by more than D: the chain of :func:`_chain_members`
+    (every tuple's successor found at once by binary lifting, exact in BIGINT: the sum is capped
+    where it would leave it; only the chain followed in Python, one step per window), or of
+    :func:`_rising_chain` when ``a`` never goes down (one aggregation finds out). Each
+    tuple's window is its key's last start at or before it (an ASOF join), and a window is
+    emitted, ``at`` its successor's time, when it has one (the last is never emitted).
+    O(n log n + output), no scan of the tuples in Python.
 
         >>> import sira
         >>> s = sira.Relation.from_rows({"ts": sira.LONG, "k": sira.INT},
@@ -417,45 +477,31 @@ def _delta_chain(node, child, c) -> str | None:
         >>> sira.evaluate(q, {"S": s}, engine="duckdb") == sira.evaluate(q, {"S": s})
         True
     """
-    import pyarrow as pa
-
     h = node.source.heading
     ev = node.eviction
     keys = [ident(k) for k in node.partition]
-    g, t, a = (c.helper(n) for n in ("g", "t", "a"))
+    g, t, a, j = (c.helper(n) for n in ("id", "t", "a", "j"))
     order = ", ".join(_stream_order(node))
     seq = c.materialize(
         f"SELECT *, row_number() OVER (ORDER BY {order}) - 1 AS {g}, "
-        f"{to_time(ident(node.ts), node.ts_type)} AS {t}, {_delta(node, ev)} AS {a} "
-        f"FROM {child}", "spl_seq", node)
-    falls = c.fetch(f"SELECT count(*) FROM (SELECT {a} < lag({a}) OVER ({_partition(keys)}"
-                    f"ORDER BY {g}) "
+        f"{to_time(ident(node.ts), node.ts_type)} AS {t}, CAST({_delta(node, ev)} AS BIGINT) "
+        f"AS {a} FROM {child}", "spl_seq", node)
+    over_key = _partition(keys)
+    falls = c.fetch(f"SELECT count(*) FROM (SELECT {a} < lag({a}) OVER ({over_key}ORDER BY {g}) "
                     f"AS down FROM {seq}) AS f WHERE down", node)[0][0]
     if falls:
-        return None
-    amount = node.delta_amount(ev)
-    key_list = "".join(f"{k}, " for k in keys)
-    firsts = [r[0] for r in c.fetch(
-        f"SELECT min({g}) FROM {seq}{' GROUP BY ' + ', '.join(keys) if keys else ''}", node)]
-    # each tuple's successor: the first position of the least later value above a + D
-    nx, v = c.helper("nx"), c.helper("v")
-    values = f"SELECT {key_list}{a} AS {v}, min({g}) AS {nx} FROM {seq} GROUP BY {key_list}{a}"
-    same = and_all([f"b.{k} = m.{k}" for k in keys] + [f"m.{v} > {time_plus(f'b.{a}', amount)}"])
-    successor = c.con.sql(f"SELECT m.{nx} FROM {seq} AS b ASOF LEFT JOIN ({values}) AS m "
-                          f"ON {same} ORDER BY b.{g}").to_arrow_table().column(0).to_pylist()
-    starts = []
-    for first in firsts:
-        position = first
-        while position is not None:
-            starts.append(position)
-            position = successor[position]
-    chain = c.register(pa.table({"s": pa.array(starts, pa.int64())}), "spl_starts")
+        numbered = c.materialize(f"SELECT {', '.join([*keys, g, a])}, row_number() OVER "
+                                 f"({over_key}ORDER BY {g}) AS {j}, count(*) OVER ({over_key}) "
+                                 f"AS {c.helper('n')} FROM {seq}", "spl_positions", node)
+        chain = _chain_members(node, numbered, keys, j, ev, a, c)
+    else:
+        chain = _rising_chain(node, seq, keys, g, a, c)
     w, at, sg = c.helper("w"), c.helper("at"), c.helper("sg")
     in_key = f"({_partition([f'b.{k}' for k in keys])}ORDER BY b.{g})"
     numbered = c.define(
         f"SELECT {''.join(f'b.{k}, ' for k in keys)}b.{g} AS {sg}, row_number() OVER {in_key} "
         f"AS {w}, lead(b.{t}) OVER {in_key} AS {at} FROM {chain} AS c JOIN {seq} AS b "
-        f"ON b.{g} = c.s", "spl_chain")
+        f"ON b.{g} = c.id", "spl_chain")
     held = and_all([f"s.{k} = n.{k}" for k in keys] + [f"n.{sg} <= s.{g}"])
     row = struct_pack([(n, f"s.{ident(n)}") for n in h.names])
     group = ", ".join([f"s.{k}" for k in keys] + [f"n.{w}", f"n.{at}"])
@@ -465,6 +511,35 @@ def _delta_chain(node, child, c) -> str | None:
                f"{canonical_list(f'list({row})')} AS tuples"]
     return (f"SELECT {', '.join(select)} FROM {seq} AS s ASOF JOIN {numbered} AS n ON {held} "
             f"WHERE n.{at} IS NOT NULL GROUP BY {group}")
+
+
+def _rising_chain(node, seq: str, keys: list, g: str, a: str, c) -> str:
+    """:func:`_chain_members` for an ``a`` that never goes down within a key (a time, a
+    sequence number: the usual case), faster: each tuple's successor, the first tuple of its
+    key with a > a_i + D, is the first position of the least such value, found for every tuple
+    at once by one ASOF join (the sum capped where it would leave BIGINT); ``g`` numbers the
+    tuples in stream order."""
+    import pyarrow as pa
+
+    amount = node.delta_amount(node.eviction)
+    key_list = "".join(f"{k}, " for k in keys)
+    firsts = [r[0] for r in c.fetch(
+        f"SELECT min({g}) FROM {seq}{' GROUP BY ' + ', '.join(keys) if keys else ''}", node)]
+    nx, v = c.helper("nx"), c.helper("v")
+    values = f"SELECT {key_list}{a} AS {v}, min({g}) AS {nx} FROM {seq} GROUP BY {key_list}{a}"
+    same = and_all([f"b.{k} = m.{k}" for k in keys] + [f"m.{v} > {time_plus(f'b.{a}', amount)}"])
+    try:
+        successor = c.con.sql(f"SELECT m.{nx} FROM {seq} AS b ASOF LEFT JOIN ({values}) AS m "
+                              f"ON {same} ORDER BY b.{g}").to_arrow_table().column(0).to_pylist()
+    except duckdb.Error as err:
+        raise translate_failure(err, node) from None
+    starts = []
+    for first in firsts:
+        position = first
+        while position is not None:
+            starts.append(position)
+            position = successor[position]
+    return c.register(pa.table({"id": pa.array(starts, pa.int64())}), "spl_starts")
 
 
 def _scanned(node, child, c) -> str:

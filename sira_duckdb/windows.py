@@ -350,8 +350,8 @@ def _bounds_by_lifting(c, elements: str, node, keys: list, p: str, ev: str, t: s
     ids, ps, sizes, values, limits = (col.combine_chunks() for col in fetched.columns)
     index = pa.array(range(len(ids)), pa.int64())
     ends = pc.add(pc.subtract(index, ps), pc.add(sizes, 1))  # after the partition's last
-    rows, at = first_beyond(values, limits, ends, inclusive)
-    pairs = c.register(pa.table({"id": pc.take(ids, rows), "xid": pc.take(ids, at)}), "exits")
+    exits = first_beyond(values, limits, ends, inclusive)
+    pairs = c.register(pa.table({"id": ids, "xid": pc.take(ids, exits)}), "exits")
     return c.define(f"SELECT el.*, el.{t} AS {b}, ex.{t} AS {e} FROM {table} AS el "
                     f"LEFT JOIN {pairs} AS m ON m.id = el.{tid} "
                     f"LEFT JOIN {table} AS ex ON ex.{tid} = m.xid", "bounds")

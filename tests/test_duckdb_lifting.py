@@ -44,7 +44,7 @@ def test_the_first_value_beyond_a_limit_is_found_past_blocks_and_partitions(incl
             values = [v / 7 for v in values]
             limits = [v + amount / 3 for v in values]
         typ = pa.float64() if shape > 0.8 else pa.int64()
-        rows, at = first_beyond(pa.array(values, typ), pa.array(limits, typ),
-                                pa.array(ends, pa.int64()), inclusive)
-        assert dict(zip(rows.to_pylist(), at.to_pylist())) == \
-            plain(values, limits, ends, inclusive), (n, amount)
+        found = first_beyond(pa.array(values, typ), pa.array(limits, typ),
+                             pa.array(ends, pa.int64()), inclusive).to_pylist()
+        expected = plain(values, limits, ends, inclusive)
+        assert found == [expected.get(i) for i in range(n)], (n, amount)
