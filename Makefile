@@ -53,7 +53,7 @@ demo: venv
 	$(PY) -m sira demo
 
 test: venv-test
-	$(PY) -m pytest -q -n 2 --dist worksteal --durations=25
+	$(PY) -m pytest -q -n 2 --durations=25
 
 bench: venv
 	@if [ -f benchmarks/run_all.py ]; then \

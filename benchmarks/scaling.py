@@ -92,6 +92,8 @@ FAMILIES = {
     "spl-tumbling-count": ("splwindow(s, ts, tumbling, count(10))", ("one",)),
     "spl-sliding-count": ("splwindow(s, ts, sliding, count(10) trigger(count(5)))", ("one",)),
     "spl-tumbling-delta": ("splwindow(s, ts, tumbling, delta(ts, 10))", ("one",)),
+    "spl-tumbling-delta-unordered": ("splwindow(s, ts, tumbling, delta(v, 30))",
+                                     ("one", "ten")),
     "spl-partitioned-delta": ("splwindow(s, ts, tumbling, delta(ts, 10) partitioned(k))",
                               ("ten", "many", "skew")),
     "spl-sliding-delta": ("splwindow(s, ts, sliding, delta(ts, 10) trigger(count(5)))",

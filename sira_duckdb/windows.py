@@ -32,12 +32,12 @@ on ``begin <= at < end``.
 
 from __future__ import annotations
 
+import duckdb
+
 from sira.algebra.windows import DStream, IStream, RStream, Window
 from sira.errors import SiraTypeError, SiraValueError
 from sira.intervals import IntervalType
 from sira.types import BIGINT, FLOAT, TIMESTAMP, RelationType, TupleType
-
-import duckdb
 
 from .compiler import translate_failure, translates
 from .functions import cast, interval
