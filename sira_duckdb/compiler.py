@@ -327,6 +327,13 @@ class Compiler:
         except duckdb.Error as err:
             raise translate_failure(err, node) from None
 
+    def fetch_arrow(self, sql: str, node=None):
+        """Run ``sql`` (a SELECT over the expressions defined so far) as an Arrow table."""
+        try:
+            return self.con.sql(self.with_clause() + sql).to_arrow_table()
+        except duckdb.Error as err:
+            raise translate_failure(err, node) from None
+
     def materialize(self, sql: str, hint: str = "t", node=None) -> str:
         """Run ``sql`` into a new temporary table (dropped after the evaluation); its name."""
         name = fresh_name(hint)

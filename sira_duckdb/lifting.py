@@ -67,6 +67,22 @@ def first_beyond(values, limits, ends, inclusive: bool = False):
     return found
 
 
+def partition_ends(positions, sizes):
+    """For rows in partition order, each row's ``ends`` for :func:`first_beyond`: the index after
+    its partition's last row, from its position in the partition (counted from 1) and the
+    partition's size.
+
+        >>> import pyarrow as pa
+        >>> partition_ends(pa.array([1, 2, 1, 2, 3]), pa.array([2, 2, 3, 3, 3])).to_pylist()
+        [2, 2, 5, 5, 5]
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    index = pa.array(range(len(positions)), pa.int64())
+    return pc.add(pc.subtract(index, positions), pc.add(sizes, 1))
+
+
 def run_maxima(values, levels: int) -> list:
     """``[m0, m1, ...]``, up to ``levels`` of them: mk[x] is the largest of values[x : x + 2**k]
     (mk has n - 2**k + 1 entries; levels longer than the values are left out).

@@ -67,15 +67,13 @@ O(n log n + output).
 
 from __future__ import annotations
 
-import duckdb
-
 from sira.algebra.spl import SplWindow
 from sira.engine.spl import SplScanner, never_evicted, pane_arithmetic
 from sira.types import FLOAT
 
-from .compiler import translate_failure, translates
+from .compiler import translates
 from .functions import canonical_list
-from .lifting import first_beyond
+from .lifting import first_beyond, partition_ends
 from .sql import and_all, ident, struct_pack
 from .windows import TIME_MAX, from_time, order_columns, time_plus, to_time
 
@@ -403,7 +401,7 @@ def _evictions(node, base: str, keys: list, t: str, j: str, c) -> str:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    ids, js, ends, values, times = _key_ordered(node, base, keys, j, c.helper("a"), t, c)
+    ids, js, ends, values, times = _key_ordered(node, base, keys, j, [c.helper("a"), t], c)
     evictor = first_beyond(values, _plus(values, node.delta_amount(node.eviction)), ends)
     return c.register(pa.table({"id": ids, "je": pc.take(js, evictor),
                                 "te": pc.take(times, evictor)}), "spl_evictions")
@@ -419,7 +417,7 @@ def _chain_members(node, base: str, keys: list, j: str, policy, value: str, c) -
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    ids, js, ends, values, _ = _key_ordered(node, base, keys, j, value, j, c)
+    ids, js, ends, values = _key_ordered(node, base, keys, j, [value], c)
     successor = first_beyond(values, _plus(values, node.delta_amount(policy)), ends).to_pylist()
     members = []
     for position in pc.indices_nonzero(pc.equal(js, 1)).to_pylist():  # each key's first
@@ -430,21 +428,13 @@ def _chain_members(node, base: str, keys: list, j: str, policy, value: str, c) -
                       "spl_members")
 
 
-def _key_ordered(node, base: str, keys: list, j: str, value: str, t: str, c) -> tuple:
+def _key_ordered(node, base: str, keys: list, j: str, columns: list, c) -> tuple:
     """Arrow arrays of ``base``'s tuples sorted by (key, position): id, position, the index
-    after the key's last tuple, ``value``, ``t``."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    try:
-        table = c.con.sql(f"SELECT {c.helper('id')}, {j}, {c.helper('n')}, {value}, {t} "
-                          f"FROM {base} ORDER BY {', '.join([*keys, j])}").to_arrow_table()
-    except duckdb.Error as err:
-        raise translate_failure(err, node) from None
-    ids, js, sizes, values, times = (column.combine_chunks() for column in table.columns)
-    index = pa.array(range(len(table)), pa.int64())
-    ends = pc.add(pc.subtract(index, js), pc.add(sizes, 1))  # positions j count from 1
-    return ids, js, ends, values, times
+    after the key's last tuple (:func:`sira_duckdb.lifting.partition_ends`), then ``columns``."""
+    table = c.fetch_arrow(f"SELECT {c.helper('id')}, {j}, {c.helper('n')}, {', '.join(columns)} "
+                          f"FROM {base} ORDER BY {', '.join([*keys, j])}", node)
+    ids, js, sizes, *rest = (column.combine_chunks() for column in table.columns)
+    return (ids, js, partition_ends(js, sizes), *rest)
 
 
 def _plus(values, amount: int):
@@ -528,11 +518,8 @@ def _rising_chain(node, seq: str, keys: list, g: str, a: str, c) -> str:
     nx, v = c.helper("nx"), c.helper("v")
     values = f"SELECT {key_list}{a} AS {v}, min({g}) AS {nx} FROM {seq} GROUP BY {key_list}{a}"
     same = and_all([f"b.{k} = m.{k}" for k in keys] + [f"m.{v} > {time_plus(f'b.{a}', amount)}"])
-    try:
-        successor = c.con.sql(f"SELECT m.{nx} FROM {seq} AS b ASOF LEFT JOIN ({values}) AS m "
-                              f"ON {same} ORDER BY b.{g}").to_arrow_table().column(0).to_pylist()
-    except duckdb.Error as err:
-        raise translate_failure(err, node) from None
+    successor = c.fetch_arrow(f"SELECT m.{nx} FROM {seq} AS b ASOF LEFT JOIN ({values}) AS m "
+                              f"ON {same} ORDER BY b.{g}", node).column(0).to_pylist()
     starts = []
     for first in firsts:
         position = first

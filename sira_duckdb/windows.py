@@ -32,16 +32,14 @@ on ``begin <= at < end``.
 
 from __future__ import annotations
 
-import duckdb
-
 from sira.algebra.windows import DStream, IStream, RStream, Window
 from sira.errors import SiraTypeError, SiraValueError
 from sira.intervals import IntervalType
 from sira.types import BIGINT, FLOAT, TIMESTAMP, RelationType, TupleType
 
-from .compiler import translate_failure, translates
+from .compiler import translates
 from .functions import cast, interval
-from .lifting import first_beyond
+from .lifting import first_beyond, partition_ends
 from .packing import pack_sql
 from .sql import and_all, field, ident, struct_pack
 from .types import duckdb_type
@@ -341,16 +339,11 @@ def _bounds_by_lifting(c, elements: str, node, keys: list, p: str, ev: str, t: s
     else:
         units = amount.in_units(None, TIMESTAMP) if hasattr(amount, "in_units") else amount
         limit = time_plus(ev, units - 1)
-    try:
-        fetched = c.con.sql(f"SELECT {tid}, {p}, count(*) OVER ({_partition(s.partition)}) "
+    fetched = c.fetch_arrow(f"SELECT {tid}, {p}, count(*) OVER ({_partition(s.partition)}) "
                             f"AS {n}, {ev}, {limit} AS {lim} FROM {table} "
-                            f"ORDER BY {', '.join([*keys, p])}").to_arrow_table()
-    except duckdb.Error as err:
-        raise translate_failure(err, node) from None
+                            f"ORDER BY {', '.join([*keys, p])}", node)
     ids, ps, sizes, values, limits = (col.combine_chunks() for col in fetched.columns)
-    index = pa.array(range(len(ids)), pa.int64())
-    ends = pc.add(pc.subtract(index, ps), pc.add(sizes, 1))  # after the partition's last
-    exits = first_beyond(values, limits, ends, inclusive)
+    exits = first_beyond(values, limits, partition_ends(ps, sizes), inclusive)
     pairs = c.register(pa.table({"id": ids, "xid": pc.take(ids, exits)}), "exits")
     return c.define(f"SELECT el.*, el.{t} AS {b}, ex.{t} AS {e} FROM {table} AS el "
                     f"LEFT JOIN {pairs} AS m ON m.id = el.{tid} "
