@@ -269,12 +269,18 @@ def _on_values(node):
                                 got=str(amount))
         micros = amount.in_units(None, TIMESTAMP)
         return f"epoch_us({e})", f"(epoch_us({e}) + CAST({micros} AS BIGINT))"
-    if et == FLOAT or isinstance(amount, float):
+    if et == FLOAT:
         return f"CAST({e} AS DOUBLE)", f"(CAST({e} AS DOUBLE) + CAST({float(amount)!r} AS DOUBLE))"
+    value = e if et == BIGINT else f"CAST({e} AS BIGINT)"
+    if isinstance(amount, float):
+        # an integer E and a FLOAT C: as in the Python engine, E + C is a double (E rounded to
+        # one, then C added), which an integer E' reaches exactly when E' >= its ceiling --
+        # compared as integers, never with E' rounded to a double
+        return value, f"CAST(ceil(CAST({e} AS DOUBLE) + CAST({amount!r} AS DOUBLE)) AS HUGEINT)"
     if et == BIGINT:
         return e, f"({e} + CAST({amount} AS HUGEINT))"
     # E + C in HUGEINT: near the end of LONG it passes BIGINT, and then no E reaches it
-    return f"CAST({e} AS BIGINT)", f"(CAST({e} AS HUGEINT) + {amount})"
+    return value, f"(CAST({e} AS HUGEINT) + {amount})"
 
 
 def _range_on(c, timed: str, node, w: str) -> str:
@@ -308,40 +314,53 @@ def _range_on(c, timed: str, node, w: str) -> str:
                          f"AS {x} FROM ({data} UNION ALL {marks}) AS u) AS f WHERE {flag} = 0",
                          "exits")
     else:
-        return _bounds_by_lifting(c, elements, node, keys, p, ev, t, b, e)
+        return _bounds_by_lifting(c, elements, node, keys, p, ev, thr, t, b, e)
     same = and_all(f"el.{ident(n)} IS NOT DISTINCT FROM ex.{ident(n)}" for n in s.partition)
     return c.define(f"SELECT el.*, el.{t} AS {b}, ex.{x} AS {e} FROM {elements} AS el "
                     f"LEFT JOIN {exits} AS ex ON {same} AND el.{p} = ex.{pos}", "bounds")
 
 
-def _bounds_by_lifting(c, elements: str, node, keys: list, p: str, ev: str, t: str, b: str,
-                       e: str) -> str:
+def _bounds_by_lifting(c, elements: str, node, keys: list, p: str, ev: str, thr: str, t: str,
+                       b: str, e: str) -> str:
     """``range(C) on(E)`` bounds for an E in any order: each element's window ends at the first
-    later element of its partition with E >= its E + C. The elements become a table (an id
-    each); E and the limit come out as Arrow in partition order, where
+    later element of its partition with E >= its threshold E + C (``thr``). The elements become
+    a table (an id each); E and the limit come out as Arrow in partition order, where
     :func:`sira_duckdb.lifting.first_beyond` finds every element's exit at once (binary lifting
     over run maxima, O(n log n), memory linear); the (element, exit) id pairs go back as one
-    Arrow table, joined on the ids. An integer E (microseconds for TIMESTAMP) is asked for
-    E > E_i + C - 1, capped at BIGINT's end (no E reaches a limit past it); a FLOAT E (or C)
-    for E >= E_i + C in DOUBLE, as the SQL threshold."""
+    Arrow table, joined on the ids. Compared exactly, as in the Python engine:
+
+    * INT, LONG or TIMESTAMP (microseconds) E with an integer C: E > E_i + C - 1, the sum
+      capped at LONG's end (no E reaches a limit past it);
+    * FLOAT E: E >= E_i + C in DOUBLE, as the SQL threshold;
+    * BIGINT E (past LONG), or an integer E with a FLOAT C (a threshold that is the ceiling of a
+      double, in HUGEINT): E and the thresholds are replaced by their ranks among both (one
+      sort), which compare as they do."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     s = node.spec
-    tid, n, lim = c.helper("id"), c.helper("n"), c.helper("lim")
+    tid, n = c.helper("id"), c.helper("n")
     table = c.materialize(f"SELECT *, row_number() OVER () AS {tid} FROM {elements}",
                           "elements", node)
-    _, threshold = _on_values(node)
-    amount = s.on_amount
-    inclusive = node.source.heading.type_of(s.on) == FLOAT or isinstance(amount, float)
-    if inclusive:
-        limit = threshold  # E + C in DOUBLE
+    et, amount = node.source.heading.type_of(s.on), s.on_amount
+    inclusive, source = True, f"{table} AS el"
+    if et == FLOAT:
+        value, limit = f"el.{ev}", f"el.{thr}"
+    elif et == BIGINT or isinstance(amount, float):
+        x, r = c.helper("x"), c.helper("r")
+        ranks = c.define(f"SELECT {x}, dense_rank() OVER (ORDER BY {x}) AS {r} FROM (SELECT {ev} "
+                         f"AS {x} FROM {table} UNION SELECT {thr} FROM {table}) AS u", "ranks",
+                         materialized=True)
+        value, limit = f"rv.{r}", f"rt.{r}"
+        source += (f" JOIN {ranks} AS rv ON rv.{x} = el.{ev} "
+                   f"JOIN {ranks} AS rt ON rt.{x} = el.{thr}")
     else:
         units = amount.in_units(None, TIMESTAMP) if hasattr(amount, "in_units") else amount
-        limit = time_plus(ev, units - 1)
-    fetched = c.fetch_arrow(f"SELECT {tid}, {p}, count(*) OVER ({_partition(s.partition)}) "
-                            f"AS {n}, {ev}, {limit} AS {lim} FROM {table} "
-                            f"ORDER BY {', '.join([*keys, p])}", node)
+        inclusive, value, limit = False, f"el.{ev}", time_plus(f"el.{ev}", units - 1)
+    part = f"PARTITION BY {', '.join(f'el.{k}' for k in keys)}" if keys else ""
+    fetched = c.fetch_arrow(
+        f"SELECT el.{tid}, el.{p}, count(*) OVER ({part}) AS {n}, {value}, {limit} "
+        f"FROM {source} ORDER BY {', '.join([f'el.{k}' for k in keys] + [f'el.{p}'])}", node)
     ids, ps, sizes, values, limits = (col.combine_chunks() for col in fetched.columns)
     exits = first_beyond(values, limits, partition_ends(ps, sizes), inclusive)
     pairs = c.register(pa.table({"id": ids, "xid": pc.take(ids, exits)}), "exits")

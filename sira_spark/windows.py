@@ -329,9 +329,24 @@ def _on_values(node):
         amount = amount.in_units(None, TIMESTAMP)
         ev = F.unix_micros(e.cast("timestamp"))
         return ev, ev + F.lit(amount).cast("long")
-    if et == FLOAT or isinstance(amount, float):
+    if et == FLOAT:
         ev = e.cast("double")
         return ev, ev + F.lit(float(amount))
+    if isinstance(amount, float):
+        # an integer E and a FLOAT C: as in the Python engine, E + C is a double (E rounded to
+        # one, then C added), which an integer E' reaches exactly when E' >= its ceiling --
+        # both compared as decimal(38,0), never with E' rounded to a double
+        from .functions import sira_error
+        total = e.cast("double") + F.lit(amount)
+        if et == BIGINT:  # Spark's ceil is a LONG: past it, no exact ceiling here
+            outside = sira_error("SiraValueError", f"WINDOW: range({amount}) on({s.on}): E + C "
+                                 f"is past 2**63, where Spark cannot compare it exactly with "
+                                 f"a BIGINT E (give C as an integer)")
+        else:  # every LONG E is below a sum past 2**63 and reaches one below -2**63
+            outside = F.when(total > 0, F.lit(str(2 ** 63))).otherwise(F.lit(str(-2 ** 63)))
+        exact_sum = F.when(F.abs(total) >= F.lit(float(2 ** 63)), outside.cast("decimal(38,0)")) \
+            .otherwise(F.ceil(total).cast("decimal(38,0)"))
+        return e.cast("decimal(38,0)"), exact_sum
     if et == BIGINT:
         return e, e + F.lit(amount).cast(spark_type(BIGINT))
     ev = e.cast("long")  # E + C exactly: near the end of LONG it passes LONG, reached by no E
@@ -421,15 +436,15 @@ def _first_reaching_by_buckets(df):
     size = max(1, -(-n // buckets))  # positions per bucket
     from pyspark.sql import types as T
     from pyspark.sql.pandas.types import to_arrow_schema
-    ev_spark = df.schema["__w_ev"].dataType
-    ev_type = ev_spark.simpleString()
+    thr_spark = df.schema["__w_thr"].dataType  # wider than E's when E + C may pass LONG
+    thr_type = thr_spark.simpleString()
     narrow = df.select(((F.col("__w_p") - 1) / size).cast("long").alias("__bk"), "__w_p",
                        "__w_ev", "__w_thr", "__w_t").localCheckpoint(eager=False)
     arranged = narrow.repartition(buckets, "__bk").sortWithinPartitions("__bk", "__w_p")
-    schema = f"__x_pos long, __exit long, __bk long, __thr {ev_type}"
+    schema = f"__x_pos long, __exit long, __bk long, __thr {thr_type}"
     arrow = to_arrow_schema(T.StructType([T.StructField(n, t) for n, t in (
         ("__x_pos", T.LongType()), ("__exit", T.LongType()), ("__bk", T.LongType()),
-        ("__thr", ev_spark))]))
+        ("__thr", thr_spark))]))
 
     def first_pass(batches):
         bucket, waiting = None, SortedList(key=lambda item: item[0])
@@ -481,7 +496,7 @@ def _first_reaching_by_buckets(df):
                  batch.column(3)], names=["__x_pos", "__bk", "__thr"])
 
     waiting = first.where(F.col("__exit").isNull()).mapInArrow(
-        route, f"__x_pos long, __bk long, __thr {ev_type}").where(F.col("__bk").isNotNull())
+        route, f"__x_pos long, __bk long, __thr {thr_type}").where(F.col("__bk").isNotNull())
     both = narrow.select("__bk", F.col("__w_p").alias("__x_pos"), F.lit(1).alias("__el"),
                          F.col("__w_ev").alias("__v"), "__w_t") \
         .unionByName(waiting.select("__bk", "__x_pos", F.lit(0).alias("__el"),

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sira
-from sira import FLOAT, INT, LONG, STRING, TIMESTAMP, Relation
+from sira import BIGINT, FLOAT, INT, LONG, STRING, TIMESTAMP, Relation
 from sira.errors import IntOverflow, SiraValueError
 
 from conftest import ENGINES
@@ -154,6 +154,18 @@ def test_range_on_values_in_any_order_per_partition_far_and_near_the_ends(monkey
     py, dk = both("window(S, ts, range(40 second) on(at))", {"S": timed})
     assert py == dk
     assert lifting.calls == 9  # every query above
+
+
+@pytest.mark.parametrize("c", ["2", "2.5", "0.5", "12"])
+def test_range_on_a_bigint_past_long_compares_exactly(c):
+    """BIGINT E beyond LONG, up and down (the lifting compares ranks of E and E + C among both),
+    with an integer C and a FLOAT one (E + C a double, reached by E' >= its ceiling)."""
+    big = 10 ** 20
+    stream = Relation.from_rows({"ts": LONG, "e": BIGINT}, [
+        (0, big), (1, big - 5), (2, big + 3), (3, 2), (4, big + 9), (5, -big), (6, big + 12),
+        (7, 2 ** 53 + 3), (8, 2 ** 53 + 5)])
+    py, dk = both(f"window(S, ts, range({c}) on(e))", {"S": stream})
+    assert py == dk
 
 
 def _counted(real):

@@ -338,3 +338,18 @@ def test_an_engine_whose_session_was_stopped_says_so_and_the_default_starts_anew
     assert "stopped" in str(err.value)
     assert sira.evaluate("r", {"r": KNOWN_PEOPLE}, engine="spark") == KNOWN_PEOPLE
     assert default_engine() is not engine
+
+
+@needs_spark
+def test_range_on_a_bigint_past_long_with_a_float_c_is_refused_and_within_it_is_exact():
+    """An integer E with a FLOAT C compares E' with the double E + C exactly (its ceiling, in
+    decimal(38,0)); Spark's ceiling is a LONG, so a BIGINT E whose E + C is past 2**63 is
+    refused with a SiraValueError naming the window, never compared as doubles."""
+    from sira import BIGINT, LONG
+    query = "window(s, ts, range(2.5) on(e))"
+    past = Relation.from_rows({"ts": LONG, "e": BIGINT}, [(0, 10 ** 20), (1, 10 ** 20 + 3)])
+    with pytest.raises(SiraValueError, match=r"range\(2.5\) on\(e\)"):
+        spark_eval(query, {"s": past})
+    within = Relation.from_rows({"ts": LONG, "e": BIGINT}, [
+        (0, 2 ** 53 + 2), (1, 2 ** 53 + 4), (2, 2 ** 53 + 1), (3, 2 ** 53 + 5)])
+    assert spark_eval(query, {"s": within}) == sira.evaluate(query, {"s": within})
