@@ -94,7 +94,8 @@ def evaluate(expr: str | Node | Expr, relvars: Mapping[str, Any] | None = None,
         rewrite: run the rewrite pass (:mod:`sira.rewrite`) on the tree first (default True;
             it never changes a result).
         max_tuples: the most tuples one JOIN, TCLOSE, GTCLOSE, UNPACK, pointwise split,
-            GROUP/UNGROUP, window table or RSTREAM may make (default 50,000,000); past it they
+            GROUP/UNGROUP, window table or RSTREAM may make, or SPLWINDOW's and WINDOWBY's
+            windows hold all together (default 50,000,000); past it they
             raise :class:`~sira.errors.TooManyTuples` before building the rest (on Spark:
             TCLOSE/GTCLOSE after each round and UNPACK before it runs; a Spark join is not
             counted). See :mod:`sira.engine.guards`.

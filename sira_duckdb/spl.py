@@ -73,6 +73,7 @@ from sira.types import FLOAT
 
 from .compiler import translates
 from .functions import canonical_list
+from .guards import held
 from .lifting import first_beyond, partition_ends
 from .sql import and_all, ident, struct_pack
 from .windows import TIME_MAX, from_time, order_columns, time_plus, to_time
@@ -100,8 +101,10 @@ def _row_struct(heading) -> str:
 def _splwindow(node, children, c):
     (child,) = children
     if node.kind == "timeinterval":
-        return _time_interval(node, child, c)
-    return _sequential(node, child, c)
+        windows = _time_interval(node, child, c)
+    else:
+        windows = _sequential(node, child, c)
+    return f"SELECT * FROM {held(c, node, windows)}"  # max_tuples: the tuples windows hold
 
 
 # ---------------------------------------------------------------------- tumbling and sliding

@@ -43,6 +43,7 @@ from sira.values import Heading
 from .basic import fenced_node
 from .compiler import translates
 from .functions import Scope, aggregated, canonical_list, expression
+from .guards import held
 from .sql import ident, or_any, struct_pack
 from .types import duckdb_type
 from .windows import order_columns
@@ -153,7 +154,10 @@ def _result_aggregates(node, rows: str, c, specs=None) -> list:
 def _windowby(node, children, c):
     """Conditions and aggregates that may fail run on every partition and window, whatever
     the query does with the result (see ``sira.algebra.fallible``)."""
-    return fenced_node(node, _windows_of(node, children, c))
+    windows = _windows_of(node, children, c)
+    if not node.aggregates:  # max_tuples: the tuples its windows hold
+        windows = f"SELECT * FROM {held(c, node, windows, ident(node.result))}"
+    return fenced_node(node, windows)
 
 
 def _windows_of(node, children, c):

@@ -10,6 +10,9 @@ than the limit, as on the Python engine (``sira.engine.guards``), before its pla
   stops making tuples past the limit, and an oversized result is refused before the rest of the
   query runs. (TCLOSE and GTCLOSE count after every round, UNPACK before it runs: see their
   modules.)
+* SPLWINDOW and WINDOWBY (with a relation-valued result) store their windows
+  (``localCheckpoint``, which the rest of the query then reads) and sum the sizes of their
+  relations (:func:`check_held`).
 
     >>> import sira
     >>> r = sira.Relation.from_rows({"a": sira.INT}, [(1,), (2,), (3,)])
@@ -27,7 +30,7 @@ import contextvars
 
 from pyspark.sql import functions as F
 
-from sira.engine.guards import Guard, operator_label
+from sira.engine.guards import Guard, operator_label, windows_error
 
 #: (compiler, node) of the translation running now, for checks deep inside shared helpers
 _CURRENT = contextvars.ContextVar("sira_spark_guarded", default=None)
@@ -65,6 +68,18 @@ def check_current(df, making: str | None = None) -> None:
     current = _CURRENT.get()
     if current is not None:
         check_rows(*current, df, making)
+
+
+def check_held(c, node, df, column: str = "tuples"):
+    """``df`` (windows made by ``node``), stored; TooManyTuples when its relation-valued
+    ``column`` holds more than ``max_tuples`` tuples, all windows together."""
+    guard, _ = guard_of(c, node)
+    with _quiet(c):
+        stored = df.localCheckpoint()
+        total = stored.agg(F.sum(F.size(F.col(f"`{column}`")).cast("long"))).first()[0]
+    if (total or 0) > guard.limit:
+        raise windows_error(guard)
+    return stored
 
 
 def check_join(c, node, left, lh, right, rh) -> None:

@@ -69,6 +69,7 @@ from sira.engine.spl import SplScanner, never_evicted, pane_arithmetic
 from sira.types import FLOAT
 
 from .compiler import ordered, translates
+from .guards import check_held
 from .packing import _bucketed, carried_across, running_rows
 from .windows import TIME_MAX, _from_time, _order_columns, _to_time, exact, time_plus
 
@@ -102,11 +103,11 @@ def _sorted_rows(content):
 def _splwindow(node, children, c):
     (df,) = children
     if node.kind == "timeinterval":
-        return _time_interval(node, df)
-    node = _unless_evicting(node, df)
-    if _splittable(node):
-        return _split(node, df)
-    return _sequential(node, df)
+        windows = _time_interval(node, df)
+    else:
+        evicting = _unless_evicting(node, df)
+        windows = _split(evicting, df) if _splittable(evicting) else _sequential(evicting, df)
+    return check_held(c, node, windows)  # max_tuples: the tuples the windows hold
 
 
 # ---------------------------------------------------------------------- tumbling and sliding

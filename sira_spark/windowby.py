@@ -40,6 +40,7 @@ from sira.values import Heading
 
 from .basic import fenced_node
 from .compiler import ordered, translates
+from .guards import check_held
 from .functions import aggregated_column
 from .types import schema_of
 from .windows import canonical_key
@@ -53,7 +54,10 @@ def _c(name):
 def _windowby(node, children, c):
     """Conditions and aggregates that may fail run on every partition and window, whatever
     the query does with the result (see ``sira.algebra.fallible``)."""
-    return fenced_node(node, _windows_of(node, children, c))
+    windows = _windows_of(node, children, c)
+    if not node.aggregates:  # max_tuples: the tuples its windows hold
+        windows = check_held(c, node, windows, node.result)
+    return fenced_node(node, windows)
 
 
 def _windows_of(node, children, c):

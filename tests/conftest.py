@@ -81,6 +81,27 @@ def _spark_code_generation(request):
 
 
 @contextlib.contextmanager
+def checkpoints_in_plan():
+    """Inside the block a DataFrame's ``localCheckpoint`` returns the DataFrame itself, so the
+    executed plan of a translation shows every step it stores (a stored step's own plan does
+    not show in the plan that reads it; SPLWINDOW and WINDOWBY store their windows to count
+    them against ``max_tuples``)."""
+    from pyspark.sql import SparkSession
+    cls = type(SparkSession.getActiveSession().range(0))  # the DataFrame class in use
+    real = cls.localCheckpoint
+    cls.localCheckpoint = lambda self, eager=True, storageLevel=None: self
+    try:
+        yield
+    finally:
+        cls.localCheckpoint = real
+
+
+def executed_plan(df) -> str:
+    """The executed (physical) plan of a Spark DataFrame, as text."""
+    return df._jdf.queryExecution().executedPlan().toString()
+
+
+@contextlib.contextmanager
 def every_sequence_split(split: bool = True):
     """Inside the block Spark cuts every sequence into buckets however short
     (``sira_spark.packing.SEQUENCE_BUCKET_ROWS`` = 0), as a long one is cut; ``split=False``

@@ -367,6 +367,54 @@ def test_rstream_counts_the_instants_it_reads(engine):
     assert len(assert_limit_is_exact("rstream(W, at, T)", relvars, engine=engine)) == 100_000
 
 
+def held(result, column: str) -> int:
+    """The tuples the relation-valued ``column`` of ``result`` holds, all windows together."""
+    i = result.heading.index(column)
+    return sum(len(t[i]) for t in result.body)
+
+
+#: window operators whose windows nest their tuples: (query, operator, relation-valued attribute)
+NESTING_WINDOWS = [
+    ("splwindow(R, ts, sliding, count(50))", "SPLWINDOW", "tuples"),
+    ("splwindow(R, ts, sliding, time(40) trigger(count(3)))", "SPLWINDOW", "tuples"),
+    ("splwindow(R, ts, sliding, count(30) trigger(delta(v, 5)))", "SPLWINDOW", "tuples"),
+    ("splwindow(R, ts, tumbling, count(7))", "SPLWINDOW", "tuples"),
+    ("splwindow(R, ts, timeinterval, intervalduration(60) creationperiod(5))", "SPLWINDOW",
+     "tuples"),
+    ("windowby(R, order(ts) sliding, start(as(a) when(eq(mod(a.v, int(3)), int(0)))), "
+     "end(as(e) when(eq(minus(e.v, a.v), int(40)))), result(w))", "WINDOWBY", "w"),
+]
+
+
+@pytest.mark.parametrize("text, operator, column", NESTING_WINDOWS)
+@pytest.mark.parametrize("engine", GUARDED_ENGINES)
+def test_windows_count_the_tuples_they_hold_and_the_limit_is_exact(text, operator, column,
+                                                                    engine):
+    relvars = {"R": ticks(200)}
+    full = sira.evaluate(text, relvars)
+    total = held(full, column)
+    assert total > 2 * len(full)  # sliding: each tuple held by several windows
+    assert sira.evaluate(text, relvars, engine=engine, max_tuples=total) == full
+    err = assert_refused(text, relvars, operator, total - 1, engine=engine)
+    assert "its windows would hold" in str(err)
+
+
+def test_a_runaway_sliding_window_is_refused_as_its_windows_grow():
+    # 20,000 windows of up to 10,000 tuples: about 150 million held, refused near the limit
+    relvars = {"R": ticks(20_000)}
+    peak, raised = peak_memory(lambda: sira.evaluate(
+        "splwindow(R, ts, sliding, count(10000))", relvars, max_tuples=200_000))
+    assert isinstance(raised, TooManyTuples) and raised.operator == "SPLWINDOW"
+    assert peak < 64 * MB
+
+
+def test_windows_with_aggregates_hold_no_tuples_and_are_not_counted():
+    text = ("windowby(R, order(ts) sliding, start(as(a) when(eq(mod(a.v, int(3)), int(0)))), "
+            "end(as(e) when(eq(minus(e.v, a.v), int(40)))), aggregates(t(sum(w, v))))")
+    result = sira.evaluate(text, {"R": ticks(200)}, max_tuples=100)
+    assert len(result) > 50
+
+
 def test_rstream_of_one_unbounded_tuple_is_refused_before_it_is_read():
     w = Relation.from_rows({"v": INT, "during": LONGINTERVAL}, [(1, Interval(0, None))])
     instants = Relation.from_rows({"at": LONG}, [(i,) for i in range(5_000)])

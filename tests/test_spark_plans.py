@@ -16,7 +16,7 @@ import pytest
 
 from sira import INT, LONG, Relation
 
-from conftest import spark_available
+from conftest import checkpoints_in_plan, executed_plan, spark_available
 
 pytestmark = pytest.mark.skipif(not spark_available(), reason="Spark is not available here")
 
@@ -125,17 +125,11 @@ def spark_engine():
     conf.set("spark.sql.adaptive.enabled", saved)
 
 
-def executed_plan(engine, query):
+def plan_of(engine, query):
     """The executed plan of ``query``, with every ``localCheckpoint`` the translation takes left
     in the plan (a stored step's own plan would not show in the plan that reads it)."""
-    cls = type(engine.spark.range(0))  # the DataFrame class in use (pyspark's classic one)
-    real = cls.localCheckpoint
-    cls.localCheckpoint = lambda self, eager=True, storageLevel=None: self
-    try:
-        df = engine.dataframe(query, {"S": S, "E": E})
-        return df._jdf.queryExecution().executedPlan().toString()
-    finally:
-        cls.localCheckpoint = real
+    with checkpoints_in_plan():
+        return executed_plan(engine.dataframe(query, {"S": S, "E": E}))
 
 
 #: families whose sweep without a key still goes through one partition on main (issue 18 stays
@@ -152,7 +146,7 @@ def test_no_plan_step_holds_a_whole_sequence_in_one_partition(spark_engine, fami
     if family in NOT_SPLIT_YET:
         request.applymarker(pytest.mark.xfail(
             strict=True, reason="a sweep without a key in one partition (issue 18)"))
-    plan = executed_plan(spark_engine, FAMILIES[family])
+    plan = plan_of(spark_engine, FAMILIES[family])
     assert one_partition_steps(plan) == [], plan
 
 
@@ -161,7 +155,7 @@ def test_families_split_by_other_work(spark_engine, family, request):
     query, owner = OWNED_ELSEWHERE[family]
     request.applymarker(pytest.mark.xfail(
         strict=True, reason=f"{owner} (issue 18)"))
-    plan = executed_plan(spark_engine, query)
+    plan = plan_of(spark_engine, query)
     assert one_partition_steps(plan) == [], plan
 
 

@@ -15,7 +15,10 @@ its memory bounded by about the limit instead of growing until the machine gives
 * UNGROUP: the tuples unnested so far (several RVAs at once multiply); GROUP: the tuples it
   nests in its relation-valued attributes;
 * the window tables that put an element in several windows (HOP, CUMULATE) and RSTREAM: the
-  tuples made so far (one tuple's windows or instants are refused before they are made).
+  tuples made so far (one tuple's windows or instants are refused before they are made);
+* SPLWINDOW and WINDOWBY (with a relation-valued result): the tuples their windows hold, all
+  windows together, counted window by window as the stream is read (a sliding window of N
+  tuples emitted at every tuple holds each tuple N times).
 
 The limit is ``max_tuples`` (default :data:`DEFAULT_MAX_TUPLES`, 50 million), passed per call::
 
@@ -142,11 +145,13 @@ class Guard:
                 raise self.error()
             yield item
 
-    def error(self, making: str | None = None, hint: str = "") -> TooManyTuples:
-        """The TooManyTuples error of this guard; ``hint`` is appended to its message."""
+    def error(self, making: str | None = None, hint: str = "",
+              verb: str = "make") -> TooManyTuples:
+        """The TooManyTuples error of this guard; ``hint`` is appended to its message,
+        ``verb`` says what ``making`` does with the tuples (``"hold"`` for :data:`WINDOWS`)."""
         if making is None and not hint:
             return TooManyTuples(operator=self.operator, limit=self.limit)
-        what = f"{making} would make" if making else "the result would hold"
+        what = f"{making} would {verb}" if making else "the result would hold"
         return TooManyTuples(f"{self.operator}: {what} more than {self.limit} tuples (raise "
                              f"max_tuples to allow it){hint}", operator=self.operator,
                              limit=self.limit)
@@ -154,3 +159,16 @@ class Guard:
 
 #: What a pointwise split makes, for the messages.
 SPLITTING = "splitting the intervals at their boundaries"
+
+#: What SPLWINDOW and WINDOWBY count: the tuples their windows' relation-valued attributes hold,
+#: all windows together (a sliding window holds a tuple in each window it is in).
+WINDOWS = "its windows"
+
+
+def windows_error(guard: Guard) -> TooManyTuples:
+    """The TooManyTuples error of a window operator whose windows hold too many tuples.
+
+        >>> print(windows_error(Guard("SPLWINDOW", 8)))
+        SPLWINDOW: its windows would hold more than 8 tuples (raise max_tuples to allow it)
+    """
+    return guard.error(WINDOWS, verb="hold")

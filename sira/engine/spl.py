@@ -97,6 +97,7 @@ from ..types import TIMESTAMP
 from ..values import Relation
 from . import evaluates
 from .basic import row_getter
+from .guards import Guard, windows_error
 from .windows import timestamp_plus
 
 _EPOCH = datetime.datetime(1970, 1, 1)
@@ -385,9 +386,10 @@ def _value_getter(h, policy):
     return lambda row: row[i]
 
 
-def sequential_windows(rows, node) -> list:
+def sequential_windows(rows, node, guard: Guard | None = None) -> list:
     """[(partition key, at, [indexes into rows])] in emission order, for tumbling and sliding
-    windows (``at`` in the timestamp's own type); ``rows`` in stream order."""
+    windows (``at`` in the timestamp's own type); ``rows`` in stream order. With a ``guard``,
+    TooManyTuples as soon as the windows so far hold more than its limit (:class:`_Held`)."""
     h = node.source.heading
     ts = h.index(node.ts)
     timestamp = node.ts_type == TIMESTAMP
@@ -398,13 +400,34 @@ def sequential_windows(rows, node) -> list:
     scan = SplScanner(node)
     push = scan.push
     emissions: list = []
+    held = _Held(guard, emissions, 2)
     for g, row in enumerate(rows):
         t = _micros(row[ts]) if timestamp else row[ts]
-        emissions.extend(push(part_of(row), t, g, value(row),
-                              None if punct is None else row[punct], trigger_value(row)))
-    emissions.extend(scan.finish())
+        made = push(part_of(row), t, g, value(row), None if punct is None else row[punct],
+                    trigger_value(row))
+        if made:
+            held.extend(made)
+    held.extend(scan.finish())
     back = _from_micros if timestamp else (lambda v: v)
     return [(key, back(at), ids) for key, at, ids in emissions]
+
+
+class _Held:
+    """The emissions of a scan, appended to ``emissions`` while the tuples their windows hold
+    (the list at ``content`` in each) stay within the guard's limit: past it, TooManyTuples
+    before the next window is kept, so memory stays near the limit."""
+
+    __slots__ = ("guard", "emissions", "content", "count")
+
+    def __init__(self, guard, emissions: list, content: int):
+        self.guard, self.emissions, self.content, self.count = guard, emissions, content, 0
+
+    def extend(self, made: list) -> None:
+        if self.guard is not None:
+            self.count += sum(len(e[self.content]) for e in made)
+            if self.count > self.guard.limit:
+                raise windows_error(self.guard)
+        self.emissions.extend(made)
 
 
 class IntervalScanner:
@@ -502,8 +525,9 @@ def pane_arithmetic(duration: int, period: int, offset: int) -> tuple:
     return offset % period, q, c
 
 
-def interval_windows(rows, node) -> list:
-    """[(partition key, at, pane, [rows])] in emission order, for timeInterval windows."""
+def interval_windows(rows, node, guard: Guard | None = None) -> list:
+    """[(partition key, at, pane, [rows])] in emission order, for timeInterval windows (with a
+    ``guard``, refused as :func:`sequential_windows` says)."""
     h = node.source.heading
     ts = h.index(node.ts)
     timestamp = node.ts_type == TIMESTAMP
@@ -512,10 +536,13 @@ def interval_windows(rows, node) -> list:
     duration = node.interval_units[0]
     scan = IntervalScanner(node)
     push = scan.push
-    emissions = []
+    emissions: list = []
+    held = _Held(guard, emissions, 3)
     for row in rows:
-        emissions.extend(push(part_of(row), _micros(row[ts]) if timestamp else row[ts], row))
-    emissions.extend(scan.finish())
+        made = push(part_of(row), _micros(row[ts]) if timestamp else row[ts], row)
+        if made:
+            held.extend(made)
+    held.extend(scan.finish())
     return [(key, back(at), Interval(back(start), back(start + duration)), content)
             for key, at, start, content in emissions]
 
@@ -532,11 +559,12 @@ def _fit(ts_type):
 def _splwindow(node, ctx):
     src = ctx.eval(node.source)
     rows = stream_order(src, node)
+    guard = Guard.of(node, ctx.options)  # max_tuples: the tuples the windows hold
     if node.kind == "timeinterval":
-        emissions = interval_windows(rows, node)
+        emissions = interval_windows(rows, node, guard)
     else:
         emissions = [(key, at, None, [rows[g] for g in ids])
-                     for key, at, ids in sequential_windows(rows, node)]
+                     for key, at, ids in sequential_windows(rows, node, guard)]
     h = node.heading
     names = list(node.partition) + ["instance", "at", "tuples"]
     if node.kind == "timeinterval":

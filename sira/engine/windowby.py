@@ -27,6 +27,7 @@ from ..types import RelationType
 from ..values import Heading, Relation, Tuple
 from . import evaluates
 from .basic import row_getter
+from .guards import Guard, windows_error
 
 
 def sequence_key(heading, node):
@@ -335,6 +336,8 @@ def _windowby(node, ctx):
     aggs = [(name, _aggregate_fn(e, h, node.result)) for name, e in node.aggregates]
     names = node.heading.names
     part_index = [h.index(n) for n in node.partition]
+    guard = None if aggs else Guard.of(node, ctx.options)  # max_tuples: what the windows hold
+    held = 0
     out = set()
     for rows in ordered_sequences(src, node):
         seq = _Sequence(h, rows)
@@ -355,6 +358,9 @@ def _windowby(node, ctx):
                 for name, fn in aggs:
                     values[name] = fn(window)
             else:
+                held += len(window)
+                if held > guard.limit:
+                    raise windows_error(guard)
                 values[node.result] = Relation(h, frozenset(window))
             out.add(tuple(values[n] for n in names))
     return Relation(node.heading, frozenset(out))
