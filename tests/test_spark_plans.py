@@ -16,7 +16,7 @@ import pytest
 
 from sira import INT, LONG, Relation
 
-from conftest import checkpoints_in_plan, executed_plan, spark_available
+from conftest import checkpoints_in_plan, executed_plan, spark_available, windows_in_plan
 
 pytestmark = pytest.mark.skipif(not spark_available(), reason="Spark is not available here")
 
@@ -128,7 +128,7 @@ def spark_engine():
 def plan_of(engine, query):
     """The executed plan of ``query``, with every ``localCheckpoint`` the translation takes left
     in the plan (a stored step's own plan would not show in the plan that reads it)."""
-    with checkpoints_in_plan():
+    with checkpoints_in_plan(), windows_in_plan():
         return executed_plan(engine.dataframe(query, {"S": S, "E": E}))
 
 

@@ -15,8 +15,8 @@ import pytest
 import sira
 from sira import BOOLEAN, INT, LONG, STRING, TIMESTAMP, Relation
 
-from conftest import (checkpoints_in_plan, every_sequence_split, executed_plan,
-                      skewed_and_sparse_streams, spark_available)
+from conftest import (every_sequence_split, executed_plan, skewed_and_sparse_streams,
+                      spark_available, windows_in_plan)
 
 pytestmark = pytest.mark.skipif(not spark_available(), reason="Spark is not available here")
 
@@ -109,7 +109,7 @@ def plan_and_windows(engine, text: str, s: Relation) -> tuple:
     windows, which must be the Python engine's)."""
     from sira_spark.convert import to_relation
     node = sira.parse(text, {"s": s})
-    with checkpoints_in_plan():
+    with windows_in_plan():
         df = engine.dataframe(text, {"s": spread(engine, s)})
         plan = executed_plan(df)
     got, expected = to_relation(df, node.heading), sira.evaluate(node, {"s": s})

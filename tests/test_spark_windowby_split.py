@@ -21,7 +21,7 @@ import sira
 from sira import INT, LONG, STRING, Relation
 from sira.values import Tuple
 
-from conftest import checkpoints_in_plan, spark_available
+from conftest import spark_available, windows_in_plan
 
 spark_only = pytest.mark.skipif(not spark_available(), reason="Spark is not available here")
 
@@ -267,7 +267,7 @@ def test_no_plan_puts_a_single_sequence_in_one_partition(query, spark_engine):
     from sira_spark.convert import to_dataframe
     rel = stream(random.Random(2), 40)  # one sequence: k is the same everywhere
     df = to_dataframe(spark_engine.spark, rel)
-    with checkpoints_in_plan():  # the windows are stored to be counted: see the whole plan
+    with windows_in_plan():  # the windows are stored to be counted: see how they are made
         out, seen = watched(lambda: spark_engine.dataframe(query, {"r": df}))
     plans = [v for w, v in seen if w == "plan"] + [out]
     assert len(plans) >= 4
