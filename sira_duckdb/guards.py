@@ -70,6 +70,17 @@ def held(c, node, sql: str, column: str = "tuples") -> str:
     return c.define(f"SELECT * FROM {rows} WHERE {check}", "windows")
 
 
+def held_within(c, node, rows: str, sizes: str) -> str:
+    """A predicate failing the query with ``node``'s TooManyTuples when the sum of ``sizes``
+    (an expression over ``rows``: what each row puts into the windows) is more than
+    ``max_tuples``: the windows' tuples counted before they are made, where each row's share is
+    known first (the ticks a tuple is in, under a time trigger)."""
+    guard, _ = guard_of(c, node)
+    fail = sira_error("TooManyTuples", guard.operator, windows_error(guard).message)
+    return (f"(SELECT CASE WHEN coalesce(sum({sizes}), 0) > {guard.limit} THEN {fail} "
+            f"ELSE TRUE END FROM {rows})")
+
+
 def counted(c, node, sql: str, making: str | None = None) -> str:
     """A predicate failing the query when ``sql`` (rows to count, made by ``node`` but not
     its result) holds more than ``max_tuples`` rows; DuckDB stops counting past the limit."""

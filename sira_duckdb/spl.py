@@ -73,7 +73,7 @@ from sira.types import FLOAT
 
 from .compiler import translates
 from .functions import canonical_list
-from .guards import held
+from .guards import held, held_within
 from .lifting import first_beyond, partition_ends
 from .sql import and_all, ident, struct_pack
 from .windows import TIME_MAX, from_time, order_columns, time_plus, to_time
@@ -319,11 +319,17 @@ def _windows_sql(node, child, c) -> str:
             end = f"least({time_plus(t, scanner.ev_amount)}, {last})"
         if aged:  # the first tick more than T after the epoch's last tuple ages it
             end = f"least({end}, {time_plus(c.helper('le'), scanner.pe_amount)})"
+        # the ticks o + mP with t < tick <= end: m from ticks_to(t) + 1 to ticks_to(end), in
+        # HUGEINT; their number is what the tuple's windows hold, so it fits BIGINT
+        first = f"({_ticks_to(t, o, period)} + 1)"
+        ticks = f"({_ticks_to(end, o, period)} - {first} + 1)"
+        # each (tuple, tick) is one tuple a window holds: a quiet stretch may hold a tuple for
+        # more ticks than max_tuples, refused before they are made
+        within = held_within(c, node, src, f"greatest({ticks}, 0)")
         windows = (f"SELECT {', '.join(keys)}{', ' if keys else ''}{w}, "
                    f"{_tick(o, w, period)} AS {at}, {tuples} AS tuples FROM "
-                   f"(SELECT *, unnest(range({_ticks_to(t, o, period)} + 1, "
-                   f"{_ticks_to(end, o, period)} + 1)) AS {w} FROM {src}) AS x "
-                   f"GROUP BY {group}, {o}")
+                   f"(SELECT *, {first} + unnest(range(0, CAST({ticks} AS BIGINT))) AS {w} "
+                   f"FROM {src} WHERE {within}) AS x GROUP BY {group}, {o}")
         instance = f"row_number() OVER ({over_key}ORDER BY {w})"
     if aged:  # instance keeps counting across a partition eviction
         instance = f"row_number() OVER ({_partition(outer)}ORDER BY {ep}, {w})"
@@ -335,8 +341,9 @@ def _windows_sql(node, child, c) -> str:
 
 def _ticks_to(t: str, o: str, period: int) -> str:
     """(t - o) div period, the number of whole timer periods from the first time o to t, in
-    HUGEINT: t - o of two BIGINT times may pass BIGINT's range."""
-    return f"CAST((CAST({t} AS HUGEINT) - {o}) // {period} AS BIGINT)"
+    HUGEINT: t - o of two BIGINT times may pass BIGINT's range, and so may the count when the
+    period is short (``time(1)`` over times from LONG's smallest to its largest)."""
+    return f"((CAST({t} AS HUGEINT) - {o}) // {period})"
 
 
 def _tick(o: str, m: str, period: int) -> str:

@@ -12,7 +12,9 @@ than the limit, as on the Python engine (``sira.engine.guards``), before its pla
   modules.)
 * SPLWINDOW and WINDOWBY (with a relation-valued result) store their windows
   (``localCheckpoint``, which the rest of the query then reads) and sum the sizes of their
-  relations (:func:`check_held`).
+  relations (:func:`check_held`); under a time trigger, whose quiet stretches may hold a
+  tuple for any number of ticks, the ticks are summed before they are made
+  (:func:`check_held_before`).
 
     >>> import sira
     >>> r = sira.Relation.from_rows({"a": sira.INT}, [(1,), (2,), (3,)])
@@ -80,6 +82,23 @@ def check_held(c, node, df, column: str = "tuples"):
     if (total or 0) > guard.limit:
         raise windows_error(guard)
     return stored
+
+
+def check_held_before(df, sizes) -> None:
+    """TooManyTuples for the translation running now when the sum over ``df`` of ``sizes``
+    (what each row will put into the windows) is more than ``max_tuples``: the windows'
+    tuples counted before they are made, where each row's share is known first (the ticks a
+    tuple is in, under a time trigger; a quiet stretch may hold a tuple for more ticks than
+    the limit)."""
+    current = _CURRENT.get()
+    if current is None:
+        return
+    c, node = current
+    guard, _ = guard_of(c, node)
+    with _quiet(c):
+        total = df.agg(F.sum(sizes.cast("decimal(38,0)"))).first()[0]
+    if (total or 0) > guard.limit:
+        raise windows_error(guard)
 
 
 def check_join(c, node, left, lh, right, rh) -> None:

@@ -69,7 +69,7 @@ from sira.engine.spl import SplScanner, never_evicted, pane_arithmetic
 from sira.types import FLOAT
 
 from .compiler import ordered, translates
-from .guards import check_held
+from .guards import check_held, check_held_before
 from .packing import _bucketed, carried_across, running_rows
 from .windows import TIME_MAX, _from_time, _order_columns, _to_time, exact, time_plus
 
@@ -539,6 +539,7 @@ def _split(node, df):
             end = F.least(end, time_plus(F.col("__le"), scanner.pe_amount))
         m1 = _div(exact(t) - o, period) + 1
         m2 = _div(exact(end) - o, period)
+        check_held_before(x, F.greatest(m2 - m1 + 1, F.lit(0)))  # max_tuples: (tuple, tick)s
         x = x.withColumn("__w", F.explode(F.when(m1 <= m2, F.sequence(m1, m2)).otherwise(
             F.array().cast("array<bigint>"))))
         numbered = x.groupBy(*keys, "__w").agg(tuples, F.min("__g").alias("__e")) \

@@ -408,6 +408,14 @@ def test_a_runaway_sliding_window_is_refused_as_its_windows_grow():
     assert peak < 64 * MB
 
 
+@pytest.mark.parametrize("engine", GUARDED_ENGINES)
+def test_a_time_trigger_over_a_quiet_stretch_is_refused_before_its_ticks_are_made(engine):
+    # a count eviction keeps two tuples through a trillion ticks of time(1): each tick emits them
+    r = Relation.from_rows({"ts": LONG, "v": INT}, [(0, 1), (1, 2), (10 ** 12, 3)])
+    assert_refused("splwindow(R, ts, sliding, count(2) trigger(time(1)))", {"R": r},
+                   "SPLWINDOW", 1_000, engine=engine)
+
+
 def test_windows_with_aggregates_hold_no_tuples_and_are_not_counted():
     text = ("windowby(R, order(ts) sliding, start(as(a) when(eq(mod(a.v, int(3)), int(0)))), "
             "end(as(e) when(eq(minus(e.v, a.v), int(40)))), aggregates(t(sum(w, v))))")

@@ -170,8 +170,9 @@ class SplScanner:
         [[], [((), 2, [1, 2])], [], [((), 4, [3, 4])]]
     """
 
-    def __init__(self, node: SplWindow):
+    def __init__(self, node: SplWindow, held: "_Held | None" = None):
         ev, tr = node.eviction, node.trigger
+        self.held = held  # max_tuples: what the emitted windows hold, counted as they come
         self.kind = node.kind
         self.ev = ev.kind
         self.ev_amount = (ev.amount if ev.kind == "count" else node.units(ev.amount)
@@ -210,10 +211,13 @@ class SplScanner:
             self._expire(t)
         if self.pe == "partitionage":
             self._age(t)
+        ticked = len(out)  # counted by advance
         if self.kind == "tumbling":
             self._tumbling(key, t, ident, a, p, out)
         else:
             self._sliding(key, t, ident, a, ta, out)
+        if self.held is not None and len(out) > ticked:
+            self.held.add(out, ticked)
         return out
 
     def advance(self, now) -> list:
@@ -225,7 +229,10 @@ class SplScanner:
             if not self.parts:  # nothing to emit: skip to the first tick after now
                 self.next_tick += ((now - self.next_tick) // self.period + 1) * self.period
                 break
+            before = len(out)
             self._tick(self.next_tick, out)
+            if self.held is not None:
+                self.held.add(out, before)
             self.next_tick += self.period
         return out
 
@@ -397,37 +404,36 @@ def sequential_windows(rows, node, guard: Guard | None = None) -> list:
     value = _value_getter(h, node.eviction)
     trigger_value = _value_getter(h, node.trigger)
     punct = h.index(node.eviction.attr) if node.eviction.kind == "punct" else None
-    scan = SplScanner(node)
+    scan = SplScanner(node, None if guard is None else _Held(guard, 2))
     push = scan.push
     emissions: list = []
-    held = _Held(guard, emissions, 2)
     for g, row in enumerate(rows):
         t = _micros(row[ts]) if timestamp else row[ts]
-        made = push(part_of(row), t, g, value(row), None if punct is None else row[punct],
-                    trigger_value(row))
-        if made:
-            held.extend(made)
-    held.extend(scan.finish())
+        emissions.extend(push(part_of(row), t, g, value(row),
+                              None if punct is None else row[punct], trigger_value(row)))
+    emissions.extend(scan.finish())
     back = _from_micros if timestamp else (lambda v: v)
     return [(key, back(at), ids) for key, at, ids in emissions]
 
 
 class _Held:
-    """The emissions of a scan, appended to ``emissions`` while the tuples their windows hold
-    (the list at ``content`` in each) stay within the guard's limit: past it, TooManyTuples
-    before the next window is kept, so memory stays near the limit."""
+    """The tuples the windows of one scan hold (the list at index ``content`` of each
+    emission), counted against a guard: TooManyTuples as soon as they pass its limit, so
+    memory stays near the limit. :class:`SplScanner` counts after every timer tick (a quiet
+    stretch between two tuples may tick without end), the timeInterval scan after every tuple
+    (a tuple emits at most its panes and the panes due)."""
 
-    __slots__ = ("guard", "emissions", "content", "count")
+    __slots__ = ("guard", "content", "count")
 
-    def __init__(self, guard, emissions: list, content: int):
-        self.guard, self.emissions, self.content, self.count = guard, emissions, content, 0
+    def __init__(self, guard: Guard, content: int):
+        self.guard, self.content, self.count = guard, content, 0
 
-    def extend(self, made: list) -> None:
-        if self.guard is not None:
-            self.count += sum(len(e[self.content]) for e in made)
-            if self.count > self.guard.limit:
-                raise windows_error(self.guard)
-        self.emissions.extend(made)
+    def add(self, made: list, start: int = 0) -> None:
+        """Count ``made[start:]``."""
+        for e in made[start:] if start else made:
+            self.count += len(e[self.content])
+        if self.count > self.guard.limit:
+            raise windows_error(self.guard)
 
 
 class IntervalScanner:
@@ -537,12 +543,16 @@ def interval_windows(rows, node, guard: Guard | None = None) -> list:
     scan = IntervalScanner(node)
     push = scan.push
     emissions: list = []
-    held = _Held(guard, emissions, 3)
+    held = None if guard is None else _Held(guard, 3)
     for row in rows:
         made = push(part_of(row), _micros(row[ts]) if timestamp else row[ts], row)
-        if made:
-            held.extend(made)
-    held.extend(scan.finish())
+        if made and held is not None:
+            held.add(made)
+        emissions.extend(made)
+    made = scan.finish()
+    if held is not None:
+        held.add(made)
+    emissions.extend(made)
     return [(key, back(at), Interval(back(start), back(start + duration)), content)
             for key, at, start, content in emissions]
 
