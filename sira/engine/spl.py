@@ -160,7 +160,9 @@ class SplScanner:
     order, ``at`` an int time, the ids in arrival order. ``advance(t)`` fires the timer ticks up
     to t without a tuple (a live stream whose bound has passed t; ``push`` does it itself).
     ``finish()`` ends the input: tumbling and sliding windows emit nothing more. Each call
-    costs O(log n) amortised plus the size of what it emits.
+    costs O(log n) amortised plus the size of what it emits. With ``held`` (the batch engine's
+    ``max_tuples``), what the emitted windows hold is counted after every tuple and every timer
+    tick, and TooManyTuples ends the scan past the limit.
 
         >>> from sira import parse
         >>> node = parse("splwindow(relation(heading(ts(long) k(int)) body()), ts, sliding, "
