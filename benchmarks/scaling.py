@@ -102,6 +102,9 @@ FAMILIES = {
                                       " partitioned(k))", ("ten", "many", "skew")),
     "spl-delta-trigger": ("splwindow(s, ts, sliding, count(10) trigger(delta(ts, 5)))",
                           ("one",)),
+    "spl-time-trigger": ("splwindow(s, ts, sliding, time(10) trigger(time(5)))", ("one",)),
+    "spl-partitioned-time-trigger": ("splwindow(s, ts, sliding, time(20) trigger(time(5))"
+                                     " partitioned(k))", ("ten", "many", "skew")),
     "spl-partitioned-delta-trigger": ("splwindow(s, ts, sliding, time(20) trigger(delta(ts, 30))"
                                       " partitioned(k))", ("ten", "many", "skew")),
     "spl-sliding-time": ("splwindow(s, ts, sliding, time(10) trigger(count(5)))", ("one",)),
