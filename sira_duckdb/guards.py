@@ -5,8 +5,9 @@ than the limit, in bounded memory, as on the Python engine (``sira.engine.guards
   and an oversized product is refused before it runs, in about the time the Python engine
   takes, with memory near the inputs'.
 * SPLWINDOW and WINDOWBY count the tuples their windows hold once the windows are made
-  (:func:`held`; a window's relation is one list, so the count is a sum of list lengths, and the
-  windows spill to DuckDB's ``temp_directory`` when they pass its ``memory_limit``).
+  (:func:`held`: the sum of the lengths of their relation-valued lists; the windows spill to
+  DuckDB's ``temp_directory`` when they pass its ``memory_limit``), and under a time trigger
+  each tuple's ticks before they are made (:func:`held_within`).
 * Any other such operator (a keyed JOIN, UNGROUP, GROUP, the pointwise split, HOP and CUMULATE,
   RSTREAM) names its result as a materialized expression that reads at most ``max_tuples + 1``
   of its tuples (DuckDB stops making them there) and fails the query with ``TooManyTuples``
@@ -62,12 +63,9 @@ def held(c, node, sql: str, column: str = "tuples") -> str:
     """The name of an expression holding ``sql``'s windows (computed once), the query failing
     with TooManyTuples (naming ``node``'s operator) when their relation-valued ``column``
     holds more than ``max_tuples`` tuples, all windows together (SPLWINDOW, WINDOWBY)."""
-    guard, _ = guard_of(c, node)
     rows = c.define(sql, "windows", materialized=True)
-    fail = sira_error("TooManyTuples", guard.operator, windows_error(guard).message)
-    check = (f"(SELECT CASE WHEN coalesce(sum(len({column})), 0) > {guard.limit} THEN {fail} "
-             f"ELSE TRUE END FROM {rows})")
-    return c.define(f"SELECT * FROM {rows} WHERE {check}", "windows")
+    return c.define(f"SELECT * FROM {rows} WHERE {held_within(c, node, rows, f'len({column})')}",
+                    "windows")
 
 
 def held_within(c, node, rows: str, sizes: str) -> str:
