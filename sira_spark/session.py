@@ -105,20 +105,9 @@ def require_spark() -> None:
 
 
 def local_session(master: str = "local[2]", shuffle_partitions: int = 4,
-                  driver_memory: str | None = None, app_name: str = "sira",
-                  java_options: str | None = None):
+                  driver_memory: str | None = None, app_name: str = "sira"):
     """A SparkSession configured as sira expects (ANSI mode, UTC, quiet logs), created or
-    reused; ``driver_memory`` (``"8g"``) and ``java_options`` only apply when this starts the
-    JVM.
-
-    ``java_options`` are added to the driver JVM's command line; by default they are read from
-    the environment variable ``SIRA_SPARK_JAVA_OPTIONS``. Short jobs on small relations (a
-    notebook, a test suite) start faster with ``"-XX:TieredStopAtLevel=1"``, which keeps the
-    JVM's just-in-time compiler at its quick first tier (sira's own test suite runs so, about a
-    third faster); long jobs on big relations want the default, whose second tier makes faster
-    code.
-
-        >>> spark = local_session(java_options="-XX:TieredStopAtLevel=1")  # doctest: +SKIP
+    reused; ``driver_memory`` (``"8g"``) only applies when this starts the JVM.
 
     Raises:
         EngineUnavailable: pyspark or Java is missing, or Spark could not start.
@@ -130,8 +119,6 @@ def local_session(master: str = "local[2]", shuffle_partitions: int = 4,
     quiet_python_workers()
     from pyspark.sql import SparkSession
     builder = SparkSession.builder.master(master).appName(app_name)
-    if java_options is None:
-        java_options = os.environ.get("SIRA_SPARK_JAVA_OPTIONS", "")
     if driver_memory is not None:
         builder = builder.config("spark.driver.memory", driver_memory)
     try:
@@ -147,8 +134,7 @@ def local_session(master: str = "local[2]", shuffle_partitions: int = 4,
                  # (about 40% of the calls a translation makes); sira reports its own errors
                  .config("spark.python.sql.dataFrameDebugging.enabled", "false")
                  .config("spark.driver.extraJavaOptions",
-                         f"-Dlog4j2.level=error -Dlog4j2.configurationFile={LOG4J} "
-                         f"{java_options}".strip())
+                         f"-Dlog4j2.level=error -Dlog4j2.configurationFile={LOG4J}")
                  .getOrCreate())
     except Exception as err:  # the JVM did not start (a wrong Java, no memory...)
         raise EngineUnavailable(engine="spark", reason=f"Spark could not start: "

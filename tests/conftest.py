@@ -14,11 +14,6 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ.setdefault("SIRA_SPARK_PARTITIONS", "2")  # small data: few partitions, fast tests
-# The tests' JVMs run many small queries for a quarter of an hour: the just-in-time compiler's
-# quick first tier makes them about a third faster than its optimising second tier, which
-# pays off only on long jobs; and two JVMs share this machine's two cores, so one collector
-# thread each is enough. (Neither changes a result: the JVM runs the same bytecode.)
-os.environ.setdefault("SIRA_SPARK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
 
 ENGINES = ["python"]
 
