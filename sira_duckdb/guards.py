@@ -6,8 +6,9 @@ than the limit, in bounded memory, as on the Python engine (``sira.engine.guards
   takes, with memory near the inputs'.
 * SPLWINDOW and WINDOWBY count the tuples their windows hold once the windows are made
   (:func:`held`: the sum of the lengths of their relation-valued lists; the windows spill to
-  DuckDB's ``temp_directory`` when they pass its ``memory_limit``), and under a time trigger
-  each tuple's ticks before they are made (:func:`held_within`).
+  DuckDB's ``temp_directory`` when they pass its ``memory_limit``); under a time trigger, the
+  sum of each tuple's ticks before they are made is the count (:func:`held_within`;
+  ``sira.engine.spl.time_triggered``).
 * Any other such operator (a keyed JOIN, UNGROUP, GROUP, the pointwise split, HOP and CUMULATE,
   RSTREAM) names its result as a materialized expression that reads at most ``max_tuples + 1``
   of its tuples (DuckDB stops making them there) and fails the query with ``TooManyTuples``

@@ -68,7 +68,7 @@ O(n log n + output).
 from __future__ import annotations
 
 from sira.algebra.spl import SplWindow
-from sira.engine.spl import SplScanner, never_evicted, pane_arithmetic
+from sira.engine.spl import SplScanner, never_evicted, pane_arithmetic, time_triggered
 from sira.types import FLOAT
 
 from .compiler import translates
@@ -103,6 +103,10 @@ def _splwindow(node, children, c):
     if node.kind == "timeinterval":
         windows = _time_interval(node, child, c)
     else:
+        node = _unless_evicting(node, child, c)
+        if _in_sql(node) and time_triggered(node):
+            # its windows' tuples are counted before they are made, exactly: no second count
+            return _windows_sql(node, child, c)
         windows = _sequential(node, child, c)
     return f"SELECT * FROM {held(c, node, windows)}"  # max_tuples: the tuples windows hold
 
@@ -110,7 +114,6 @@ def _splwindow(node, children, c):
 # ---------------------------------------------------------------------- tumbling and sliding
 
 def _sequential(node, child, c) -> str:
-    node = _unless_evicting(node, child, c)
     if _in_sql(node):
         return _windows_sql(node, child, c)
     if _a_delta_chain(node):

@@ -14,7 +14,7 @@ than the limit, as on the Python engine (``sira.engine.guards``), before its pla
   (``localCheckpoint``, which the rest of the query then reads) and sum the sizes of their
   relations (:func:`check_held`); under a time trigger, whose quiet stretches may hold a
   tuple for any number of ticks, the ticks are summed before they are made
-  (:func:`check_held_before`).
+  (:func:`check_held_before`), and that sum is the count (``sira.engine.spl.time_triggered``).
 
     >>> import sira
     >>> r = sira.Relation.from_rows({"a": sira.INT}, [(1,), (2,), (3,)])

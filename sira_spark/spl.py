@@ -65,7 +65,7 @@ from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 
 from sira.algebra.spl import SplWindow
-from sira.engine.spl import SplScanner, never_evicted, pane_arithmetic
+from sira.engine.spl import SplScanner, never_evicted, pane_arithmetic, time_triggered
 from sira.types import FLOAT
 
 from .compiler import ordered, translates
@@ -106,6 +106,9 @@ def _splwindow(node, children, c):
         windows = _time_interval(node, df)
     else:
         evicting = _unless_evicting(node, df)
+        if _splittable(evicting) and time_triggered(evicting):
+            # its windows' tuples are counted before they are made, exactly: no second count
+            return _split(evicting, df)
         windows = _split(evicting, df) if _splittable(evicting) else _sequential(evicting, df)
     return check_held(c, node, windows)  # max_tuples: the tuples the windows hold
 

@@ -378,6 +378,7 @@ NESTING_WINDOWS = [
     ("splwindow(R, ts, sliding, count(50))", "SPLWINDOW", "tuples"),
     ("splwindow(R, ts, sliding, time(40) trigger(count(3)))", "SPLWINDOW", "tuples"),
     ("splwindow(R, ts, sliding, count(30) trigger(delta(v, 5)))", "SPLWINDOW", "tuples"),
+    ("splwindow(R, ts, sliding, count(30) trigger(time(7)))", "SPLWINDOW", "tuples"),
     ("splwindow(R, ts, tumbling, count(7))", "SPLWINDOW", "tuples"),
     ("splwindow(R, ts, timeinterval, intervalduration(60) creationperiod(5))", "SPLWINDOW",
      "tuples"),

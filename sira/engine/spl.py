@@ -359,6 +359,24 @@ class SplScanner:
         self.refs.pop(key, None)
 
 
+def time_triggered(node: SplWindow) -> bool:
+    """Whether ``node`` is a sliding window under a ``time`` trigger. Its windows emit at each
+    tick, and each (tuple, tick) pair is one tuple a window holds, so the batch engines count
+    the windows' tuples against ``max_tuples`` from each tuple's ticks before the windows are
+    made (a quiet stretch may hold a tuple for more ticks than the limit), and that count is
+    exact: they count nothing after.
+
+        >>> from sira import parse
+        >>> s = "relation(heading(ts(long)) body())"
+        >>> time_triggered(parse(f"splwindow({s}, ts, sliding, count(3) trigger(time(5)))"))
+        True
+        >>> time_triggered(parse(f"splwindow({s}, ts, tumbling, time(5))"))
+        False
+    """
+    trigger = node.trigger
+    return node.kind == "sliding" and trigger is not None and trigger.kind == "time"
+
+
 def never_evicted(node: SplWindow, tuples: int, keys: int) -> bool:
     """Whether ``partitioncount(N)`` or ``tuplecount(N)`` can never evict a partition of a
     stream of ``tuples`` tuples in ``keys`` partitions: at most ``keys`` partitions exist at
