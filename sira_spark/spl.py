@@ -342,6 +342,14 @@ def _div(col, n: int):
     return ((col - F.pmod(col, n)) / n).cast("long")
 
 
+def _tick_number(t, o: int, period: int):
+    """floor((t - o) / period), the number of whole timer periods from the first time o to t,
+    in decimal(20,0): over times from LONG's smallest to its largest a ``time(1)`` timer has
+    2**64 ticks, past LONG (as DuckDB numbers them in HUGEINT)."""
+    x, n = exact(exact(t) - o), exact(F.lit(period))
+    return exact((x - F.pmod(x, n)) / n)
+
+
 def _tick(o, m, period: int):
     """o + m * period, the m-th tick after the first time o, exactly (o may be far below zero
     and m * period past LONG; a tick is never after the stream's last time)."""
@@ -443,7 +451,8 @@ def _split(node, df):
         if ev.kind == "time":
             period = scanner.ev_amount
             ticks = (last - o) // period  # the ticks that happen: o + T, ..., o + ticks*T
-            w = base.withColumn("__w", _div(exact(t) - o, period)).where(F.col("__w") < ticks)
+            w = base.withColumn("__w", _tick_number(t, o, period)).where(
+                F.col("__w") < exact(F.lit(str(ticks))))
             numbered = w.groupBy(*keys, "__w").agg(tuples, F.min("__g").alias("__e"),
                                                    F.max("__t").alias("__lt")) \
                 .withColumn("__at", _tick(o, F.col("__w") + 1, period))
@@ -540,11 +549,15 @@ def _split(node, df):
         if aged:  # the first tick more than T after the epoch's last tuple ages it
             x = x.join(base.groupBy(*keys).agg(F.max("__t").alias("__le")), on=keys)
             end = F.least(end, time_plus(F.col("__le"), scanner.pe_amount))
-        m1 = _div(exact(t) - o, period) + 1
-        m2 = _div(exact(end) - o, period)
-        check_held_before(x, F.greatest(m2 - m1 + 1, F.lit(0)))  # max_tuples: (tuple, tick)s
-        x = x.withColumn("__w", F.explode(F.when(m1 <= m2, F.sequence(m1, m2)).otherwise(
-            F.array().cast("array<bigint>"))))
+        # the tuple's ticks m1..m2, numbered in decimal (past LONG over the whole of LONG);
+        # how many there are is what its windows hold, counted first, so it fits LONG
+        x = x.withColumn("__m1", _tick_number(t, o, period) + 1) \
+            .withColumn("__n", _tick_number(end, o, period) - F.col("__m1") + 1)
+        check_held_before(x, F.greatest(F.col("__n"), F.lit(0)))  # max_tuples: (tuple, tick)s
+        x = x.withColumn("__o", F.explode(F.when(F.col("__n") > 0, F.sequence(
+            F.lit(0).cast("long"), (F.col("__n") - 1).cast("long"))).otherwise(
+            F.array().cast("array<bigint>")))) \
+            .withColumn("__w", exact(F.col("__m1") + F.col("__o")))
         numbered = x.groupBy(*keys, "__w").agg(tuples, F.min("__g").alias("__e")) \
             .withColumn("__at", _tick(o, F.col("__w"), period))
         numbered = _instances(numbered, keys, "__w")
