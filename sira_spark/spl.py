@@ -39,9 +39,9 @@ last update, not a summary of a few values per bucket that a parallel prefix cou
 go in order through :class:`sira.engine.spl.SplScanner` (the reference's own state machine) in
 ``mapInArrow``, on the narrow columns the policies read (:func:`_sequential`), with a join on the
 tuples' numbers and a groupBy per window assembling ``tuples``; the scan is a single task (the
-plan test keeps its strict xfail). So are the windows :func:`_split` leaves out -- time policies
-over a FLOAT timestamp (whose ticks and bounds the reference adds up in floating point) and a
-sliding delta eviction over a FLOAT attribute -- except that without partition eviction, or
+plan test keeps its strict xfail). So is the window :func:`_split` leaves out -- a sliding
+delta eviction over a FLOAT attribute (the reference subtracts in floating point), a strict
+xfail of the plan test too -- except that without partition eviction, or
 with ``partitionage`` and no ticks or sliding time eviction, they run one scan per key
 (hash-partitioned by key).
 
@@ -320,19 +320,17 @@ def _first_reaching(events):
 def _splittable(node) -> bool:
     """Whether the windows are computed by :func:`_split` (no step holds the whole stream):
     every tumbling and sliding window without partition eviction or with ``partitionage``
-    (per epoch, :func:`_epochs`), except a sliding delta
-    eviction over a FLOAT attribute and time policies over a FLOAT timestamp (whose ticks and
-    bounds the reference adds up in floating point). The others go through the scan of
-    :func:`_sequential`."""
-    ev, tr = node.eviction, node.trigger
+    (per epoch, :func:`_epochs`), except a sliding delta eviction over a FLOAT attribute
+    (the reference subtracts in floating point, ``a - a_i > D``, whose rounding the split's
+    first later tuple with ``a > a_i + D`` would not copy). The others go through the scan of
+    :func:`_sequential`. (The timestamp is INT, LONG or TIMESTAMP: ticks and bounds are exact
+    integers.)"""
     pe = node.partition_eviction
     if pe is not None and pe.kind != "partitionage":
         return False
-    if ev.kind == "delta" and node.kind == "sliding" \
-            and node.source.heading.type_of(ev.attr) == FLOAT:
-        return False
-    timed = ev.kind == "time" or (tr is not None and tr.kind == "time")
-    return not (timed and node.ts_type == FLOAT)
+    ev = node.eviction
+    return not (ev.kind == "delta" and node.kind == "sliding"
+                and node.source.heading.type_of(ev.attr) == FLOAT)
 
 
 def _div(col, n: int):
