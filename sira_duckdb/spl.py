@@ -103,11 +103,11 @@ def _splwindow(node, children, c):
     if node.kind == "timeinterval":
         windows = _time_interval(node, child, c)
     else:
-        node = _unless_evicting(node, child, c)
-        if _in_sql(node) and time_triggered(node):
+        evicting = _unless_evicting(node, child, c)
+        if _in_sql(evicting) and time_triggered(evicting):
             # its windows' tuples are counted before they are made, exactly: no second count
-            return _windows_sql(node, child, c)
-        windows = _sequential(node, child, c)
+            return _windows_sql(evicting, child, c)
+        windows = _sequential(evicting, child, c)
     return f"SELECT * FROM {held(c, node, windows)}"  # max_tuples: the tuples windows hold
 
 

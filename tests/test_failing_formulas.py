@@ -159,8 +159,9 @@ def test_formulas_that_cannot_fail_give_the_same_result_fenced_or_not(engine):
 
 
 SKIPPED_OPERAND = pytest.mark.xfail(  # only as "DID NOT RAISE", never another error
-    strict=True, raises=pytest.fail.Exception, reason="a known limit (sira.algebra.fallible): an engine may skip an operand "
-                        "that a restriction false for every tuple makes useless")
+    strict=True, raises=pytest.fail.Exception,
+    reason="a known limit (sira.algebra.fallible): an engine may skip an operand that a "
+           "restriction false for every tuple makes useless")
 
 
 @pytest.mark.parametrize("engine", [e if e == "python" else pytest.param(e, marks=SKIPPED_OPERAND)
