@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import sira
-from sira import INT, INTINTERVAL, STRING, Interval, Relation, RelationType, attr, lit
+from sira import INT, INTINTERVAL, LONG, STRING, Interval, Relation, RelationType, attr, lit
 from sira.algebra.aggregation import SummarizeBy
 
 from conftest import ENGINES
@@ -65,6 +65,40 @@ def assert_engines_agree(tree, relvars=None, engine="spark"):
     assert got == expected, (f"engines differ\n{context}\npython:\n{expected}\n{engine}:\n{got}\n"
                              f"only python: {expected.body - got.body}\n"
                              f"only {engine}: {got.body - expected.body}")
+
+
+# ------------------------------------------------------------ times over the whole of LONG
+_TOP = 2 ** 63 - 1
+#: times from LONG's smallest to its largest: windows whose end passes LONG, timers of 2**64 ticks
+WHOLE_OF_LONG = Relation.from_rows({"ts": LONG, "v": INT}, [
+    (-_TOP, 1), (-_TOP + 1, 2), (0, 3), (_TOP - 2, 4), (_TOP - 1, 6), (_TOP, 5)])
+
+#: window queries over it and the Python engine's outcome: a relation, or the error it raises
+OVER_THE_WHOLE_OF_LONG = [
+    ("splwindow(s, ts, tumbling, time(1))", None),
+    ("splwindow(s, ts, tumbling, time(1) partitioned(v, partitionage(1)))", None),
+    ("splwindow(s, ts, sliding, time(2) trigger(time(1)))", None),
+    ("splwindow(s, ts, tumbling, time(1) partitioned(v))", None),
+    ("splwindow(s, ts, timeinterval, intervalduration(2) creationperiod(1))", sira.IntOverflow),
+    ("window(s, ts, rows(2) slide(1))", None),
+    ("window(s, ts, range(1))", sira.IntOverflow),
+    ("window(s, ts, range(1) slide(1))", sira.IntOverflow),
+    ("tumble(s, ts, size(1))", sira.IntOverflow),
+    ("hop(s, ts, size(2), slide(1))", sira.IntOverflow),
+    ("cumulate(s, ts, size(4), step(1))", sira.IntOverflow),
+    ("session(s, ts, gap(1))", sira.IntOverflow),
+]
+
+
+@on_every_engine
+def test_windows_over_the_whole_of_long_agree(engine):
+    # tick numbers and window ends past LONG: every engine gives the Python engine's relation,
+    # or raises its error (not a Py4J error, nor IntOverflow where it answers)
+    relvars = {"s": WHOLE_OF_LONG}
+    for text, outcome in OVER_THE_WHOLE_OF_LONG:
+        expected, err = _outcome(text, relvars, "python")
+        assert type(err) is outcome if outcome else err is None and len(expected) >= 4, text
+        assert_engines_agree(text, relvars, engine)
 
 
 # --------------------------------------------------------------------------- core trees

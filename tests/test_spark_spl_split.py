@@ -150,16 +150,6 @@ def test_timestamp_streams_with_units(engine):
                  "partitioned(k))", s)
 
 
-def test_timers_over_the_whole_of_long_number_their_ticks_past_long(engine):
-    # time(1) from LONG's smallest time to its largest: 2**64 ticks, numbered in decimal
-    top = 2 ** 63 - 1
-    s = Relation.from_rows({"ts": LONG, "v": INT}, [(-top, 1), (-top + 1, 2), (0, 3),
-                                                    (top - 2, 4), (top - 1, 6), (top, 5)])
-    for policy in ("tumbling, time(1)", "tumbling, time(1) partitioned(v, partitionage(1))",
-                   "sliding, time(2) trigger(time(1))"):
-        assert len(same(engine, f"splwindow(s, ts, {policy})", s)) >= 4
-
-
 def test_an_empty_stream_has_no_windows(engine):
     s = Relation.from_rows(HEADING, [])
     assert len(same(engine, "splwindow(s, ts, sliding, count(2) trigger(time(2)))", s)) == 0
