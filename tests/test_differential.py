@@ -79,6 +79,7 @@ OVER_THE_WHOLE_OF_LONG = [
     ("splwindow(s, ts, tumbling, time(1) partitioned(v, partitionage(1)))", None),
     ("splwindow(s, ts, sliding, time(2) trigger(time(1)))", None),
     ("splwindow(s, ts, tumbling, time(1) partitioned(v))", None),
+    ("splwindow(s, ts, sliding, count(2) trigger(time(1)) partitioned(v))", sira.TooManyTuples),
     ("splwindow(s, ts, timeinterval, intervalduration(2) creationperiod(1))", sira.IntOverflow),
     ("window(s, ts, rows(2) slide(1))", None),
     ("window(s, ts, range(1))", sira.IntOverflow),

@@ -417,6 +417,39 @@ def test_a_time_trigger_over_a_quiet_stretch_is_refused_before_its_ticks_are_mad
                    "SPLWINDOW", 1_000, engine=engine)
 
 
+@pytest.mark.parametrize("policy", [
+    "count(2) trigger(time(1))",  # the windows never change over the quiet stretch
+    "time(5) trigger(time(1))",  # time eviction empties them part of the way
+    "count(3) trigger(time(2)) partitioned(k, partitionage(7))",  # a partition ages out
+])
+@pytest.mark.parametrize("engine", GUARDED_ENGINES)
+def test_a_quiet_stretch_is_counted_exactly(policy, engine):
+    # a quiet stretch of 38 ticks: the Python engine refuses it before its first tick (every
+    # tick up to a possible eviction emits the same windows), only when they pass the limit
+    r = Relation.from_rows({"ts": LONG, "k": INT}, [(0, 1), (1, 2), (2, 1), (40, 2), (41, 1)])
+    text = f"splwindow(R, ts, sliding, {policy})"
+    full = sira.evaluate(text, {"R": r})
+    total = held(full, "tuples")
+    assert total >= 10
+    assert sira.evaluate(text, {"R": r}, engine=engine, max_tuples=total) == full
+    assert_refused(text, {"R": r}, "SPLWINDOW", total - 1, engine=engine)
+
+
+def test_a_quiet_stretch_past_the_limit_is_refused_before_its_ticks(monkeypatch):
+    # 2**64 ticks of time(1) over two tuples: refused before they are made (tick by tick, the
+    # 25 million ticks up to the default limit took about a minute)
+    from sira.engine.spl import SplScanner
+    made = []
+    real = SplScanner._tick
+    monkeypatch.setattr(SplScanner, "_tick", lambda self, t, out: made.append(t) or
+                        real(self, t, out))
+    top = 2 ** 63 - 1
+    r = Relation.from_rows({"ts": LONG, "v": INT}, [(-top, 1), (-top + 1, 2), (top, 3)])
+    assert_refused("splwindow(R, ts, sliding, count(2) trigger(time(1)))", {"R": r},
+                   "SPLWINDOW", DEFAULT_MAX_TUPLES)
+    assert len(made) == 1  # the tick at the second tuple, before the stretch
+
+
 def test_windows_with_aggregates_hold_no_tuples_and_are_not_counted():
     text = ("windowby(R, order(ts) sliding, start(as(a) when(eq(mod(a.v, int(3)), int(0)))), "
             "end(as(e) when(eq(minus(e.v, a.v), int(40)))), aggregates(t(sum(w, v))))")

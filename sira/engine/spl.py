@@ -231,12 +231,32 @@ class SplScanner:
             if not self.parts:  # nothing to emit: skip to the first tick after now
                 self.next_tick += ((now - self.next_tick) // self.period + 1) * self.period
                 break
+            if self.held is not None and self.kind == "sliding":
+                self._refuse_a_stretch_past_the_limit(now)
             before = len(out)
             self._tick(self.next_tick, out)
             if self.held is not None:
                 self.held.add(out, before)
             self.next_tick += self.period
         return out
+
+    def _refuse_a_stretch_past_the_limit(self, now) -> None:
+        """TooManyTuples at once when the ticks from the next one to ``now`` that cannot change
+        the sliding windows would by themselves take the count past the limit: until the first
+        tick at which a time eviction or a partition's age may remove a tuple, every tick emits
+        every partition's window as it is, ``total`` tuples. Those ticks all happen (each tick
+        up to ``now`` fires), so this refuses what counting tick by tick would refuse, without
+        making billions of windows over a quiet stretch first."""
+        last = now  # the last tick that surely changes nothing
+        if self.ev == "time" and self.expiry:
+            last = min(last, self.expiry[0][0] + self.ev_amount)
+        if self.pe == "partitionage" and self.parts:
+            last = min(last, self.parts[next(iter(self.parts))].last_t + self.pe_amount)
+        if last < self.next_tick:
+            return
+        ticks = (last - self.next_tick) // self.period + 1
+        if self.held.count + ticks * self.total > self.held.guard.limit:
+            raise windows_error(self.held.guard)
 
     def finish(self) -> list:
         """The end of the input: a trailing partial window is never emitted."""
