@@ -106,10 +106,13 @@ def _splwindow(node, children, c):
         windows = _time_interval(node, df)
     else:
         evicting = _unless_evicting(node, df)
-        if _splittable(evicting) and time_triggered(evicting):
+        if not _splittable(evicting):
+            windows = _sequential(evicting, df)
+        elif time_triggered(evicting):
             # its windows' tuples are counted before they are made, exactly: no second count
             return _split(evicting, df)
-        windows = _split(evicting, df) if _splittable(evicting) else _sequential(evicting, df)
+        else:
+            windows = _split(evicting, df)
     return check_held(c, node, windows)  # max_tuples: the tuples the windows hold
 
 

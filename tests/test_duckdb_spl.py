@@ -334,13 +334,3 @@ def test_a_float_delta_takes_the_scan(monkeypatch):
                    "sliding, count(3) trigger(delta(f, 0.1))"):
         same(f"splwindow(s, ts, {policy})", s)
     assert len(scans) == 3
-
-
-@pytest.mark.parametrize("policy", ["tumbling, time(1)", "tumbling, time(1) partitioned(v, "
-                                    "partitionage(1))", "sliding, time(2) trigger(time(1))"])
-def test_timers_over_the_whole_of_long_number_their_ticks_past_bigint(policy):
-    # time(1) from LONG's smallest time to its largest: 2**64 ticks, numbered in HUGEINT
-    top = 2 ** 63 - 1
-    s = Relation.from_rows({"ts": LONG, "v": INT}, [(-top, 1), (-top + 1, 2), (0, 3),
-                                                    (top - 2, 4), (top - 1, 6), (top, 5)])
-    assert len(same(f"splwindow(s, ts, {policy})", s)) >= 4
