@@ -48,3 +48,47 @@ def test_the_first_value_beyond_a_limit_is_found_past_blocks_and_partitions(incl
                              pa.array(ends, pa.int64()), inclusive).to_pylist()
         expected = plain(values, limits, ends, inclusive)
         assert found == [expected.get(i) for i in range(n)], (n, amount)
+
+
+@pytest.mark.parametrize("inclusive", [False, True])
+def test_values_that_never_go_down_are_searched_and_agree(inclusive):
+    # the binary search taken for integer values rising within each partition: limits below,
+    # at and above the values, partitions far apart, values near both ends of LONG
+    import pyarrow as pa
+
+    from sira_duckdb.lifting import _by_search
+    rng = random.Random(10 + int(inclusive))
+    searched = 0
+    for _ in range(400):
+        n = rng.choice([1, 2, 5, 64, 65, 300])
+        cuts = sorted({0, n, *(rng.randrange(n + 1) for _ in range(rng.randrange(5)))})
+        ends = [e for s, e in zip(cuts, cuts[1:]) for _ in range(s, e)]
+        origin = rng.choice([0, -10 ** 6, 2 ** 63 - 10 ** 4, -2 ** 63 + 1])
+        values = []
+        for s, e in zip(cuts, cuts[1:]):  # each partition rising (ties too) from its own start
+            at = origin + rng.randrange(-50, 50) * (origin == 0)
+            for _ in range(s, e):
+                values.append(at)
+                at = min(at + rng.choice([0, 0, 1, 3, 40]), 2 ** 63 - 1)
+        amount = rng.choice([-5, 0, 1, 3, 20, 2 ** 62])
+        limits = [max(min(v + amount, 2 ** 63 - 1), -2 ** 63) for v in values]
+        got = _by_search(pa.array(values, pa.int64()), pa.array(limits, pa.int64()),
+                         pa.array(ends, pa.int64()), inclusive)
+        if got is None:  # partitions end to end past 64 bits: left to the lifting
+            assert amount == 2 ** 62 or origin == -2 ** 63 + 1 and not inclusive \
+                or max(values) - min(values) > 2 ** 60
+            continue
+        searched += 1
+        expected = plain(values, limits, ends, inclusive)
+        assert got.to_pylist() == [expected.get(i) for i in range(n)], (n, amount, origin)
+    assert searched > 250
+
+
+def test_values_that_go_down_or_are_not_integers_are_not_searched():
+    import pyarrow as pa
+
+    from sira_duckdb.lifting import _by_search
+    ends = pa.array([3, 3, 3])
+    assert _by_search(pa.array([1, 0, 2]), pa.array([1, 0, 2]), ends, False) is None
+    assert _by_search(pa.array([1.0, 2.0, 3.0]), pa.array([1.0, 2.0, 3.0]), ends, False) is None
+    assert _by_search(pa.array([1, 2, 3]), pa.array([1, 2, 3]), ends, False) is not None
