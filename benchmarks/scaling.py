@@ -115,6 +115,8 @@ FAMILIES = {
                          " partitioned(k, partitionage(50)))", ("one", "ten", "skew")),
     "spl-partitioncount": ("splwindow(s, ts, tumbling, count(10) partitioned(k,"
                            " partitioncount(5)))", ("ten", "skew")),
+    "spl-sliding-partitioncount": ("splwindow(s, ts, sliding, count(10) trigger(count(5))"
+                                   " partitioned(k, partitioncount(5)))", ("ten", "many", "skew")),
     "spl-timeinterval": ("splwindow(s, ts, timeinterval, intervalduration(10)"
                          " creationperiod(5))", ("one",)),
     "windowby-sliding": ("windowby(s, order(ts) sliding, start(as(a) at(sp) when(eq(a.v, 0))),"

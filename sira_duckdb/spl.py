@@ -24,6 +24,12 @@ its own, ``instance`` numbered per key over the epochs; a tick ages a partition 
 time window whose last tuple is more than T before its tick is dropped; a time trigger stops T
 after the epoch's last tuple).
 
+``partitioncount(N)`` on a sliding window with a count or delta eviction and no ticks is split
+into epochs too (:func:`_lru_epochs`): such a partition never ends on its own, so the partitions
+that exist are always the N keys updated last, and a tuple starts a new epoch of its key exactly
+when its key is not among them -- one pass in Python over the partitions' numbers, an ordered
+dict of N keys.
+
 A sliding ``delta(a, D)`` eviction (with a count or time trigger, over an integer or TIMESTAMP
 ``a``) is SQL too: a tuple stays in its key's windows until the first later tuple of the key with
 a > a_i + D arrives, whatever else the window holds, so each tuple's windows are again a range,
@@ -41,8 +47,9 @@ same lifting, and only the chain itself is followed in Python, one step per memb
 The others go through a scan of the whole stream in order: a tumbling delta window over an ``a``
 that goes down (the lifting chain measured the same as the scan there), a delta policy over
 FLOAT (the reference subtracts in floating point, which ``a > a_i + D`` would not copy), and
-``partitioncount``/``tuplecount``, which couple the keys (whether a key's window survives
-depends on the other keys' windows at that moment). DuckDB sorts the stream once into a temporary
+the rest of ``partitioncount``/``tuplecount``, which couple the keys (whether a key's window
+survives depends on the other keys' windows at that moment, and they on their own flushes,
+expiries and contents). DuckDB sorts the stream once into a temporary
 table, numbering each tuple's position ``g`` and its partition ``kid``; only the columns the
 policies read (partition number, time, delta values, punctuation flag) come out, as Arrow, to
 :class:`sira.engine.spl.SplScanner` -- the reference's own state machine, so both engines follow
@@ -144,13 +151,18 @@ def _unless_evicting(node, child: str, c):
 def _in_sql(node) -> bool:
     """Whether the windows are computed by :func:`_windows_sql` (window functions, no scan): every
     tumbling and sliding window without a delta policy, without partition eviction or with
-    ``partitionage`` (per epoch, :func:`_epochs`) -- as ``sira_spark.spl._splittable`` decides,
+    ``partitionage`` (per epoch, :func:`_epochs`), or with ``partitioncount`` on a sliding window
+    with a count or delta eviction and no ticks (per epoch, :func:`_lru_epochs`) -- as ``sira_spark.spl._splittable`` decides,
     with sliding ``delta`` evictions and ``delta`` triggers, less tumbling ``delta`` windows (a
     chain of window starts: :func:`_delta_chain`) and delta policies over FLOAT (the scan). The
     timestamp is INT, LONG or TIMESTAMP, so ticks and bounds are exact integers."""
     ev, tr = node.eviction, node.trigger
     pe = node.partition_eviction
-    if pe is not None and pe.kind != "partitionage":
+    if pe is not None and pe.kind == "partitioncount":  # per epoch, :func:`_lru_epochs`
+        if not (node.kind == "sliding" and ev.kind in ("count", "delta")
+                and (tr is None or tr.kind != "time")):
+            return False
+    elif pe is not None and pe.kind != "partitionage":
         return False
     if tr is not None and tr.kind == "delta" and not _an_integer_delta(node, tr):
         return False
@@ -197,10 +209,11 @@ def _windows_sql(node, child, c) -> str:
     order = ", ".join(_stream_order(node))
     t, j, row, w = (c.helper(n) for n in ("t", "j", "row", "w"))
     timed_sql = f"SELECT *, {to_time(ident(node.ts), node.ts_type)} AS {t} FROM {child}"
-    aged = node.partition_eviction is not None  # partitionage: a window state per epoch
-    if aged:
+    pe = node.partition_eviction  # a window state per epoch of each key
+    aged = pe is not None and pe.kind == "partitionage"
+    if pe is not None:
         ep = c.helper("ep")
-        timed_sql = _epochs(node, timed_sql, keys, t, ep, c)
+        timed_sql = (_epochs if aged else _lru_epochs)(node, timed_sql, keys, t, ep, c)
         keys = [*outer, ep]
     over_key = _partition(keys)
     o, last, at, inst = (c.helper(n) for n in ("o", "last", "at", "inst"))
@@ -334,7 +347,7 @@ def _windows_sql(node, child, c) -> str:
                    f"(SELECT *, {first} + unnest(range(0, CAST({ticks} AS BIGINT))) AS {w} "
                    f"FROM {src} WHERE {within}) AS x GROUP BY {group}, {o}")
         instance = f"row_number() OVER ({over_key}ORDER BY {w})"
-    if aged:  # instance keeps counting across a partition eviction
+    if pe is not None:  # instance keeps counting across a partition eviction
         instance = f"row_number() OVER ({_partition(outer)}ORDER BY {ep}, {w})"
     out = [f"{k}" for k in outer]
     out += [f"CAST({instance} AS BIGINT) AS instance",
@@ -386,6 +399,41 @@ def _epochs(node, timed_sql: str, keys: list, t: str, ep: str, c) -> str:
     flag = f"CAST(coalesce({gap}, FALSE) AS INTEGER)"
     return (f"SELECT *, sum({brk}) OVER ({over_key}ORDER BY {order} ROWS UNBOUNDED PRECEDING) "
             f"AS {ep} FROM (SELECT *, {flag} AS {brk} FROM {source} AS g) AS b")
+
+
+def _lru_epochs(node, timed_sql: str, keys: list, t: str, ep: str, c) -> str:
+    """``timed_sql`` with ``ep``, each tuple's epoch in its key under ``partitioncount(N)`` on a
+    sliding window with a count or delta eviction and no ticks: such a partition never ends on
+    its own, so the partitions that exist are always the N keys updated last, and a tuple
+    starts a new epoch exactly when its key is not among them. DuckDB sorts the stream once
+    (``g``: the position in stream order, ``kid``: the partition's number); the partition
+    numbers, in order, go through one pass in Python keeping the N keys updated last (an
+    ordered dict, O(1) a tuple), which gives the positions where a partition starts; the
+    epoch is a running count of those. As ``sira_spark.spl._lru_epochs``, on one machine."""
+    from collections import OrderedDict
+
+    import pyarrow as pa
+
+    h = node.source.heading
+    g, kid, brk = c.helper("g"), c.helper("kid"), c.helper("brk")
+    order = ", ".join(_stream_order(node))
+    number = f"dense_rank() OVER (ORDER BY {', '.join(order_columns(h, node.partition))})"
+    seq = c.materialize(f"SELECT *, row_number() OVER (ORDER BY {order}) - 1 AS {g}, "
+                        f"{number} AS {kid} FROM ({timed_sql}) AS s", "spl_lru", node)
+    kids = c.fetch_arrow(f"SELECT {kid} FROM {seq} ORDER BY {g}", node).column(0).to_pylist()
+    keep, recent, starts = node.partition_eviction.amount, OrderedDict(), []
+    for position, key in enumerate(kids):
+        if key in recent:
+            recent.move_to_end(key)
+        else:
+            recent[key] = None
+            if len(recent) > keep:
+                recent.popitem(last=False)
+            starts.append(position)
+    started = c.register(pa.table({"g": pa.array(starts, pa.int64())}), "spl_starts")
+    return (f"SELECT *, sum({brk}) OVER ({_partition(keys)}ORDER BY {order} ROWS UNBOUNDED "
+            f"PRECEDING) AS {ep} FROM (SELECT s.*, CAST(x.g IS NOT NULL AS INTEGER) AS {brk} "
+            f"FROM {seq} AS s LEFT JOIN {started} AS x ON x.g = s.{g}) AS b")
 
 
 def _with_reach(base: str, keys: list, t: str, j: str, span, c) -> str:

@@ -31,12 +31,16 @@ tuple after each of the two moments. A tick ages a partition whose last tuple is
 it: a tumbling time window is then dropped, and a time trigger stops T after the epoch's last
 tuple.
 
-``partitioncount(N)`` and ``tuplecount(N)`` are issue 18's open limit on Spark: they couple the
-keys -- whether a key's window survives a tuple depends on how many *other* keys hold a window at
-that moment (or how many tuples they hold), and which of them do depends on their own flushes and
-evictions, so the state carried along the stream is the whole set of live windows, ordered by
-last update, not a summary of a few values per bucket that a parallel prefix could combine. They
-go in order through :class:`sira.engine.spl.SplScanner` (the reference's own state machine) in
+``partitioncount(N)`` on a sliding window with a count or delta eviction and no ticks is split
+too, per epoch (:func:`_lru_epochs`): such a partition never ends on its own, so the partitions
+that exist are always the N keys updated last, and a tuple starts a new epoch of its key exactly
+when its key is not among them -- a set of N keys carried along the stream in two passes. The
+rest of ``partitioncount(N)`` and ``tuplecount(N)`` is issue 18's open limit on Spark: there
+they couple the keys -- whether a key's window survives a tuple depends on how many *other* keys
+hold a window at that moment (or how many tuples they hold), and which of them do depends on
+their own flushes (a tumbling window), expiries (a time eviction) and evictions, so the state
+carried along the stream is the whole set of live windows with their contents, not a summary
+of a few values per bucket that a parallel prefix could combine. They go in order through :class:`sira.engine.spl.SplScanner` (the reference's own state machine) in
 ``mapInArrow``, on the narrow columns the policies read (:func:`_sequential`), with a join on the
 tuples' numbers and a groupBy per window assembling ``tuples``; the scan is a single task (the
 plan test keeps its strict xfail). So is the window :func:`_split` leaves out -- a sliding
@@ -59,6 +63,8 @@ buckets.
 
 from __future__ import annotations
 
+import itertools
+from collections import OrderedDict
 from functools import reduce
 
 from pyspark.sql import Window as W
@@ -150,7 +156,7 @@ def _sequential(node, df):
     ev, tr = node.eviction, node.trigger
     positioned = df.orderBy(*_stream_order(node)).withColumn(
         "__g", F.monotonically_increasing_id()).localCheckpoint()
-    key = F.to_json(F.struct(*[_c(k) for k in keys])) if keys else F.lit("")
+    key = _key_text(node, keys)
     punct = _c(ev.attr) if ev.kind == "punct" else F.lit(False)
     narrow = positioned.select(F.col("__g"), key.alias("__k"),
                                _to_time(_c(node.ts), node.ts_type).alias("__t"),
@@ -323,15 +329,21 @@ def _first_reaching(events):
 def _splittable(node) -> bool:
     """Whether the windows are computed by :func:`_split` (no step holds the whole stream):
     every tumbling and sliding window without partition eviction or with ``partitionage``
-    (per epoch, :func:`_epochs`), except a sliding delta eviction over a FLOAT attribute
-    (the reference subtracts in floating point, ``a - a_i > D``, whose rounding the split's
-    first later tuple with ``a > a_i + D`` would not copy). The others go through the scan of
+    (per epoch, :func:`_epochs`), a sliding window with a count or delta eviction and a count
+    or delta trigger under ``partitioncount`` (per epoch, :func:`_lru_epochs`), except a
+    sliding delta eviction over a FLOAT attribute (the reference subtracts in floating point,
+    ``a - a_i > D``, whose rounding the split's first later tuple with ``a > a_i + D`` would
+    not copy). The others go through the scan of
     :func:`_sequential`. (The timestamp is INT, LONG or TIMESTAMP: ticks and bounds are exact
     integers.)"""
     pe = node.partition_eviction
-    if pe is not None and pe.kind != "partitionage":
+    ev, tr = node.eviction, node.trigger
+    if pe is not None and pe.kind == "partitioncount":  # per epoch, :func:`_lru_epochs`
+        if not (node.kind == "sliding" and ev.kind in ("count", "delta")
+                and (tr is None or tr.kind != "time")):
+            return False
+    elif pe is not None and pe.kind != "partitionage":
         return False
-    ev = node.eviction
     return not (ev.kind == "delta" and node.kind == "sliding"
                 and node.source.heading.type_of(ev.attr) == FLOAT)
 
@@ -436,9 +448,10 @@ def _split(node, df):
                                F.max(_to_time(_c(node.ts), node.ts_type))).first()
         if first[0] is not None:
             o, last = first
-    aged = node.partition_eviction is not None  # partitionage: a window state per epoch
-    if aged:
-        positioned = _epochs(node, positioned, keys)
+    pe = node.partition_eviction  # a window state per epoch of each key
+    aged = pe is not None and pe.kind == "partitionage"
+    if pe is not None:
+        positioned = (_epochs if aged else _lru_epochs)(node, positioned, keys)
         keys = [*outer, "__ep"]
     base = positioned.select(*[_c(k) for k in keys], "__g",
                              F.shiftright(F.col("__g"), 33).alias("__b"),
@@ -562,7 +575,7 @@ def _split(node, df):
         numbered = x.groupBy(*keys, "__w").agg(tuples, F.min("__g").alias("__e")) \
             .withColumn("__at", _tick(o, F.col("__w"), period))
         numbered = _instances(numbered, keys, "__w")
-    if aged:
+    if pe is not None:
         numbered = _across_epochs(numbered, outer, base)
     out = numbered.select(*[_c(k) for k in outer], F.col("instance").cast("long").alias("instance"),
                           _from_time(F.col("__at"), node.ts_type).alias("at"), "tuples")
@@ -594,9 +607,114 @@ def _epochs(node, positioned, keys: list):
             and (tr is None or tr.kind != "time"):
         x = _aged_before_expired(node, b, x.where(brk)).join(x, on="__g", how="right")
         brk = brk & F.coalesce(F.col("__aged"), F.lit(False))
-    x = x.withColumn("__brk", brk.cast("long"))
-    epochs = _running(x, keys, {"__ep": F.col("__brk")}, [g]).select("__g", "__ep")
+    return _numbered_epochs(positioned, keys, x.withColumn("__brk", brk.cast("long")))
+
+
+def _numbered_epochs(positioned, keys: list, breaks):
+    """``positioned`` with ``__ep``, each tuple's epoch in its key: the running count of the
+    breaks (``__brk``, 1 where the key's partition starts afresh) of ``breaks`` (``__g``,
+    ``__b``, the keys) up to the tuple (:func:`_running`), hash-partitioned by bucket
+    (``__g >> 33``), so no bucket is cut between Spark partitions."""
+    g = F.col("__g")
+    epochs = _running(breaks, keys, {"__ep": F.col("__brk")}, [g]).select("__g", "__ep")
     return positioned.join(epochs, "__g").repartition(F.shiftright(g, 33)).localCheckpoint()
+
+
+def _key_text(node, keys: list):
+    """A key's values as one string (JSON; a FLOAT -0.0 as 0.0, the one partition it is in
+    the reference): the identity of a partition for the Python passes over the stream."""
+    if not keys:
+        return F.lit("")
+    h = node.source.heading
+    return F.to_json(F.struct(*[(_c(k) + F.lit(0.0)).alias(k) if k in h.names
+                                and h.type_of(k) == FLOAT else _c(k) for k in keys]))
+
+
+class _Recency:
+    """The partitions of ``partitioncount(N)`` along a stream in order, per bucket
+    (:func:`_lru_epochs`): the N keys updated last, oldest first, starting each bucket from
+    ``entering[bucket]`` (none: no key)."""
+
+    def __init__(self, n_keep: int, entering: dict):
+        self.n_keep, self.entering = n_keep, entering
+        self.bucket, self.recent, self.ended = None, None, []
+
+    def feed(self, g: list, k: list) -> list:
+        """Read tuples (positions ``g``, keys ``k``) in order; the positions of those whose
+        key has no partition (a new one starts). Each bucket ended is added to ``ended`` with
+        its last keys."""
+        started = []
+        recent = self.recent
+        for position, key in zip(g, k):
+            if position >> 33 != self.bucket:  # a Spark partition may hold several buckets
+                self.end()
+                self.bucket = position >> 33
+                recent = self.recent = OrderedDict.fromkeys(self.entering.get(self.bucket, ()))
+            if key in recent:
+                recent.move_to_end(key)
+            else:
+                recent[key] = None
+                if len(recent) > self.n_keep:
+                    recent.popitem(last=False)
+                started.append(position)
+        return started
+
+    def end(self) -> None:
+        if self.bucket is not None:
+            self.ended.append((self.bucket, list(self.recent)))
+            self.bucket = None
+
+
+def _lru_epochs(node, positioned, keys: list):
+    """``positioned`` with ``__ep`` for ``partitioncount(N)`` on a sliding window with a count
+    or delta eviction and no ticks (:func:`_splittable`). Such a partition never ends on its
+    own (each tuple is inserted as another may leave), so after every insertion the partitions
+    that exist are exactly the N keys updated last, and a tuple finds its partition evicted --
+    starts a new epoch -- exactly when its key is not among the N keys updated last before it.
+    That set is carried along the stream in two passes (seed 003, section 5): each bucket
+    (``mapInArrow`` over the stream's own partitions, in order) reports its last N distinct
+    keys; the driver combines them in bucket order into the set entering each bucket (at most
+    N keys a bucket); each bucket then replays its keys from that set (:class:`_Recency`) and
+    marks where a partition starts. O(n) in the passes, memory O(N) a task."""
+    import pyarrow as pa
+
+    n_keep = node.partition_eviction.amount
+    narrow = positioned.select("__g", _key_text(node, keys).alias("__k")) \
+        .sortWithinPartitions("__g")
+
+    def last_keys(batches):
+        recency = _Recency(n_keep, {})
+        for batch in batches:
+            recency.feed(batch.column(0).to_pylist(), batch.column(1).to_pylist())
+        recency.end()
+        out = [(b, r, k) for b, last in recency.ended for r, k in enumerate(last)]
+        yield pa.RecordBatch.from_arrays([pa.array([o[i] for o in out], t) for i, t in
+                                          enumerate([pa.int64(), pa.int64(), pa.string()])],
+                                         names=["__b", "__r", "__k"])
+
+    entering: dict = {}
+    carried: OrderedDict = OrderedDict()  # the N keys updated last before each bucket
+    rows = narrow.mapInArrow(last_keys, "__b long, __r long, __k string").collect()
+    for bucket, group in itertools.groupby(sorted(rows, key=lambda r: (r["__b"], r["__r"])),
+                                           key=lambda r: r["__b"]):
+        entering[bucket] = list(carried)
+        for row in group:  # the bucket's last keys, oldest first, are now the latest
+            carried[row["__k"]] = None
+            carried.move_to_end(row["__k"])
+        while len(carried) > n_keep:
+            carried.popitem(last=False)
+
+    def breaks(batches):
+        recency = _Recency(n_keep, entering)
+        for batch in batches:
+            started = recency.feed(batch.column(0).to_pylist(), batch.column(1).to_pylist())
+            yield pa.RecordBatch.from_arrays([pa.array(started, pa.int64())], names=["__g"])
+
+    started = narrow.mapInArrow(breaks, "__g long").withColumn("__brk", F.lit(1).cast("long"))
+    x = positioned.select(*[_c(k) for k in keys], "__g", F.shiftright(F.col("__g"), 33)
+                          .alias("__b")).join(started, "__g", "left") \
+        .withColumn("__brk", F.coalesce(F.col("__brk"), F.lit(0).cast("long")))
+    return _numbered_epochs(positioned, keys, x)
 
 
 def _aged_before_expired(node, b, gaps):
@@ -688,7 +806,7 @@ def _evictions(node, positioned, base, x, keys: list, delta):
 
     attr = node.eviction.attr
     a_type = node.source.heading.type_of(attr)
-    key = F.to_json(F.struct(*[_c(k) for k in keys])) if keys else F.lit("")
+    key = _key_text(node, keys)
     narrow = positioned.select("__g", key.alias("__k"),
                                _to_time(_c(attr), a_type).cast("long").alias("__a"))
 
@@ -771,7 +889,7 @@ def _delta_chain(node, positioned, keys: list, policy):
     types = [pa.int32(), pa.int64(), pa.int64(), pa.bool_(), pa.int64(), pa.string(),
              pa.string(), pa.bool_(), pa.int64(), a_arrow, pa.int64(), pa.bool_()]
     names = [f.split()[0] for f in schema.split(", ")]
-    key = F.to_json(F.struct(*[_c(k) for k in keys])) if keys else F.lit("")
+    key = _key_text(node, keys)
     parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
     chunks = max(1, parts, -(-_estimated_rows(positioned) // ROWS_PER_CHUNK))
     chunked = positioned.select(key.alias("__k"), "__g", _delta(node, policy).alias("__a")) \

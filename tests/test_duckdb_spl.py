@@ -207,7 +207,8 @@ def test_partitionage_windows_in_sql_equal_the_python_engine(policy):
 def test_caps_the_stream_never_reaches_leave_the_windows_in_sql(policy, held, monkeypatch):
     # four keys: partitioncount(4) never evicts, partitioncount(3) may; at most 4 * C tuples
     # are held under a count(C) eviction, else at most the stream's 120: the windows are
-    # computed in SQL exactly when the cap cannot be reached, and equal the reference's
+    # computed in SQL when the cap cannot be reached (or, for partitioncount on a sliding
+    # count window, per epoch of the keys updated last), and equal the reference's
     import sira_duckdb.spl as spl
     scans = []
     real = spl._scanned
@@ -217,7 +218,41 @@ def test_caps_the_stream_never_reaches_leave_the_windows_in_sql(policy, held, mo
                           (f"tuplecount({held})", False), (f"tuplecount({held - 1})", True)):
         scans.clear()
         same(f"splwindow(s, ts, {policy} partitioned(k, {cap}))", s)
-        assert bool(scans) == evicting, cap
+        by_recency = cap.startswith("partitioncount") and policy.startswith("sliding, count")
+        assert bool(scans) == (evicting and not by_recency), cap
+
+
+#: partitioncount on sliding windows with a count or delta eviction and no ticks: each key's
+#: tuples in epochs, a new one where the key is not among the N keys updated last
+#: (sira_duckdb.spl._lru_epochs)
+PARTITIONCOUNT = [
+    "sliding, count(3) partitioned(k, partitioncount(2))",
+    "sliding, delta(i, 0) partitioned(k, partitioncount(1))",
+    "sliding, count(2) trigger(count(2)) partitioned(k, partitioncount(1))",
+    "sliding, delta(i, 3) trigger(delta(ts, 1)) partitioned(k, partitioncount(3))",
+    "sliding, delta(ts, 2) trigger(count(3)) partitioned(k, partitioncount(4)) arrival(seq)",
+    "sliding, count(4) trigger(delta(i, 2)) partitioned(k, partitioncount(2))",
+]
+
+
+@pytest.mark.parametrize("policy", PARTITIONCOUNT)
+def test_partitioncount_windows_per_epoch_of_the_keys_updated_last(policy, monkeypatch):
+    # seven keys (some frequent, some rare), one key holding most tuples beside many small
+    # ones, sparse keys: the windows are the reference's, made without the scan, and over
+    # the seven keys differ from those without the cap (evictions happen)
+    import re
+
+    import sira_duckdb.spl as spl
+    monkeypatch.setattr(spl, "_scanned", lambda *a: pytest.fail("scanned"))
+    text = f"splwindow(s, ts, {policy})"
+    rng = random.Random(len(policy))
+    for seed, s in enumerate((random_stream(len(policy), keys="aaabbbccdefg"),
+                              *skewed_and_sparse_streams(rng, HEADING))):
+        assert spl._in_sql(sira.parse(text, {"s": s}))
+        capped = same(text, s)
+        if seed == 0:  # seven keys: the cap evicts partitions
+            uncapped = re.sub(r", partitioncount\(\d\)", "", text)
+            assert capped != sira.evaluate(uncapped, {"s": s})
 
 
 @pytest.mark.parametrize("policy", [

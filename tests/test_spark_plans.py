@@ -91,6 +91,9 @@ FAMILIES.update({
                         "trigger(count(5)) partitioned(k, partitionage(3)))",
     "spl_partitionage_tumbling": "splwindow(restrict(S, eq(k, int(0))), ts, tumbling, "
                                  "count(10) partitioned(k, partitionage(3)))",
+    # the N keys updated last carried across buckets (sira_spark.spl._lru_epochs)
+    "spl_partitioncount_sliding": "splwindow(S, ts, sliding, count(10) trigger(count(5)) "
+                                  "partitioned(v, partitioncount(2)))",
 })
 
 #: families whose single sequence still goes through one partition (issue 18 stays open)

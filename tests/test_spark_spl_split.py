@@ -13,7 +13,7 @@ import re
 import pytest
 
 import sira
-from sira import BOOLEAN, INT, LONG, STRING, TIMESTAMP, Relation
+from sira import BOOLEAN, FLOAT, INT, LONG, STRING, TIMESTAMP, Relation
 
 from conftest import (every_sequence_split, executed_plan, skewed_and_sparse_streams,
                       spark_available, windows_in_plan)
@@ -241,6 +241,34 @@ def test_partitionage_splits_each_key_into_epochs(engine, policy):
         rows += [{**r, "seq": r["seq"] + shift, "k": keys[r["k"]]} for r in part.to_rows()]
     s = Relation.from_rows(HEADING, rows)
     assert len(same(engine, text, s)) > 1
+
+
+#: partitioncount on sliding windows with a count or delta eviction and no ticks: each key's
+#: tuples in epochs, a new one where the key is not among the N keys updated last
+#: (sira_spark.spl._lru_epochs), carried across the stream's partitions
+PARTITIONCOUNT = [
+    "sliding, count(3) partitioned(k, partitioncount(2))",
+    "sliding, count(2) trigger(count(2)) partitioned(k, partitioncount(1))",
+    "sliding, delta(i, 3) trigger(delta(ts, 1)) partitioned(k, partitioncount(3))",
+    "sliding, delta(ts, 2) trigger(count(3)) partitioned(k, partitioncount(4)) arrival(seq)",
+    "sliding, count(4) trigger(delta(i, 2)) partitioned(k, f, partitioncount(2))",
+]
+
+
+@pytest.mark.parametrize("policy", PARTITIONCOUNT)
+def test_partitioncount_splits_each_key_into_epochs_of_the_keys_updated_last(engine, policy):
+    # seven keys, some frequent, some rare, one of them at -0.0 and 0.0 of f (one partition
+    # in the reference); the windows must be the reference's, differ from the windows without
+    # the cap (evictions happen), and no plan step may hold the stream
+    rng = random.Random(len(policy))
+    rows = [{"ts": t // 3, "seq": t, "k": rng.choice("aaabbbccdefg"), "i": rng.randrange(-5, 6),
+             "p": False, "f": rng.choice([0.0, -0.0]) if t % 5 else 1.5} for t in range(150)]
+    s = Relation.from_rows({**HEADING, "f": FLOAT}, rows)
+    text = f"splwindow(s, ts, {policy})"
+    plan, out = plan_and_windows(engine, text, s)
+    assert not _whole_stream_steps(plan), plan
+    uncapped = re.sub(r", partitioncount\(\d\)", "", text)
+    assert out != sira.evaluate(uncapped, {"s": s}), "the cap evicts partitions"
 
 
 @pytest.mark.parametrize("policy, held", [("tumbling, count(3)", 12),
