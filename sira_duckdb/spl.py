@@ -151,11 +151,12 @@ def _unless_evicting(node, child: str, c):
 def _in_sql(node) -> bool:
     """Whether the windows are computed by :func:`_windows_sql` (window functions, no scan): every
     tumbling and sliding window without a delta policy, without partition eviction or with
-    ``partitionage`` (per epoch, :func:`_epochs`), or with ``partitioncount`` on a sliding window
-    with a count or delta eviction and no ticks (per epoch, :func:`_lru_epochs`) -- as ``sira_spark.spl._splittable`` decides,
-    with sliding ``delta`` evictions and ``delta`` triggers, less tumbling ``delta`` windows (a
-    chain of window starts: :func:`_delta_chain`) and delta policies over FLOAT (the scan). The
-    timestamp is INT, LONG or TIMESTAMP, so ticks and bounds are exact integers."""
+    ``partitionage`` (per epoch, :func:`_epochs`), or with ``partitioncount`` on a sliding
+    window with a count or delta eviction and no ticks (per epoch, :func:`_lru_epochs`) -- as
+    ``sira_spark.spl._splittable`` decides, with sliding ``delta`` evictions and ``delta``
+    triggers, less tumbling ``delta`` windows (a chain of window starts: :func:`_delta_chain`)
+    and delta policies over FLOAT (the scan). The timestamp is INT, LONG or TIMESTAMP, so ticks
+    and bounds are exact integers."""
     ev, tr = node.eviction, node.trigger
     pe = node.partition_eviction
     if pe is not None and pe.kind == "partitioncount":  # per epoch, :func:`_lru_epochs`

@@ -31,19 +31,19 @@ tuple after each of the two moments. A tick ages a partition whose last tuple is
 it: a tumbling time window is then dropped, and a time trigger stops T after the epoch's last
 tuple.
 
-``partitioncount(N)`` on a sliding window with a count or delta eviction and no ticks is split
-too, per epoch (:func:`_lru_epochs`): such a partition never ends on its own, so the partitions
-that exist are always the N keys updated last, and a tuple starts a new epoch of its key exactly
-when its key is not among them -- a set of N keys carried along the stream in two passes. The
-rest of ``partitioncount(N)`` and ``tuplecount(N)`` is issue 18's open limit on Spark: there
-they couple the keys -- whether a key's window survives a tuple depends on how many *other* keys
-hold a window at that moment (or how many tuples they hold), and which of them do depends on
-their own flushes (a tumbling window), expiries (a time eviction) and evictions, so the state
-carried along the stream is the whole set of live windows with their contents, not a summary
-of a few values per bucket that a parallel prefix could combine. They go in order through :class:`sira.engine.spl.SplScanner` (the reference's own state machine) in
-``mapInArrow``, on the narrow columns the policies read (:func:`_sequential`), with a join on the
-tuples' numbers and a groupBy per window assembling ``tuples``; the scan is a single task (the
-plan test keeps its strict xfail). So is the window :func:`_split` leaves out -- a sliding
+``partitioncount(N)`` on a sliding window with a count or delta eviction and no ticks is split too,
+per epoch (:func:`_lru_epochs`): such a partition never ends on its own, so the partitions that
+exist are always the N keys updated last, and a tuple starts a new epoch of its key exactly when
+its key is not among them -- a set of N keys carried along the stream in two passes. The rest of
+``partitioncount(N)`` and ``tuplecount(N)`` is issue 18's open limit on Spark: there they couple
+the keys -- whether a key's window survives a tuple depends on how many *other* keys hold a window
+at that moment (or how many tuples they hold), and which of them do depends on their own flushes (a
+tumbling window), expiries (a time eviction) and evictions, so the state carried along the stream
+is the whole set of live windows with their contents, not a summary of a few values per bucket that
+a parallel prefix could combine. They go in order through :class:`sira.engine.spl.SplScanner` (the
+reference's own state machine) in ``mapInArrow``, on the narrow columns the policies read
+(:func:`_sequential`), with a join on the tuples' numbers and a groupBy per window assembling
+``tuples``; the scan is a single task (the plan test keeps its strict xfail). So is the window :func:`_split` leaves out -- a sliding
 delta eviction over a FLOAT attribute (the reference subtracts in floating point), a strict
 xfail of the plan test too -- except that without partition eviction, or
 with ``partitionage`` and no ticks or sliding time eviction, they run one scan per key
