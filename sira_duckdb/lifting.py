@@ -92,9 +92,10 @@ def _by_search(values, limits, ends, inclusive: bool):
     import pyarrow as pa
 
     n = len(values)
-    if not n or not pa.types.is_integer(values.type) or values.null_count:
+    if not n or not pa.types.is_signed_integer(values.type) or values.null_count \
+            or limits.null_count:
         return None
-    v = values.to_numpy().astype(np.int64, copy=False)
+    v = np.asarray(values.to_numpy(), dtype=np.int64)
     e = np.asarray(ends.to_numpy(), dtype=np.int64)
     index = np.arange(n, dtype=np.int64)
     start = np.ones(n, dtype=bool)
