@@ -43,11 +43,11 @@ is the whole set of live windows with their contents, not a summary of a few val
 a parallel prefix could combine. They go in order through :class:`sira.engine.spl.SplScanner` (the
 reference's own state machine) in ``mapInArrow``, on the narrow columns the policies read
 (:func:`_sequential`), with a join on the tuples' numbers and a groupBy per window assembling
-``tuples``; the scan is a single task (the plan test keeps its strict xfail). So is the window :func:`_split` leaves out -- a sliding
-delta eviction over a FLOAT attribute (the reference subtracts in floating point), a strict
-xfail of the plan test too -- except that without partition eviction, or
-with ``partitionage`` and no ticks or sliding time eviction, they run one scan per key
-(hash-partitioned by key).
+``tuples``; the scan is a single task (the plan test keeps its strict xfail). So is the window
+:func:`_split` leaves out -- a sliding delta eviction over a FLOAT attribute (the reference
+subtracts in floating point), a strict xfail of the plan test too -- except that without
+partition eviction, or with ``partitionage`` and no ticks or sliding time eviction, they run one
+scan per key (hash-partitioned by key).
 
 TimeInterval windows need no fold, and are split across buckets of the stream's order (seed 003,
 section 5): each tuple's position and watermark (the largest time before it; tuples below
@@ -396,11 +396,11 @@ def _running(df, keys: list, sums: dict, order: list, bucket: str = "__b"):
     return out.drop(*[f"__l_{n}" for n in sums], *[f"__p_{n}" for n in sums])
 
 
-def _instances(windows, keys: list, order: str):
-    """Number each key's windows 1, 2, ... in ``order`` (``__e``: the window's first tuple's
-    position, whose bucket is non-decreasing in ``order``)."""
+def _instances(windows, keys: list, order: list):
+    """Number each key's windows 1, 2, ... in ``order`` (columns; ``__e``: a position of the
+    window's, whose bucket is non-decreasing in ``order``)."""
     windows = windows.withColumn("__b", F.shiftright(F.col("__e"), 33))
-    return _running(windows, keys, {"instance": F.lit(1)}, [F.col(order)])
+    return _running(windows, keys, {"instance": F.lit(1)}, order)
 
 
 def _split(node, df):
@@ -461,6 +461,19 @@ def _split(node, df):
     tuples = _sorted_rows(F.collect_list("__row")).alias("tuples")
     t, j, g = F.col("__t"), F.col("__j"), F.col("__g")
     numbered = instance = None
+
+    def ranked(windows, order: str, within=None):
+        """``windows`` with ``instance``: ``within`` (a column numbering the windows 1, 2, ...
+        in ``order`` in each key), else each window's rank in its key in ``order``. Under
+        partition eviction the rank runs over the key's epochs (``instance`` keeps counting
+        across an eviction): a key's epochs follow each other in stream order, and so does
+        ``__e``, the window's first position, along (epoch, ``order``)."""
+        if pe is not None:
+            return _instances(windows.drop("instance"), outer, [F.col("__ep"), F.col(order)])
+        if within is not None:
+            return windows.withColumn("instance", within)
+        return _instances(windows, keys, [F.col(order)])
+
     if node.kind == "tumbling":
         if ev.kind == "time":
             period = scanner.ev_amount
@@ -473,14 +486,14 @@ def _split(node, df):
             if aged:  # the tick ages a window whose last tuple is more than T before it
                 numbered = numbered.where(time_plus(F.col("__lt"), scanner.pe_amount)
                                           >= F.col("__at"))
-            numbered = _instances(numbered, keys, "__w")
+            numbered = ranked(numbered, "__w")
         elif ev.kind == "delta":  # window w: from the chain's member w to member w + 1
             x = _running(_with_members(node, positioned, base, keys, ev), keys,
                          {"__w": F.col("__mem")}, [g])
             closers = x.where(F.col("__mem") == 1).select(
                 *[_c(k) for k in keys], (F.col("__w") - 1).alias("__w"), t.alias("__at"))
-            numbered = x.groupBy(*keys, "__w").agg(tuples).join(closers, on=[*keys, "__w"]) \
-                .withColumn("instance", F.col("__w"))
+            numbered = ranked(x.groupBy(*keys, "__w").agg(tuples, F.min("__g").alias("__e"))
+                              .join(closers, on=[*keys, "__w"]), "__w", F.col("__w"))
         else:
             counted = _running(base, keys, {"__j": F.lit(1), "__c": F.col("__p")}, [g])
             if ev.kind == "count":
@@ -490,9 +503,10 @@ def _split(node, df):
             else:  # punct: the punctuated tuple closes its window
                 w = counted.withColumn("__w", F.col("__c") - F.col("__p"))
                 full = F.max("__p") == 1
-            numbered = w.groupBy(*keys, "__w").agg(tuples, F.max("__t").alias("__at"),
-                                                   full.alias("__full")) \
-                .where("__full").withColumn("instance", F.col("__w") + 1)
+            numbered = ranked(w.groupBy(*keys, "__w").agg(tuples, F.max("__t").alias("__at"),
+                                                          full.alias("__full"),
+                                                          F.min("__g").alias("__e"))
+                              .where("__full"), "__w", F.col("__w") + 1)
     elif tr is None or tr.kind == "count":
         every = scanner.tr_amount
         x = _running(base, keys, {"__j": F.lit(1)}, [g])
@@ -513,10 +527,11 @@ def _split(node, df):
         x = x.withColumn("__w", F.explode(F.when(start <= end, F.sequence(
             start, end.cast("long"), F.lit(every).cast("long"))).otherwise(
             F.array().cast("array<bigint>"))))
-        numbered = x.groupBy(*keys, "__w").agg(tuples, F.max("__t").alias("__at"),
-                                               F.max("__j").alias("__top")) \
-            .where(F.col("__top") == F.col("__w")) \
-            .withColumn("instance", _div(F.col("__w"), every))
+        numbered = ranked(x.groupBy(*keys, "__w").agg(tuples, F.max("__t").alias("__at"),
+                                                      F.max("__j").alias("__top"),
+                                                      F.min("__g").alias("__e"))
+                          .where(F.col("__top") == F.col("__w")), "__w",
+                          _div(F.col("__w"), every))
     elif tr.kind == "delta":  # the chain's members after the first trigger
         x = _running(_with_members(node, positioned, base, keys, tr), keys,
                      {"__j": F.lit(1), "__w": F.col("__mem")}, [g])
@@ -544,7 +559,7 @@ def _split(node, df):
         x = x.withColumn("__m", F.explode(F.when(lo <= hi, F.sequence(lo, hi)).otherwise(
             F.array().cast("array<bigint>"))))
         numbered = x.groupBy(*keys, "__m").agg(tuples).join(triggers, on=[*keys, "__m"])
-        numbered = _instances(numbered, keys, "__m")
+        numbered = ranked(numbered, "__m")
     else:  # a time trigger: the ticks o + mT2 with t < tick <= end, not after the last time
         period = scanner.tr_amount
         if ev.kind == "count":
@@ -574,9 +589,7 @@ def _split(node, df):
             .withColumn("__w", exact(F.col("__m1") + F.col("__o")))
         numbered = x.groupBy(*keys, "__w").agg(tuples, F.min("__g").alias("__e")) \
             .withColumn("__at", _tick(o, F.col("__w"), period))
-        numbered = _instances(numbered, keys, "__w")
-    if pe is not None:
-        numbered = _across_epochs(numbered, outer, base)
+        numbered = ranked(numbered, "__w")
     out = numbered.select(*[_c(k) for k in outer], F.col("instance").cast("long").alias("instance"),
                           _from_time(F.col("__at"), node.ts_type).alias("at"), "tuples")
     return ordered(out, node.heading)
@@ -749,21 +762,6 @@ def _aged_before_expired(node, b, gaps):
 def _after(t, amount: int):
     """t + amount + 1, the least time after t + amount; null when that is past LONG."""
     return F.when(t < F.lit(TIME_MAX - amount).cast("long"), t + (amount + 1))
-
-
-def _across_epochs(numbered, keys: list, base):
-    """Windows numbered per key and epoch (``instance``) renumbered per key: each epoch's
-    windows follow those of the key's earlier epochs (a partition eviction emits nothing and
-    ``instance`` keeps counting) -- a running sum of the epochs' window counts per key, in the
-    order of their first positions (:func:`_running`)."""
-    epoch = [*keys, "__ep"]
-    counts = numbered.groupBy(*epoch).agg(F.count(F.lit(1)).alias("__nw"))
-    firsts = base.groupBy(*epoch).agg(F.min("__g").alias("__g0"))
-    epochs = firsts.join(counts, on=epoch).withColumn("__b", F.shiftright(F.col("__g0"), 33))
-    offsets = _running(epochs, keys, {"__acc": F.col("__nw")}, [F.col("__g0")]).select(
-        *epoch, (F.col("__acc") - F.col("__nw")).alias("__off"))
-    return numbered.join(offsets, on=epoch).withColumn(
-        "instance", F.col("instance") + F.col("__off"))
 
 
 def _reach(base, keys: list, span):
