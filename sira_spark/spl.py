@@ -466,8 +466,10 @@ def _split(node, df):
         """``windows`` with ``instance``: ``within`` (a column numbering the windows 1, 2, ...
         in ``order`` in each key), else each window's rank in its key in ``order``. Under
         partition eviction the rank runs over the key's epochs (``instance`` keeps counting
-        across an eviction): a key's epochs follow each other in stream order, and so does
-        ``__e``, the window's first position, along (epoch, ``order``)."""
+        across an eviction): a key's epochs follow each other in stream order, and ``__e``
+        never goes down along (epoch, ``order``) -- the window's first position (a tumbling
+        window's tuples come after the one before; a sliding window's oldest tuple only moves
+        on), or a delta trigger's own position."""
         if pe is not None:
             return _instances(windows.drop("instance"), outer, [F.col("__ep"), F.col(order)])
         if within is not None:
