@@ -75,7 +75,8 @@ O(n log n + output).
 from __future__ import annotations
 
 from sira.algebra.spl import SplWindow
-from sira.engine.spl import SplScanner, never_evicted, pane_arithmetic, time_triggered
+from sira.engine.spl import (RecentKeys, SplScanner, by_recency, never_evicted,
+                              pane_arithmetic, time_triggered)
 from sira.types import FLOAT
 
 from .compiler import translates
@@ -159,11 +160,7 @@ def _in_sql(node) -> bool:
     and bounds are exact integers."""
     ev, tr = node.eviction, node.trigger
     pe = node.partition_eviction
-    if pe is not None and pe.kind == "partitioncount":  # per epoch, :func:`_lru_epochs`
-        if not (node.kind == "sliding" and ev.kind in ("count", "delta")
-                and (tr is None or tr.kind != "time")):
-            return False
-    elif pe is not None and pe.kind != "partitionage":
+    if pe is not None and pe.kind != "partitionage" and not by_recency(node):
         return False
     if tr is not None and tr.kind == "delta" and not _an_integer_delta(node, tr):
         return False
@@ -411,8 +408,6 @@ def _lru_epochs(node, timed_sql: str, keys: list, t: str, ep: str, c) -> str:
     numbers, in order, go through one pass in Python keeping the N keys updated last (an
     ordered dict, O(1) a tuple), which gives the positions where a partition starts; the
     epoch is a running count of those. As ``sira_spark.spl._lru_epochs``, on one machine."""
-    from collections import OrderedDict
-
     import pyarrow as pa
 
     h = node.source.heading
@@ -422,15 +417,7 @@ def _lru_epochs(node, timed_sql: str, keys: list, t: str, ep: str, c) -> str:
     seq = c.materialize(f"SELECT *, row_number() OVER (ORDER BY {order}) - 1 AS {g}, "
                         f"{number} AS {kid} FROM ({timed_sql}) AS s", "spl_lru", node)
     kids = c.fetch_arrow(f"SELECT {kid} FROM {seq} ORDER BY {g}", node).column(0).to_pylist()
-    keep, recent, starts = node.partition_eviction.amount, OrderedDict(), []
-    for position, key in enumerate(kids):
-        if key in recent:
-            recent.move_to_end(key)
-        else:
-            recent[key] = None
-            if len(recent) > keep:
-                recent.popitem(last=False)
-            starts.append(position)
+    starts = RecentKeys(node.partition_eviction.amount).starts(range(len(kids)), kids)
     started = c.register(pa.table({"g": pa.array(starts, pa.int64())}), "spl_starts")
     return (f"SELECT *, sum({brk}) OVER ({_partition(keys)}ORDER BY {order} ROWS UNBOUNDED "
             f"PRECEDING) AS {ep} FROM (SELECT s.*, CAST(x.g IS NOT NULL AS INTEGER) AS {brk} "

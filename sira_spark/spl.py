@@ -64,14 +64,14 @@ buckets.
 from __future__ import annotations
 
 import itertools
-from collections import OrderedDict
 from functools import reduce
 
 from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 
 from sira.algebra.spl import SplWindow
-from sira.engine.spl import SplScanner, never_evicted, pane_arithmetic, time_triggered
+from sira.engine.spl import (RecentKeys, SplScanner, by_recency, never_evicted,
+                              pane_arithmetic, time_triggered)
 from sira.types import FLOAT
 
 from .compiler import ordered, translates
@@ -329,20 +329,15 @@ def _first_reaching(events):
 def _splittable(node) -> bool:
     """Whether the windows are computed by :func:`_split` (no step holds the whole stream):
     every tumbling and sliding window without partition eviction or with ``partitionage``
-    (per epoch, :func:`_epochs`), a sliding window with a count or delta eviction and a count
-    or delta trigger under ``partitioncount`` (per epoch, :func:`_lru_epochs`), except a
-    sliding delta eviction over a FLOAT attribute (the reference subtracts in floating point,
-    ``a - a_i > D``, whose rounding the split's first later tuple with ``a > a_i + D`` would
-    not copy). The others go through the scan of
-    :func:`_sequential`. (The timestamp is INT, LONG or TIMESTAMP: ticks and bounds are exact
-    integers.)"""
+    (per epoch, :func:`_epochs`), ``partitioncount`` where it evicts by recency alone
+    (``sira.engine.spl.by_recency``; per epoch, :func:`_lru_epochs`), except a sliding delta
+    eviction over a FLOAT attribute (the reference subtracts in floating point, ``a - a_i >
+    D``, whose rounding the split's first later tuple with ``a > a_i + D`` would not copy). The
+    others go through the scan of :func:`_sequential`. (The timestamp is INT, LONG or
+    TIMESTAMP: ticks and bounds are exact integers.)"""
     pe = node.partition_eviction
-    ev, tr = node.eviction, node.trigger
-    if pe is not None and pe.kind == "partitioncount":  # per epoch, :func:`_lru_epochs`
-        if not (node.kind == "sliding" and ev.kind in ("count", "delta")
-                and (tr is None or tr.kind != "time")):
-            return False
-    elif pe is not None and pe.kind != "partitionage":
+    ev = node.eviction
+    if pe is not None and pe.kind != "partitionage" and not by_recency(node):
         return False
     return not (ev.kind == "delta" and node.kind == "sliding"
                 and node.source.heading.type_of(ev.attr) == FLOAT)
@@ -646,9 +641,9 @@ def _key_text(node, keys: list):
 
 
 class _Recency:
-    """The partitions of ``partitioncount(N)`` along a stream in order, per bucket
-    (:func:`_lru_epochs`): the N keys updated last, oldest first, starting each bucket from
-    ``entering[bucket]`` (none: no key)."""
+    """:class:`sira.engine.spl.RecentKeys` over the buckets of one Spark partition (which may
+    hold several), each bucket starting from ``entering[bucket]`` (none: no key); each bucket
+    ended is added to ``ended`` with its last keys (:func:`_lru_epochs`)."""
 
     def __init__(self, n_keep: int, entering: dict):
         self.n_keep, self.entering = n_keep, entering
@@ -656,27 +651,22 @@ class _Recency:
 
     def feed(self, g: list, k: list) -> list:
         """Read tuples (positions ``g``, keys ``k``) in order; the positions of those whose
-        key has no partition (a new one starts). Each bucket ended is added to ``ended`` with
-        its last keys."""
-        started = []
-        recent = self.recent
-        for position, key in zip(g, k):
-            if position >> 33 != self.bucket:  # a Spark partition may hold several buckets
-                self.end()
-                self.bucket = position >> 33
-                recent = self.recent = OrderedDict.fromkeys(self.entering.get(self.bucket, ()))
-            if key in recent:
-                recent.move_to_end(key)
-            else:
-                recent[key] = None
-                if len(recent) > self.n_keep:
-                    recent.popitem(last=False)
-                started.append(position)
+        key has no partition (a new one starts)."""
+        started, at = [], 0
+        for i in range(len(g) + 1):
+            if i == len(g) or g[i] >> 33 != self.bucket:
+                if at < i:
+                    started += self.recent.starts(g[at:i], k[at:i])
+                if i < len(g):
+                    self.end()
+                    self.bucket = g[i] >> 33
+                    self.recent = RecentKeys(self.n_keep, self.entering.get(self.bucket, ()))
+                at = i
         return started
 
     def end(self) -> None:
         if self.bucket is not None:
-            self.ended.append((self.bucket, list(self.recent)))
+            self.ended.append((self.bucket, list(self.recent.keys)))
             self.bucket = None
 
 
@@ -708,16 +698,13 @@ def _lru_epochs(node, positioned, keys: list):
                                          names=["__b", "__r", "__k"])
 
     entering: dict = {}
-    carried: OrderedDict = OrderedDict()  # the N keys updated last before each bucket
+    carried = RecentKeys(n_keep)  # the N keys updated last before each bucket
     rows = narrow.mapInArrow(last_keys, "__b long, __r long, __k string").collect()
     for bucket, group in itertools.groupby(sorted(rows, key=lambda r: (r["__b"], r["__r"])),
                                            key=lambda r: r["__b"]):
-        entering[bucket] = list(carried)
-        for row in group:  # the bucket's last keys, oldest first, are now the latest
-            carried[row["__k"]] = None
-            carried.move_to_end(row["__k"])
-        while len(carried) > n_keep:
-            carried.popitem(last=False)
+        entering[bucket] = list(carried.keys)
+        last = [row["__k"] for row in group]  # the bucket's last keys, oldest first
+        carried.starts(range(len(last)), last)
 
     def breaks(batches):
         recency = _Recency(n_keep, entering)

@@ -46,6 +46,17 @@ def agree(text: str, relvars: dict) -> bool | None:
     return True
 
 
+def agree_on_block(block: int, name: str, stream, query) -> None:
+    """Every seed of ``block``: a relvar ``name`` from ``stream(rng)`` and a query from
+    ``query(rng)`` agree; nine in ten at least run."""
+    ran = 0
+    for seed in range(block * BLOCK, (block + 1) * BLOCK):
+        rng = random.Random(seed)
+        relvar = stream(rng)
+        ran += bool(agree(query(rng), {name: relvar}))
+    assert ran > BLOCK * 0.9
+
+
 # ---------------------------------------------------------------------------------- SPL
 
 SPL_HEADING = {"ts": LONG, "seq": LONG, "k": STRING, "i": INT, "p": BOOLEAN}
@@ -82,12 +93,7 @@ def spl_policy(rng) -> str:
 
 @pytest.mark.parametrize("block", range(4))
 def test_random_spl_windows_agree(block):
-    ran = 0
-    for seed in range(block * BLOCK, (block + 1) * BLOCK):
-        rng = random.Random(seed)
-        s = spl_stream(rng)
-        ran += bool(agree(f"splwindow(s, ts, {spl_policy(rng)})", {"s": s}))
-    assert ran > BLOCK * 0.9
+    agree_on_block(block, "s", spl_stream, lambda rng: f"splwindow(s, ts, {spl_policy(rng)})")
 
 
 # ------------------------------------------------------------------------------ WINDOWBY
@@ -126,12 +132,7 @@ def wb_query(rng) -> str:
 
 @pytest.mark.parametrize("block", range(2))
 def test_random_windowby_queries_agree(block):
-    ran = 0
-    for seed in range(block * BLOCK, (block + 1) * BLOCK):
-        rng = random.Random(seed)
-        r = wb_stream(rng)
-        ran += bool(agree(wb_query(rng), {"r": r}))
-    assert ran > BLOCK * 0.9
+    agree_on_block(block, "r", wb_stream, wb_query)
 
 
 # ----------------------------------------------------------------------------------- CQL
@@ -169,9 +170,4 @@ def cql_query(rng) -> str:
 
 @pytest.mark.parametrize("block", range(2))
 def test_random_cql_windows_and_window_tables_agree(block):
-    ran = 0
-    for seed in range(block * BLOCK, (block + 1) * BLOCK):
-        rng = random.Random(seed)
-        s = cql_stream(rng)
-        ran += bool(agree(cql_query(rng), {"s": s}))
-    assert ran > BLOCK * 0.9
+    agree_on_block(block, "s", cql_stream, cql_query)

@@ -397,6 +397,59 @@ def time_triggered(node: SplWindow) -> bool:
     return node.kind == "sliding" and trigger is not None and trigger.kind == "time"
 
 
+def by_recency(node: SplWindow) -> bool:
+    """Whether ``partitioncount(N)`` evicts exactly the keys that are not among the N updated
+    last: a sliding window with a ``count`` or ``delta`` eviction and no ``time`` trigger. Such
+    a partition never ends on its own (each tuple is inserted as another may leave) and nothing
+    reads the partitions between tuples, so after every insertion the partitions that exist are
+    the N keys updated last (:class:`RecentKeys`), and a tuple starts a new epoch of its key
+    exactly when its key is not among them. The batch engines then compute the windows per
+    epoch instead of one scan of the whole stream.
+
+        >>> from sira import parse
+        >>> s = "relation(heading(ts(long) k(int)) body())"
+        >>> by_recency(parse(f"splwindow({s}, ts, sliding, count(3) partitioned(k, "
+        ...                  "partitioncount(2)))"))
+        True
+        >>> by_recency(parse(f"splwindow({s}, ts, tumbling, count(3) partitioned(k, "
+        ...                  "partitioncount(2)))"))
+        False
+    """
+    pe, ev, tr = node.partition_eviction, node.eviction, node.trigger
+    return (pe is not None and pe.kind == "partitioncount" and node.kind == "sliding"
+            and ev.kind in ("count", "delta") and (tr is None or tr.kind != "time"))
+
+
+class RecentKeys:
+    """The N keys updated last, oldest first, along a stream read in order (see
+    :func:`by_recency`), starting from ``keys`` (the N keys updated last before).
+
+        >>> recent = RecentKeys(2)
+        >>> recent.starts([0, 1, 2, 3, 4], ["a", "b", "a", "c", "b"])
+        [0, 1, 3, 4]
+        >>> list(recent.keys)
+        ['c', 'b']
+    """
+
+    def __init__(self, n_keep: int, keys=()):
+        self.n_keep = n_keep
+        self.keys = OrderedDict.fromkeys(keys)
+
+    def starts(self, positions, keys) -> list:
+        """Read tuples (their ``positions`` and ``keys``) in order; the positions of those
+        whose key is not among the N updated last before them (a new partition starts)."""
+        recent, started = self.keys, []
+        for position, key in zip(positions, keys):
+            if key in recent:
+                recent.move_to_end(key)
+            else:
+                recent[key] = None
+                if len(recent) > self.n_keep:
+                    recent.popitem(last=False)
+                started.append(position)
+        return started
+
+
 def never_evicted(node: SplWindow, tuples: int, keys: int) -> bool:
     """Whether ``partitioncount(N)`` or ``tuplecount(N)`` can never evict a partition of a
     stream of ``tuples`` tuples in ``keys`` partitions: at most ``keys`` partitions exist at
