@@ -3,9 +3,9 @@
 Time arithmetic is done on a LONG column (the timestamp itself, or microseconds since the epoch
 for a TIMESTAMP); ``at`` and ``pane`` are turned back into the timestamp's type at the end.
 
-Tumbling and sliding windows without partition eviction or with ``partitionage`` (but for the FLOAT
-cases below) are computed split across partitions (seed 003, section 5; :func:`_split`): the stream
-is range-partitioned in stream order and numbered, each partition of it a *bucket*; a tuple's
+Tumbling and sliding windows without partition eviction or with ``partitionage`` are computed
+split across partitions (seed 003, section 5; :func:`_split`): the stream is range-partitioned
+in stream order and numbered, each partition of it a *bucket*; a tuple's
 position in its key is a running count in two passes (per bucket, then the buckets' totals summed
 over the earlier buckets); each policy says which windows hold each tuple -- a range of window
 numbers or timer ticks, exploded -- and a groupBy per window assembles ``tuples``. The tuple
@@ -43,11 +43,12 @@ is the whole set of live windows with their contents, not a summary of a few val
 a parallel prefix could combine. They go in order through :class:`sira.engine.spl.SplScanner` (the
 reference's own state machine) in ``mapInArrow``, on the narrow columns the policies read
 (:func:`_sequential`), with a join on the tuples' numbers and a groupBy per window assembling
-``tuples``; the scan is a single task (the plan test keeps its strict xfail). So is the window
-:func:`_split` leaves out -- a sliding delta eviction over a FLOAT attribute (the reference
-subtracts in floating point), a strict xfail of the plan test too -- except that without
-partition eviction, or with ``partitionage`` and no ticks or sliding time eviction, they run one
-scan per key (hash-partitioned by key).
+``tuples``; the scan is a single task (the plan test keeps its strict xfail).
+
+A sliding ``delta(a, D)`` eviction over a FLOAT attribute is split like the others: the
+reference subtracts in floating point (a later b evicts a_i when ``b - a_i > D``, rounded), so
+the threshold the later values are searched against is not ``a_i + D`` (rounded differently)
+but the largest FLOAT b with ``b - a_i <= D`` (:func:`sira.engine.spl.float_reach`).
 
 TimeInterval windows need no fold, and are split across buckets of the stream's order (seed 003,
 section 5): each tuple's position and watermark (the largest time before it; tuples below
@@ -70,7 +71,7 @@ from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 
 from sira.algebra.spl import SplWindow
-from sira.engine.spl import (RecentKeys, SplScanner, by_recency, never_evicted,
+from sira.engine.spl import (RecentKeys, SplScanner, by_recency, float_reach, never_evicted,
                               pane_arithmetic, time_triggered)
 from sira.types import FLOAT
 
@@ -189,28 +190,14 @@ def _sequential(node, df):
                  pa.array(out[2], at_type), pa.array(out[3], pa.int64())],
                 names=["__e", "__instance", "__at", "__m"])
 
-    # without timer ticks (shared by every key) and without a partition eviction that counts
-    # across keys, the keys never meet: each key goes to one task, in order, and runs on its
-    # own (see the module docstring for partitionage)
-    alone = keys and prototype.period is None and _keys_apart(node)
-    spread = narrow.repartition("__k") if alone else narrow.repartition(1)
-    members = spread.sortWithinPartitions("__g").mapInArrow(scan, schema)
+    # partitioncount and tuplecount couple the keys: the stream in order, in one task
+    members = narrow.repartition(1).sortWithinPartitions("__g").mapInArrow(scan, schema)
     joined = members.join(positioned, members["__m"] == positioned["__g"])
     grouped = joined.groupBy("__e", "__instance", "__at", *[_c(k) for k in keys]).agg(
         _sorted_rows(F.collect_list(_row_struct(h))).alias("tuples"))
     out = grouped.select(*[_c(k) for k in keys], F.col("__instance").alias("instance"),
                          _from_time(F.col("__at"), node.ts_type).alias("at"), "tuples")
     return ordered(out, node.heading)
-
-
-def _keys_apart(node) -> bool:
-    """Whether the partition eviction policy leaves each key's windows to the key's own
-    tuples: none, or ``partitionage`` without a sliding time eviction (module docstring)."""
-    pe = node.partition_eviction
-    if pe is None:
-        return True
-    return pe.kind == "partitionage" and not (node.kind == "sliding"
-                                              and node.eviction.kind == "time")
 
 
 def _type_of(df, col):
@@ -330,17 +317,12 @@ def _splittable(node) -> bool:
     """Whether the windows are computed by :func:`_split` (no step holds the whole stream):
     every tumbling and sliding window without partition eviction or with ``partitionage``
     (per epoch, :func:`_epochs`), ``partitioncount`` where it evicts by recency alone
-    (``sira.engine.spl.by_recency``; per epoch, :func:`_lru_epochs`), except a sliding delta
-    eviction over a FLOAT attribute (the reference subtracts in floating point, ``a - a_i >
-    D``, whose rounding the split's first later tuple with ``a > a_i + D`` would not copy). The
-    others go through the scan of :func:`_sequential`. (The timestamp is INT, LONG or
-    TIMESTAMP: ticks and bounds are exact integers.)"""
+    (``sira.engine.spl.by_recency``; per epoch, :func:`_lru_epochs`). The others go through
+    the scan of :func:`_sequential`. (The timestamp is INT, LONG or TIMESTAMP: ticks and bounds
+    are exact integers; a FLOAT delta attribute is compared as the reference rounds it,
+    :func:`_evictions`.)"""
     pe = node.partition_eviction
-    ev = node.eviction
-    if pe is not None and pe.kind != "partitionage" and not by_recency(node):
-        return False
-    return not (ev.kind == "delta" and node.kind == "sliding"
-                and node.source.heading.type_of(ev.attr) == FLOAT)
+    return pe is None or pe.kind == "partitionage" or by_recency(node)
 
 
 def _div(col, n: int):
@@ -786,16 +768,18 @@ def _evictions(node, positioned, base, x, keys: list, delta):
     every earlier a of its key in the bucket). Second pass, for the tuples still waiting at the
     end of their bucket: the first later bucket of the key whose largest a is above a_i + D
     (a join with the buckets' maxima: one row per bucket and key), then in that bucket the
-    first record above a_i + D (records and thresholds sorted together per bucket and key)."""
+    first record above a_i + D (records and thresholds sorted together per bucket and key).
+    Over FLOAT the threshold is ``sira.engine.spl.float_reach(a_i, D)``, found in the first
+    pass: the largest value b with b - a_i <= D as the reference rounds it."""
     import heapq
 
     import pyarrow as pa
 
-    attr = node.eviction.attr
-    a_type = node.source.heading.type_of(attr)
+    floating = node.source.heading.type_of(node.eviction.attr) == FLOAT
+    a_type, a_arrow = ("double", pa.float64()) if floating else ("long", pa.int64())
     key = _key_text(node, keys)
     narrow = positioned.select("__g", key.alias("__k"),
-                               _to_time(_c(attr), a_type).cast("long").alias("__a"))
+                               _delta(node, node.eviction).cast(a_type).alias("__a"))
 
     def scan(batches):
         waiting: dict = {}  # key -> heap of (a, g) of the tuples not yet evicted
@@ -818,18 +802,22 @@ def _evictions(node, positioned, base, x, keys: list, delta):
                 if best is None or a[i] > best:
                     top[k[i]] = a[i]
                 gs.append(g[i])
+        eg = [evicted.get(v) for v in gs]
+        reach = [float_reach(v, delta) if e is None else None for v, e in zip(values, eg)] \
+            if floating else [None] * len(gs)
         yield pa.RecordBatch.from_arrays(
             [pa.array(gs, pa.int64()), pa.array([v >> 33 for v in gs], pa.int64()),
-             pa.array(ks, pa.string()), pa.array(values, a_arrow),
-             pa.array([evicted.get(v) for v in gs], pa.int64()), pa.array(records, pa.bool_())],
-            names=["__g", "__b", "__k", "__a", "__eg", "__rec"])
+             pa.array(ks, pa.string()), pa.array(values, a_arrow), pa.array(eg, pa.int64()),
+             pa.array(records, pa.bool_()), pa.array(reach, a_arrow)],
+            names=["__g", "__b", "__k", "__a", "__eg", "__rec", "__v"])
 
-    a_arrow = pa.int64()
     local = narrow.sortWithinPartitions("__g").mapInArrow(
-        scan, "__g long, __b long, __k string, __a long, __eg long, __rec boolean") \
-        .localCheckpoint()
+        scan, f"__g long, __b long, __k string, __a {a_type}, __eg long, __rec boolean, "
+              f"__v {a_type}").localCheckpoint()
     maxima = local.groupBy("__k", F.col("__b").alias("__bq")).agg(F.max("__a").alias("__top"))
-    waiting = local.where(F.col("__eg").isNull()).withColumn("__v", time_plus(F.col("__a"), delta))
+    waiting = local.where(F.col("__eg").isNull())
+    if not floating:
+        waiting = waiting.withColumn("__v", time_plus(F.col("__a"), delta))
     found = (waiting.join(maxima, on="__k") if keys else waiting.crossJoin(maxima)).where(
         (F.col("__bq") > F.col("__b")) & (F.col("__top") > F.col("__v"))) \
         .groupBy("__g").agg(F.min("__bq").alias("__bq"))

@@ -94,6 +94,7 @@ FAMILIES.update({
     # the N keys updated last carried across buckets (sira_spark.spl._lru_epochs)
     "spl_partitioncount_sliding": "splwindow(S, ts, sliding, count(10) trigger(count(5)) "
                                   "partitioned(v, partitioncount(2)))",
+    "spl_float_delta": "splwindow(extend(S, f(tofloat(v))), ts, sliding, delta(f, 2.5))",
 })
 
 #: families whose single sequence still goes through one partition (issue 18 stays open)
@@ -102,10 +103,6 @@ OWNED_ELSEWHERE = {
                            "partitioncount(2)))",
                            "SPL partitioncount/tuplecount couple the keys (sira_spark.spl), "
                            "not split"),
-    # the reference subtracts FLOAT values (a - a_i > D); the split's first later tuple with
-    # a > a_i + D would not copy its rounding, so these still go through the scan
-    "spl_float_delta": ("splwindow(extend(S, f(tofloat(v))), ts, sliding, delta(f, 2.5))",
-                        "SPL delta policies over FLOAT (sira_spark.spl._splittable), not split"),
 }
 
 

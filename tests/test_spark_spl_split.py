@@ -202,6 +202,37 @@ def test_delta_chains_with_windows_spanning_partitions(engine):
         assert len(same(engine, f"splwindow(s, ts, {policy})", s)) == windows
 
 
+#: FLOAT values where ``b - a > D`` and ``b > a + D`` disagree (both rounded): tenths summed
+#: one by one, values near -D (``a + D`` cancels to near 0), large values (one FLOAT step is
+#: above D), infinities
+FLOAT_VALUES = ([sum([0.1] * n) for n in range(12)] + [-0.3, -0.30000000000000004, -0.2, 1e17,
+                1e17 + 16, 1e17 + 32, 1e300, 2.5, 2.8, 3.0, float("inf"), float("-inf")])
+
+
+@pytest.mark.parametrize("policy, delta", [
+    ("sliding, delta(f, 0.3)", 0.3),
+    ("sliding, delta(f, 0.2) trigger(count(2))", 0.2),
+    ("sliding, delta(f, 0.1) trigger(time(3))", 0.1),
+    ("sliding, delta(f, 0.2) trigger(delta(ts, 2)) partitioned(k)", 0.2),
+    ("sliding, delta(f, 0.3) partitioned(k, partitionage(30))", 0.3)])
+def test_float_delta_evictions_round_as_the_reference(engine, policy, delta):
+    # a tuple evicts an older one when their difference, rounded, is above D, which is not
+    # when it is above their rounded sum: the first half of the stream holds a, the second b,
+    # where the two disagree, so the tuples waiting at the end of a bucket are evicted (or
+    # not) in a later one; then random values, evicted inside buckets as well
+    rng = random.Random(len(policy))
+    a, b = next((a, b) for a in FLOAT_VALUES for b in FLOAT_VALUES
+                if (b - a > delta) != (b > a + delta))
+    values = [a] * 30 + [b] * 30 + [rng.choice(FLOAT_VALUES) + rng.choice([0.0, 0.1, 0.2, 16.0])
+                                    for _ in range(40)]
+    rows = [{"ts": t // 2, "seq": t, "k": rng.choice("ab"), "i": 0, "p": False, "f": v}
+            for t, v in enumerate(values)]
+    s = Relation.from_rows({**HEADING, "f": FLOAT}, rows)
+    with every_sequence_split():
+        plan, out = plan_and_windows(engine, f"splwindow(s, ts, {policy})", s)
+    assert len(out) > 1 and not _whole_stream_steps(plan), plan
+
+
 #: partitionage under every kind of policy: a break (a key's previous tuple more than T
 #: before) starts a new window state, and under a sliding time eviction only when the
 #: partition is aged before it expires; ticks age partitions too

@@ -346,3 +346,22 @@ def test_python_and_spark_compute_the_same_windows(rows, text):
     expected = sira.evaluate(node, {"s": s})
     got = sira.evaluate(node, {"s": s}, engine="spark")
     assert got == expected, f"{text}\n{s}\npython:\n{expected}\nspark:\n{got}"
+
+
+@settings(max_examples=2000, deadline=None)
+@given(a=st.floats(allow_nan=False),
+       delta=st.one_of(st.floats(min_value=0, max_value=2.0 ** 63 - 1024),
+                       st.integers(min_value=0, max_value=2 ** 63 - 1)),
+       near=st.floats(allow_nan=False, allow_infinity=False, min_value=-1e3, max_value=1e3))
+def test_float_reach_is_the_last_value_a_sliding_delta_keeps(a, delta, near):
+    # a later b evicts a exactly when b - a > delta, rounded as the reference rounds it;
+    # float_reach is the largest b that does not (values near -delta cancel a + delta to ~0)
+    import math
+    from sira.engine.spl import float_reach
+    for value in (a, near - delta):
+        reach = float_reach(value, delta)
+        if math.isinf(value):
+            assert reach == value
+            continue
+        assert reach - value <= delta
+        assert math.nextafter(reach, math.inf) - value > delta

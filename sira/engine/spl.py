@@ -89,6 +89,9 @@ from __future__ import annotations
 
 import datetime
 import heapq
+import math
+import struct
+import sys
 from collections import OrderedDict, deque
 
 from ..algebra.spl import SplWindow
@@ -476,6 +479,65 @@ def never_evicted(node: SplWindow, tuples: int, keys: int) -> bool:
         return held <= pe.amount
     return False
 
+
+def float_reach(a: float, delta: float) -> float:
+    """The largest FLOAT x with ``x - a <= delta`` in floating point, the subtraction the
+    reference makes: a later value b evicts a tuple whose value is a from its sliding
+    ``delta(attr, delta)`` window exactly when ``b > float_reach(a, delta)``, as ``b - a`` never
+    goes down as b grows (IEEE rounding is monotone). ``a + delta`` is not that bound: it is
+    rounded once more, so a search on it would keep or evict a tuple the reference does not.
+    An infinite a is its own bound (nothing minus infinity is above delta; everything but
+    -infinity minus -infinity is). Found by a search over the FLOATs in order (their bits as
+    ordered integers) from ``a + delta`` outwards, then halving: one or two subtractions
+    usually, about 130 at most (where ``a + delta`` cancels to near 0, the FLOATs there are far
+    denser than the differences).
+
+        >>> 0.1 + 0.2, float_reach(0.1, 0.2)  # 0.30000000000000004 - 0.1 is 0.20000000000000004
+        (0.30000000000000004, 0.3)
+        >>> float_reach(1e20, 2.5)  # the next FLOAT after 1e20 is 16384 above it
+        1e+20
+    """
+    if math.isinf(a):
+        return a
+
+    def beyond(k):
+        return _float_at(k) - a > delta
+
+    lo, hi = _float_rank(a), _float_rank(math.inf)  # a - a = 0 is not beyond; inf - a is
+    x = _float_rank(min(a + delta, sys.float_info.max))
+    step, up = 1, not beyond(x)
+    if up:
+        lo = x
+    else:
+        hi = x
+    while hi - lo > 1:  # widen from x until the bound is bracketed, then halve
+        probe = x + step if up else x - step
+        if step and lo < probe < hi:
+            out = beyond(probe)
+            if out:
+                hi = probe
+            else:
+                lo = probe
+            step = 0 if out == up else step * 2  # bracketed: halve from here
+            continue
+        mid = (lo + hi) // 2
+        if beyond(mid):
+            hi = mid
+        else:
+            lo = mid
+    return _float_at(lo)
+
+
+def _float_rank(x: float) -> int:
+    """An integer per FLOAT, in the FLOATs' order (-0.0 and 0.0 are both 0)."""
+    bits = struct.unpack("<q", struct.pack("<d", x))[0]
+    return bits if bits >= 0 else -(bits & 0x7FFF_FFFF_FFFF_FFFF)
+
+
+def _float_at(rank: int) -> float:
+    """The FLOAT of :func:`_float_rank`."""
+    bits = rank if rank >= 0 else (-rank) | -0x8000_0000_0000_0000
+    return struct.unpack("<d", struct.pack("<q", bits))[0]
 
 def _value_getter(h, policy):
     if policy is None or policy.kind != "delta":
