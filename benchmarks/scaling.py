@@ -100,6 +100,8 @@ FAMILIES = {
                           ("one",)),
     "spl-partitioned-sliding-delta": ("splwindow(s, ts, sliding, delta(ts, 50) trigger(count(2))"
                                       " partitioned(k))", ("ten", "many", "skew")),
+    "spl-float-delta": ("splwindow(extend(s, f(tofloat(ts))), ts, sliding, delta(f, 10.5)"
+                        " trigger(count(5)) partitioned(k))", ("one", "ten", "skew")),
     "spl-delta-trigger": ("splwindow(s, ts, sliding, count(10) trigger(delta(ts, 5)))",
                           ("one",)),
     "spl-time-trigger": ("splwindow(s, ts, sliding, time(10) trigger(time(5)))", ("one",)),

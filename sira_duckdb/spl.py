@@ -30,11 +30,13 @@ that exist are always the N keys updated last, and a tuple starts a new epoch of
 when its key is not among them -- one pass in Python over the partitions' numbers, an ordered
 dict of N keys.
 
-A sliding ``delta(a, D)`` eviction (with a count or time trigger, over an integer or TIMESTAMP
-``a``) is SQL too: a tuple stays in its key's windows until the first later tuple of the key with
-a > a_i + D arrives, whatever else the window holds, so each tuple's windows are again a range,
-ending before that tuple. It is found for every tuple at once by vectorised binary lifting over
-the run maxima of ``a`` in Arrow (:func:`sira_duckdb.lifting.first_beyond`), not by a scan.
+A sliding ``delta(a, D)`` eviction (with a count or time trigger) is SQL too: a tuple stays in
+its key's windows until the first later tuple of the key with a > a_i + D arrives, whatever else
+the window holds, so each tuple's windows are again a range, ending before that tuple. It is
+found for every tuple at once by vectorised binary lifting over the run maxima of ``a`` in Arrow
+(:func:`sira_duckdb.lifting.first_beyond`), not by a scan. Over FLOAT the reference subtracts,
+``a - a_i > D`` rounded, which is not ``a > a_i + D`` rounded: the bound searched for is the
+largest FLOAT a with ``a - a_i <= D`` (:func:`sira_duckdb.lifting.float_reaches`).
 
 A ``delta(a, D)`` trigger follows a chain of trigger references, each the first later tuple of
 the key exceeding the one before by more than D: every tuple's successor is found at once by the
@@ -45,8 +47,7 @@ same lifting, and only the chain itself is followed in Python, one step per memb
 (:func:`_delta_chain`).
 
 The others go through a scan of the whole stream in order: a tumbling delta window over an ``a``
-that goes down (the lifting chain measured the same as the scan there), a delta policy over
-FLOAT (the reference subtracts in floating point, which ``a > a_i + D`` would not copy), and
+that goes down or over FLOAT (the lifting chain measured the same as the scan there), and
 the rest of ``partitioncount``/``tuplecount``, which couple the keys (whether a key's window
 survives depends on the other keys' windows at that moment, and they on their own flushes,
 expiries and contents). DuckDB sorts the stream once into a temporary
@@ -82,7 +83,7 @@ from sira.types import FLOAT
 from .compiler import translates
 from .functions import canonical_list
 from .guards import held, held_within
-from .lifting import first_beyond, partition_ends
+from .lifting import first_beyond, float_reaches, partition_ends
 from .sql import and_all, ident, struct_pack
 from .windows import TIME_MAX, from_time, order_columns, time_plus, to_time
 
@@ -155,25 +156,36 @@ def _in_sql(node) -> bool:
     ``partitionage`` (per epoch, :func:`_epochs`), or with ``partitioncount`` on a sliding
     window with a count or delta eviction and no ticks (per epoch, :func:`_lru_epochs`) -- as
     ``sira_spark.spl._splittable`` decides, with sliding ``delta`` evictions and ``delta``
-    triggers, less tumbling ``delta`` windows (a chain of window starts: :func:`_delta_chain`)
-    and delta policies over FLOAT (the scan). The timestamp is INT, LONG or TIMESTAMP, so ticks
-    and bounds are exact integers."""
-    ev, tr = node.eviction, node.trigger
+    triggers (over FLOAT too: :func:`_reaches`), less tumbling ``delta`` windows (a chain of
+    window starts: :func:`_delta_chain`). The timestamp is INT, LONG or TIMESTAMP, so ticks and
+    bounds are exact integers."""
+    ev = node.eviction
     pe = node.partition_eviction
     if pe is not None and pe.kind != "partitionage" and not by_recency(node):
         return False
-    if tr is not None and tr.kind == "delta" and not _an_integer_delta(node, tr):
-        return False
-    return ev.kind != "delta" or (node.kind == "sliding" and _an_integer_delta(node, ev))
+    return ev.kind != "delta" or node.kind == "sliding"
 
 
 def _an_integer_delta(node, policy) -> bool:
-    """Whether a ``delta(a, D)`` policy reads an integer or TIMESTAMP ``a`` with an integer D:
-    each tuple's first later tuple with a > a_i + D is then found at once (:func:`_evictions`,
-    :func:`_chain_members`). (Over FLOAT the reference subtracts in floating point, which
-    ``a > a_i + D`` would not copy.)"""
-    return (node.source.heading.type_of(policy.attr) != FLOAT
-            and isinstance(node.delta_amount(policy), int))
+    """Whether a ``delta(a, D)`` policy reads an integer or TIMESTAMP ``a`` (D is then an
+    integer too), for :func:`_delta_chain`'s sums in SQL."""
+    return node.source.heading.type_of(policy.attr) != FLOAT
+
+
+def _floating(node, policy) -> bool:
+    return node.source.heading.type_of(policy.attr) == FLOAT
+
+
+def _reaches(node, policy, values):
+    """For each value a of a ``delta(a, D)`` ``policy``, the largest value a later tuple may
+    have without passing a by more than D (``b - a > D`` moves it on): a + D over integers
+    (capped at BIGINT's largest value, which no value exceeds); over FLOAT
+    ``sira_duckdb.lifting.float_reaches``, as the reference's subtraction rounds."""
+    import pyarrow.compute as pc
+    amount = node.delta_amount(policy)
+    if _floating(node, policy):
+        return float_reaches(values, amount)
+    return pc.add(pc.min_element_wise(values, TIME_MAX - amount), amount)
 
 
 def _windows_sql(node, child, c) -> str:
@@ -235,7 +247,8 @@ def _windows_sql(node, child, c) -> str:
     row_sql = f"{_row_struct(h)} AS {row}"
     n, tid = c.helper("n"), c.helper("id")
     if delta or chained:  # a table, read as Arrow: a, ta, the key's size, an id
-        extra += "".join(f", CAST({_delta(node, pol)} AS BIGINT) AS {c.helper(name)}"
+        extra += "".join(f", CAST({_delta(node, pol)} AS "
+                         f"{'DOUBLE' if _floating(node, pol) else 'BIGINT'}) AS {c.helper(name)}"
                          for pol, name in ((ev, "a"), (tr, "ta")) if pol and pol.kind == "delta")
         extra += f", count(*) OVER ({over_key}) AS {n}, row_number() OVER () AS {tid}"
         base = c.materialize(f"SELECT *, row_number() OVER ({over_key}ORDER BY {order}) AS {j}"
@@ -451,7 +464,7 @@ def _evictions(node, base: str, keys: list, t: str, j: str, c) -> str:
     import pyarrow.compute as pc
 
     ids, js, ends, values, times = _key_ordered(node, base, keys, j, [c.helper("a"), t], c)
-    evictor = first_beyond(values, _plus(values, node.delta_amount(node.eviction)), ends)
+    evictor = first_beyond(values, _reaches(node, node.eviction, values), ends)
     return c.register(pa.table({"id": ids, "je": pc.take(js, evictor),
                                 "te": pc.take(times, evictor)}), "spl_evictions")
 
@@ -467,7 +480,7 @@ def _chain_members(node, base: str, keys: list, j: str, policy, value: str, c) -
     import pyarrow.compute as pc
 
     ids, js, ends, values = _key_ordered(node, base, keys, j, [value], c)
-    successor = first_beyond(values, _plus(values, node.delta_amount(policy)), ends).to_pylist()
+    successor = first_beyond(values, _reaches(node, policy, values), ends).to_pylist()
     members = []
     for position in pc.indices_nonzero(pc.equal(js, 1)).to_pylist():  # each key's first
         while position is not None:
@@ -484,12 +497,6 @@ def _key_ordered(node, base: str, keys: list, j: str, columns: list, c) -> tuple
                           f"FROM {base} ORDER BY {', '.join([*keys, j])}", node)
     ids, js, sizes, *rest = (column.combine_chunks() for column in table.columns)
     return (ids, js, partition_ends(js, sizes), *rest)
-
-
-def _plus(values, amount: int):
-    """values + amount, capped at BIGINT's largest value (which no value exceeds)."""
-    import pyarrow.compute as pc
-    return pc.add(pc.min_element_wise(values, TIME_MAX - amount), amount)
 
 
 def _a_delta_chain(node) -> bool:

@@ -92,3 +92,28 @@ def test_values_that_go_down_or_are_not_integers_are_not_searched():
     assert _by_search(pa.array([1, 0, 2]), pa.array([1, 0, 2]), ends, False) is None
     assert _by_search(pa.array([1.0, 2.0, 3.0]), pa.array([1.0, 2.0, 3.0]), ends, False) is None
     assert _by_search(pa.array([1, 2, 3]), pa.array([1, 2, 3]), ends, False) is not None
+
+
+def test_float_reaches_are_the_reference_roundings_every_value_at_once():
+    # float_reaches (numpy, for the SQL path) against float_reach (one value, the reference's
+    # subtraction): values of every magnitude, near -D (a + D cancels: the halving path),
+    # infinities, -0.0, and D as FLOAT or as an integer past 2**53 (compared exactly)
+    import math
+    import sys
+
+    import pyarrow as pa
+
+    from sira.engine.spl import float_reach
+    from sira_duckdb.lifting import float_reaches
+    rng = random.Random(3)
+    for _ in range(200):
+        delta = rng.choice([0.0, 0.1, 0.2, 2.5, rng.random() * 10 ** rng.randint(-20, 18),
+                            5e-324, 7, 2 ** 53 + 3, 2 ** 63 - 1, rng.randrange(2 ** 53, 2 ** 63)])
+        values = [float(rng.choice([
+            rng.uniform(-1, 1), rng.uniform(-1e300, 1e300),
+            rng.random() * 10 ** rng.randint(-300, 300) * rng.choice([-1, 1]),
+            float(rng.randrange(-10 ** 18, 10 ** 18)), -delta * rng.uniform(0.99, 1.01), -delta,
+            5e-324, -5e-324, sys.float_info.max, -sys.float_info.max, math.inf, -math.inf, -0.0,
+            sum([0.1] * rng.randrange(10))])) for _ in range(100)]
+        got = float_reaches(pa.array(values, pa.float64()), delta).to_pylist()
+        assert got == [float_reach(v, delta) for v in values], delta
