@@ -14,7 +14,7 @@ import random
 import pytest
 
 import sira
-from sira import BOOLEAN, INT, LONG, STRING, Relation
+from sira import BOOLEAN, FLOAT, INT, LONG, STRING, Relation
 from sira.errors import SiraError
 
 from conftest import duckdb_available
@@ -59,7 +59,10 @@ def agree_on_block(block: int, name: str, stream, query) -> None:
 
 # ---------------------------------------------------------------------------------- SPL
 
-SPL_HEADING = {"ts": LONG, "seq": LONG, "k": STRING, "i": INT, "p": BOOLEAN}
+SPL_HEADING = {"ts": LONG, "seq": LONG, "k": STRING, "i": INT, "p": BOOLEAN, "f": FLOAT}
+
+#: FLOAT values whose differences round differently from their sums (0.1 summed n times)
+TENTHS = [sum([0.1] * n) for n in range(8)] + [-0.1, -0.2, -0.30000000000000004]
 
 
 def spl_stream(rng) -> Relation:
@@ -68,21 +71,23 @@ def spl_stream(rng) -> Relation:
     keys = rng.choice(["a", "ab", "abc", "abcdef"])
     return Relation.from_rows(SPL_HEADING, [
         {"ts": base + rng.randrange(span), "seq": seq, "k": rng.choice(keys),
-         "i": rng.randrange(-6, 7), "p": rng.random() < 0.2}
+         "i": rng.randrange(-6, 7), "p": rng.random() < 0.2, "f": rng.choice(TENTHS)}
         for seq in range(rng.randrange(0, 30))])
 
 
 def spl_policy(rng) -> str:
-    def attr():
-        return rng.choice(["ts", "i"])
+    def delta_of(most):
+        attr = rng.choice(["ts", "i", "f"])
+        amount = rng.choice([0.1, 0.2, 0.3]) if attr == "f" else rng.randrange(0, most)
+        return f"delta({attr}, {amount})"
     count, time_ = f"count({rng.randrange(1, 5)})", f"time({rng.randrange(1, 6)})"
-    delta = f"delta({attr()}, {rng.randrange(0, 5)})"
+    delta = delta_of(5)
     if rng.random() < 0.5:
         text = "tumbling, " + rng.choice([count, time_, delta, "punct(p)"])
     else:
         trigger = rng.choice(["", f" trigger(count({rng.randrange(1, 4)}))",
                               f" trigger(time({rng.randrange(1, 6)}))",
-                              f" trigger(delta({attr()}, {rng.randrange(0, 4)}))"])
+                              f" trigger({delta_of(4)})"])
         text = "sliding, " + rng.choice([count, time_, delta]) + trigger
     text += rng.choice(["", "", " partitioned(k)",
                         f" partitioned(k, partitionage({rng.randrange(1, 8)}))",
