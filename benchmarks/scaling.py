@@ -102,6 +102,8 @@ FAMILIES = {
                                       " partitioned(k))", ("ten", "many", "skew")),
     "spl-float-delta": ("splwindow(extend(s, f(tofloat(ts))), ts, sliding, delta(f, 10.5)"
                         " trigger(count(5)) partitioned(k))", ("one", "ten", "skew")),
+    "spl-float-tumbling": ("splwindow(extend(s, f(tofloat(v))), ts, tumbling,"
+                           " delta(f, 30.5))", ("one",)),
     "spl-delta-trigger": ("splwindow(s, ts, sliding, count(10) trigger(delta(ts, 5)))",
                           ("one",)),
     "spl-time-trigger": ("splwindow(s, ts, sliding, time(10) trigger(time(5)))", ("one",)),
