@@ -82,7 +82,7 @@ from sira.types import FLOAT
 
 from .compiler import translates
 from .functions import canonical_list
-from .guards import held, held_within
+from .guards import guard_of, held, held_within
 from .lifting import first_beyond, float_reaches, partition_ends
 from .sql import and_all, ident, struct_pack
 from .windows import TIME_MAX, from_time, order_columns, time_plus, to_time
@@ -609,7 +609,7 @@ def _scanned(node, child, c) -> str:
     columns = c.con.sql(f"SELECT {kid}, {t}, {a}, {p}, {ta} FROM {seq} ORDER BY {g}")
     table = columns.to_arrow_table()
     kids, times, avals, puncts, tavals = (table.column(i).to_pylist() for i in range(5))
-    scan = SplScanner(node)
+    scan = SplScanner.guarded(node, guard_of(c, node)[0])  # a quiet stretch's ticks counted
     push = scan.push
     emissions = []
     for i, key in enumerate(kids):

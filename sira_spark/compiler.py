@@ -386,6 +386,18 @@ def _name(node) -> str:
     return node.operator_name if hasattr(node, "operator_name") else repr(node)
 
 
+@contextlib.contextmanager
+def reported():
+    """Inside a Python worker (``mapInArrow``): a sira error raised in the block, in the form
+    :func:`translate_failure` turns back into the same sira error on the driver
+    (``SIRA|class|message``), instead of a Python worker's failure."""
+    try:
+        yield
+    except SiraError as err:
+        message = str(err).replace("\n", " ")
+        raise RuntimeError(f"SIRA|{type(err).__name__}|{message}") from None
+
+
 _SIRA_RAISED = re.compile(r"SIRA\|(\w+)\|([^\n]*?)(?: SQLSTATE|\n|$)")
 
 

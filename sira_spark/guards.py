@@ -15,6 +15,8 @@ than the limit, as on the Python engine (``sira.engine.guards``), before its pla
   relations (:func:`check_held`); under a time trigger, whose quiet stretches may hold a
   tuple for any number of ticks, the ticks are summed before they are made
   (:func:`check_held_before`), and that sum is the count (``sira.engine.spl.time_triggered``).
+  The scan that ``partitioncount`` and ``tuplecount`` still take counts as it goes, after every
+  tuple and tick, in its Python worker (:func:`windows_counted_in_workers`).
 
     >>> import sira
     >>> r = sira.Relation.from_rows({"a": sira.INT}, [(1,), (2,), (3,)])
@@ -82,6 +84,19 @@ def check_held(c, node, df, column: str = "tuples"):
     if (total or 0) > guard.limit:
         raise windows_error(guard)
     return stored
+
+
+@contextlib.contextmanager
+def windows_counted_in_workers(c, node):
+    """Within it, a scan in a Python worker that refused its windows past ``max_tuples``
+    (``sira.engine.spl.SplScanner.guarded``, reported as ``SIRA|TooManyTuples|...``) is
+    ``node``'s own TooManyTuples again on the driver, with its limit."""
+    try:
+        yield
+    except Exception as err:  # noqa: BLE001 - a Py4J or Spark error carrying the worker's
+        if "SIRA|TooManyTuples|" not in str(err):
+            raise
+        raise windows_error(guard_of(c, node)[0]) from None
 
 
 def check_held_before(df, sizes) -> None:

@@ -75,8 +75,8 @@ from sira.engine.spl import (RecentKeys, SplScanner, by_recency, float_reach, ne
                               pane_arithmetic, time_triggered)
 from sira.types import FLOAT
 
-from .compiler import ordered, translates
-from .guards import check_held, check_held_before
+from .compiler import ordered, reported, translates
+from .guards import check_held, check_held_before, guard_of, windows_counted_in_workers
 from .packing import _bucketed, carried_across, running_rows
 from .windows import TIME_MAX, _from_time, _order_columns, _to_time, exact, time_plus
 
@@ -114,13 +114,14 @@ def _splwindow(node, children, c):
     else:
         evicting = _unless_evicting(node, df)
         if not _splittable(evicting):
-            windows = _sequential(evicting, df)
+            windows = _sequential(evicting, df, c)
         elif time_triggered(evicting):
             # its windows' tuples are counted before they are made, exactly: no second count
             return _split(evicting, df)
         else:
             windows = _split(evicting, df)
-    return check_held(c, node, windows)  # max_tuples: the tuples the windows hold
+    with windows_counted_in_workers(c, node):  # the scan of _sequential counts them too
+        return check_held(c, node, windows)  # max_tuples: the tuples the windows hold
 
 
 # ---------------------------------------------------------------------- tumbling and sliding
@@ -141,7 +142,7 @@ def _unless_evicting(node, df):
     return node
 
 
-def _sequential(node, df):
+def _sequential(node, df, c):
     """Tumbling and sliding windows: the stream sorted (a range-partitioned sort) and numbered
     in order (``__g``, increasing with the position; the numbering is checkpointed so it is the
     same everywhere it is read); the narrow columns the policies read go, in order, to
@@ -166,7 +167,9 @@ def _sequential(node, df):
     at_type = pa.float64() if node.ts_type == FLOAT else pa.int64()
     schema = "__e long, __instance long, __at " + ("double" if node.ts_type == FLOAT else "long") \
         + ", __m long"
-    prototype = SplScanner(node)
+    # what the windows hold counted after every tuple and tick (a quiet stretch under a time
+    # trigger), TooManyTuples raised in the worker and again on the driver
+    prototype = SplScanner.guarded(node, guard_of(c, node)[0])
 
     def scan(batches):
         scanner = copy.deepcopy(prototype)
@@ -176,8 +179,9 @@ def _sequential(node, df):
             g, k, t, a, p, ta = (batch.column(i).to_pylist() for i in range(6))
             out = [[], [], [], []]
             emitted = []
-            for i in range(batch.num_rows):
-                emitted.extend(scanner.push(k[i], t[i], g[i], a[i], p[i], ta[i]))
+            with reported():
+                for i in range(batch.num_rows):
+                    emitted.extend(scanner.push(k[i], t[i], g[i], a[i], p[i], ta[i]))
             for key_, at, ids in emitted:
                 counters[key_] = counters.get(key_, 0) + 1
                 out[0].extend([number] * len(ids))

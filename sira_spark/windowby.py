@@ -28,8 +28,6 @@ tuple-valued attributes included (``sira_spark.windows.canonical_key``).
 
 from __future__ import annotations
 
-import contextlib
-
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -39,7 +37,7 @@ from sira.types import RelationType
 from sira.values import Heading
 
 from .basic import fenced_node
-from .compiler import ordered, translates
+from .compiler import ordered, reported, translates
 from .guards import check_held
 from .functions import aggregated_column
 from .types import schema_of
@@ -184,18 +182,6 @@ def _load(table, keys: int, heading, ends_only=False):
     return table.column("__c")[0].as_py(), key_list, rows
 
 
-@contextlib.contextmanager
-def _reported():
-    """A sira error raised by a condition in a Python worker, in the form the compiler turns
-    back into the same sira error (``SIRA|class|message``)."""
-    from sira.errors import SiraError
-    try:
-        yield
-    except SiraError as err:
-        message = str(err).replace("\n", " ")
-        raise RuntimeError(f"SIRA|{type(err).__name__}|{message}") from None
-
-
 def _records(recs):
     """A record batch of :data:`windowby_scan.RECORD_FIELDS` rows."""
     import pyarrow as pa
@@ -312,7 +298,7 @@ def _split(node, df, c):
         loaded = chunks_of(batches)
         if loaded is not None:
             cid, key_list, rows = loaded
-            with _reported():
+            with reported():
                 found = Chunk(plan, infos[cid], key_list, rows).first_pass()
             yield _records(found)
 
@@ -322,7 +308,7 @@ def _split(node, df, c):
             return pa.Table.from_batches([_records([])])
         cid, key_list, narrow_rows = _load(rows, nk, narrow_h)
         out = []
-        with _reported():
+        with reported():
             chunk = Chunk(plan, infos[cid], key_list, narrow_rows)
             for blob in items.column("blob").to_pylist():
                 job = codec.loads(blob)

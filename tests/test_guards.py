@@ -417,6 +417,22 @@ def test_a_time_trigger_over_a_quiet_stretch_is_refused_before_its_ticks_are_mad
                    "SPLWINDOW", 1_000, engine=engine)
 
 
+@pytest.mark.parametrize("cap", ["partitioncount(2)", "tuplecount(5)"])
+@pytest.mark.parametrize("engine", GUARDED_ENGINES)
+def test_a_quiet_stretch_under_partition_eviction_is_refused_as_it_ticks(engine, cap):
+    # partitioncount and tuplecount couple the keys: the engines scan the stream in order with
+    # the reference's state machine, which must count what its windows hold after every tick
+    # (a trillion ticks of time(1) each emit the two partitions still held), not make them all
+    r = Relation.from_rows({"ts": LONG, "k": INT}, [(0, 1), (1, 2), (2, 3), (10 ** 12, 3)])
+    text = f"splwindow(R, ts, sliding, count(2) trigger(time(1)) partitioned(k, {cap}))"
+    assert_refused(text, {"R": r}, "SPLWINDOW", 1_000, engine=engine)
+    small = Relation.from_rows({"ts": LONG, "k": INT}, [(0, 1), (1, 2), (2, 3), (40, 3)])
+    full = sira.evaluate(text, {"R": small})
+    total = held(full, "tuples")
+    assert sira.evaluate(text, {"R": small}, engine=engine, max_tuples=total) == full
+    assert_refused(text, {"R": small}, "SPLWINDOW", total - 1, engine=engine)
+
+
 @pytest.mark.parametrize("policy", [
     "count(2) trigger(time(1))",  # the windows never change over the quiet stretch
     "time(5) trigger(time(1))",  # time eviction empties them part of the way

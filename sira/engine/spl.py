@@ -175,6 +175,28 @@ class SplScanner:
         [[], [((), 2, [1, 2])], [], [((), 4, [3, 4])]]
     """
 
+    @classmethod
+    def guarded(cls, node: SplWindow, guard: Guard | None) -> "SplScanner":
+        """A scanner counting what its windows hold against ``guard`` (``max_tuples``) after
+        every tuple and every timer tick: TooManyTuples as soon as they pass its limit, before
+        a quiet stretch under a time trigger has made all its windows. Every engine that scans
+        builds its scanner so.
+
+            >>> from sira import parse
+            >>> node = parse("splwindow(relation(heading(ts(long)) body()), ts, sliding, "
+            ...              "count(2) trigger(time(1)))")
+            >>> scan = SplScanner.guarded(node, Guard("SPLWINDOW", 100))
+            >>> scan.push((), 0, 0), scan.push((), 1, 1)
+            ([], [((), 1, [0])])
+            >>> from sira.errors import TooManyTuples
+            >>> try:
+            ...     scan.push((), 10 ** 12, 2)
+            ... except TooManyTuples as err:
+            ...     print(err.limit)
+            100
+        """
+        return cls(node, None if guard is None else _Held(guard, 2))
+
     def __init__(self, node: SplWindow, held: "_Held | None" = None):
         ev, tr = node.eviction, node.trigger
         self.held = held  # max_tuples: what the emitted windows hold, counted as they come
@@ -559,7 +581,7 @@ def sequential_windows(rows, node, guard: Guard | None = None) -> list:
     value = _value_getter(h, node.eviction)
     trigger_value = _value_getter(h, node.trigger)
     punct = h.index(node.eviction.attr) if node.eviction.kind == "punct" else None
-    scan = SplScanner(node, None if guard is None else _Held(guard, 2))
+    scan = SplScanner.guarded(node, guard)
     push = scan.push
     emissions: list = []
     for g, row in enumerate(rows):
