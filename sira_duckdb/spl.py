@@ -166,13 +166,9 @@ def _in_sql(node) -> bool:
     return ev.kind != "delta" or node.kind == "sliding"
 
 
-def _an_integer_delta(node, policy) -> bool:
-    """Whether a ``delta(a, D)`` policy reads an integer or TIMESTAMP ``a`` (D is then an
-    integer too), for :func:`_delta_chain`'s sums in SQL."""
-    return node.source.heading.type_of(policy.attr) != FLOAT
-
-
 def _floating(node, policy) -> bool:
+    """Whether a ``delta(a, D)`` policy reads a FLOAT ``a`` (else an integer or TIMESTAMP one,
+    and D is an integer too)."""
     return node.source.heading.type_of(policy.attr) == FLOAT
 
 
@@ -504,7 +500,7 @@ def _a_delta_chain(node) -> bool:
     an integer (or TIMESTAMP) ``a``, which :func:`_delta_chain` computes."""
     ev = node.eviction
     return (node.kind == "tumbling" and ev.kind == "delta" and node.partition_eviction is None
-            and _an_integer_delta(node, ev))
+            and not _floating(node, ev))
 
 
 def _delta_chain(node, child, c) -> str | None:
