@@ -202,6 +202,28 @@ def test_delta_chains_with_windows_spanning_partitions(engine):
         assert len(same(engine, f"splwindow(s, ts, {policy})", s)) == windows
 
 
+@pytest.mark.parametrize("policy", [
+    "sliding, delta(i, 3)", "sliding, delta(ts, 4) trigger(count(3))",
+    "sliding, delta(i, 5) trigger(time(4)) partitioned(k)",
+    "sliding, delta(ts, 2) trigger(delta(i, 1)) partitioned(k, partitionage(9))"])
+def test_sliding_delta_evictions_by_the_block_search(engine, policy, monkeypatch):
+    """The tuples still waiting at the end of their bucket find their evictor's bucket by the
+    block search (sira_spark.spl._first_later_above; on a cluster, past DIRECT_BUCKETS
+    buckets), forced here over a stream in eight buckets, windows spanning several."""
+    import sira_spark.spl
+    monkeypatch.setattr(sira_spark.spl, "DIRECT_BUCKETS", 0)
+    rng = random.Random(11)
+    s = Relation.from_rows(HEADING, [
+        {"ts": seq // 3, "seq": seq, "k": rng.choice("ab"), "i": rng.randrange(-9, 9) + seq // 6,
+         "p": False} for seq in range(160)])
+    engine.spark.conf.set("spark.sql.shuffle.partitions", "8")
+    try:
+        assert len(same(engine, f"splwindow(s, ts, {policy})", s)) > 0
+    finally:
+        engine.spark.conf.set("spark.sql.shuffle.partitions", SETTINGS[
+            "spark.sql.shuffle.partitions"])
+
+
 #: FLOAT values where ``b - a > D`` and ``b > a + D`` disagree (both rounded): tenths summed
 #: one by one, values near -D (``a + D`` cancels to near 0), large values (one FLOAT step is
 #: above D), infinities
@@ -311,3 +333,37 @@ def test_caps_the_stream_never_reaches_are_split(engine, policy, held):
                           (f"tuplecount({held})", False), (f"tuplecount({held - 1})", True)):
         plan, _ = plan_and_windows(engine, f"splwindow(s, ts, {policy} partitioned(k, {cap}))", s)
         assert bool(_whole_stream_steps(plan)) == evicting, cap
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_first_later_bucket_above_a_threshold_is_found_in_log_steps(engine, seed):
+    """sira_spark.spl._first_later_above, the second pass of a sliding delta eviction (the
+    block search past DIRECT_BUCKETS buckets, forced here), against the plain search (every
+    later bucket of the key tried): up to 40 buckets, keys
+    missing from some, maxima rising (a time), falling and random, thresholds equal to maxima
+    and above all of them."""
+    from sira_spark.spl import _first_later_above
+    rng = random.Random(seed)
+    buckets = rng.choice([2, 5, 17, 40])
+    maxima, waiting = [], []
+    for k in ["", "a", "b", "c"][:rng.randrange(1, 5)]:
+        shape = rng.choice(["rising", "falling", "random"])
+        held = sorted(rng.sample(range(buckets), rng.randrange(1, buckets + 1)))
+        for i, b in enumerate(held):
+            top = {"rising": i * 3, "falling": -i * 3}.get(shape, rng.randrange(-20, 20))
+            maxima.append((k, b, top))
+        for b in held:
+            for _ in range(rng.randrange(6)):
+                waiting.append((len(waiting), k, b, rng.choice(
+                    [t for _, _, t in maxima if _ == k] + [rng.randrange(-25, 25), 10 ** 6])))
+    expected = set()
+    for g, k, b, v in waiting:
+        later = [bq for kq, bq, top in maxima if kq == k and bq > b and top > v]
+        if later:
+            expected.add((g, min(later)))
+    spark = engine.spark
+    for direct in (0, 512):  # the block search, the join with every later bucket
+        got = _first_later_above(
+            spark.createDataFrame(waiting, "__g long, __k string, __b long, __v long"),
+            spark.createDataFrame(maxima, "__k string, __bq long, __top long"), True, direct)
+        assert {tuple(r) for r in got.collect()} == expected
