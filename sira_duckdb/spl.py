@@ -672,10 +672,14 @@ def _time_interval(node, child, c) -> str:
     d = f"((({t} % {period}) - {r} + {2 * period}) % {period})"
     top = f"{q} - CAST({d} > {cut} AS BIGINT)"
     start, row, arr, end = c.helper("start"), c.helper("row"), c.helper("arr"), c.helper("end")
+    # every pane a tuple enters is emitted holding it: a short creation period puts one tuple
+    # in billions of panes, refused before they are made
+    within = "TRUE" if q == 0 else held_within(
+        c, node, kept, f"CASE WHEN {d} < {duration} THEN {top} + 1 ELSE 0 END")
     panes = c.define(f"SELECT *, unnest(CASE WHEN {d} < {duration} THEN "
                      f"generate_series({t} - {d} - ({top}) * {period}, {t} - {d}, {period}) ELSE "
                      f"CAST([] AS BIGINT[]) END) AS {start}, {_row_struct(h)} AS {row} "
-                     f"FROM {kept}", "panes")
+                     f"FROM {kept} WHERE {within}", "panes")
     pane_key = keys + [start]
     by_pane = c.define(f"SELECT {', '.join(pane_key)}, {start} + {duration} AS {end} "
                        f"FROM {panes} GROUP BY {', '.join(pane_key)}", "by_pane")

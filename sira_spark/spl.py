@@ -230,6 +230,9 @@ def _time_interval(node, df):
     p = F.lit(period).cast("long")
     d = F.pmod(F.pmod(t, p) - r, p)
     top = F.lit(q).cast("long") - (d > cut).cast("long")
+    if q > 0:  # every pane a tuple enters is emitted holding it: a short creation period puts
+        # one tuple in billions of panes, refused before they are made
+        check_held_before(kept, F.when(d < duration, top + 1).otherwise(0))
     starts = F.when(d < duration, F.sequence(t - d - top * p, t - d, p)).otherwise(
         F.array().cast("array<bigint>"))  # a creation period longer than the duration: gaps
     panes = kept.withColumn("__start", F.explode(starts)) \

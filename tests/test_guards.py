@@ -433,6 +433,25 @@ def test_a_quiet_stretch_under_partition_eviction_is_refused_as_it_ticks(engine,
     assert_refused(text, {"R": small}, "SPLWINDOW", total - 1, engine=engine)
 
 
+@pytest.mark.parametrize("engine", GUARDED_ENGINES)
+def test_a_tuple_in_billions_of_panes_is_refused_before_they_are_made(engine):
+    # a creation period far shorter than the duration: each tuple is in 10**12 panes, each
+    # emitted holding it; the Python engine looped over them, DuckDB ran out of memory and
+    # Spark's JVM died (10**8 panes), instead of refusing them as the windows they make
+    r = Relation.from_rows({"ts": LONG, "k": INT}, [(0, 1), (1, 2), (5, 1)])
+    text = "splwindow(R, ts, timeinterval, intervalduration({}) creationperiod(1))"
+    assert_refused(text.format(10 ** 12), {"R": r}, "SPLWINDOW", 1_000, engine=engine)
+    late = Relation.from_rows({"ts": LONG, "k": INT, "a": LONG},
+                              [(0, 1, 0), (9, 2, 1), (3, 1, 2), (12, 1, 3)])
+    for rel, query in ((r, text.format(7)), (late, text.format(7).replace(
+            "creationperiod(1)", "creationperiod(1) discardage(20) arrival(a)"))):
+        full = sira.evaluate(query, {"R": rel})
+        total = held(full, "tuples")
+        assert total >= 21
+        assert sira.evaluate(query, {"R": rel}, engine=engine, max_tuples=total) == full
+        assert_refused(query, {"R": rel}, "SPLWINDOW", total - 1, engine=engine)
+
+
 @pytest.mark.parametrize("policy", [
     "count(2) trigger(time(1))",  # the windows never change over the quiet stretch
     "time(5) trigger(time(1))",  # time eviction empties them part of the way

@@ -178,3 +178,49 @@ def test_a_pane_ending_past_long_stops_the_query_with_an_overflow():
     p.detach()
     engine.finish()
     assert isinstance(q.error, IntOverflow) and "does not fit LONG" in str(q.error)
+
+
+@pytest.mark.parametrize("text, last", [
+    ("splwindow(s, ts, sliding, count(2) trigger(time(1)) partitioned(k, tuplecount(3)))",
+     10 ** 12),  # a trillion ticks over a quiet stretch, each emitting the partitions held
+    ("splwindow(s, ts, timeinterval, intervalduration(1000000000000) creationperiod(1))", 3),
+])
+def test_a_train_making_more_windows_than_the_limit_fails_the_query_not_the_engine(text, last):
+    # as max_tuples refuses the batch result; the batch engine refuses both
+    engine = StreamEngine()
+    s = engine.create_stream("s", {"k": INT})
+    q, other = engine.register(text), engine.register("restrict(s, gt(k, 0))")
+    p = s.attach()
+    p.insert_many([({"k": 1}, 0), ({"k": 2}, 1), ({"k": 1}, 2)])
+    p.insert({"k": 3}, last)
+    p.bound(last, strict=True)
+    assert isinstance(q.error, sira.errors.TooManyTuples) and "SPLWINDOW" in str(q.error)
+    p.insert({"k": 4}, last + 1)  # the stream and the other queries go on
+    assert [r["k"] for r in other.results()] == [1, 2, 1, 3, 4]
+    batch = Relation.from_rows({"k": INT, "ts": LONG},
+                               [(1, 0), (2, 1), (1, 2), (3, last), (4, last + 1)])
+    with pytest.raises(sira.errors.TooManyTuples):
+        sira.evaluate(text, {"s": batch})
+
+
+def test_the_live_limit_counts_what_each_train_makes(monkeypatch):
+    # a query running for ever emits without end: the limit is per train of rows or bound
+    import sira.streams.spl
+    monkeypatch.setattr(sira.streams.spl, "LIVE_MAX_TUPLES", 6)
+    text = "splwindow(s, ts, sliding, count(3) trigger(time(1)))"
+    engine = StreamEngine()
+    s = engine.create_stream("s", {"k": INT})
+    q = engine.register(text)
+    p = s.attach()
+    rows = [(k, t) for k, t in zip(range(40), range(0, 80, 2))]
+    for k, t in rows:
+        p.insert({"k": k}, t)
+    p.bound(80, strict=True)
+    assert q.error is None
+    batch = sira.evaluate(text, {"s": Relation.from_rows({"k": INT, "ts": LONG}, rows)})
+    def windows(results):
+        return sorted((r["at"], sorted(t["k"] for t in r["tuples"])) for r in results)
+    assert windows(q.results()) == windows(batch) and len(batch) == 78
+    p.insert({"k": 50}, 90)  # a quiet stretch of 10 ticks holding 3 tuples each
+    p.bound(90, strict=True)
+    assert isinstance(q.error, sira.errors.TooManyTuples)

@@ -598,12 +598,24 @@ class _Held:
     emission), counted against a guard: TooManyTuples as soon as they pass its limit, so
     memory stays near the limit. :class:`SplScanner` counts after every timer tick (a quiet
     stretch between two tuples may tick without end), the timeInterval scan after every tuple
-    (a tuple emits at most its panes and the panes due)."""
+    (a tuple emits at most its panes and the panes due), and before it makes a tuple's panes
+    (``promise``: every pane a tuple enters is emitted at least once holding it, and a short
+    creation period puts one tuple in billions of panes)."""
 
-    __slots__ = ("guard", "content", "count")
+    __slots__ = ("guard", "content", "count", "promised")
 
     def __init__(self, guard: Guard, content: int):
-        self.guard, self.content, self.count = guard, content, 0
+        self.guard, self.content, self.count, self.promised = guard, content, 0, 0
+
+    def reset(self) -> None:
+        """Count from zero again (a live window counts what each train of input makes)."""
+        self.count = self.promised = 0
+
+    def promise(self, tuples: int) -> None:
+        """Count ``tuples`` the windows will surely hold, before making them."""
+        self.promised += tuples
+        if self.promised > self.guard.limit:
+            raise windows_error(self.guard)
 
     def add(self, made: list, start: int = 0) -> None:
         """Count ``made[start:]``."""
@@ -634,7 +646,8 @@ class IntervalScanner:
         ([], [((), 10, 0, ['a'])], [((), 20, 10, ['b'])])
     """
 
-    def __init__(self, node: SplWindow):
+    def __init__(self, node: SplWindow, held: "_Held | None" = None):
+        self.held = held  # max_tuples: the panes' tuples promised and emitted
         self.duration, self.period, self.discard, self.offset = node.interval_units
         self.panes: dict = {}  # (key, start) -> [rows]
         self.pending: list = []  # heap of (end, start, key): panes not yet emitted on time
@@ -654,6 +667,8 @@ class IntervalScanner:
         panes = self.panes
         first = (t - offset - duration) // period + 1  # the panes with start <= t < end
         last = (t - offset) // period
+        if self.held is not None and last >= first:
+            self.held.promise(last - first + 1)
         for k in range(first, last + 1):
             start = offset + k * period
             pane = panes.get((key, start))
@@ -717,10 +732,10 @@ def interval_windows(rows, node, guard: Guard | None = None) -> list:
     part_of = row_getter([h.index(n) for n in node.partition])
     back = _from_micros if timestamp else (lambda v: v)
     duration = node.interval_units[0]
-    scan = IntervalScanner(node)
+    held = None if guard is None else _Held(guard, 3)
+    scan = IntervalScanner(node, held)
     push = scan.push
     emissions: list = []
-    held = None if guard is None else _Held(guard, 3)
     for row in rows:
         made = push(part_of(row), _micros(row[ts]) if timestamp else row[ts], row)
         if made and held is not None:

@@ -39,8 +39,9 @@ read the stream in arrival order, so their rowtime is ``arrival(...)``'s attribu
 from __future__ import annotations
 
 from ..algebra.spl import SplWindow
-from ..engine.spl import (IntervalScanner, SplScanner, _fit, _from_micros, _micros, _value_getter,
-                          order_key)
+from ..engine.guards import DEFAULT_MAX_TUPLES, Guard, operator_label
+from ..engine.spl import (IntervalScanner, SplScanner, _fit, _from_micros, _Held, _micros,
+                          _value_getter, order_key)
 from ..types import TIMESTAMP
 from ..intervals import Interval
 from ..values import Relation
@@ -66,6 +67,12 @@ def build_spl(node, build, streams, rowtime_of_source):
     return op
 
 
+#: what the windows emitted for one train of rows (or one bound) may hold, in tuples: a quiet
+#: stretch under a time trigger, or a tuple in billions of timeInterval panes, fails the query
+#: with TooManyTuples (as ``max_tuples`` refuses the batch result) instead of making them all
+LIVE_MAX_TUPLES = DEFAULT_MAX_TUPLES
+
+
 class SplRows(Operator):
     """SPLWINDOW on a stream (see the module docstring).
 
@@ -77,8 +84,9 @@ class SplRows(Operator):
     def __init__(self, node: SplWindow):
         super().__init__(node, node.heading)
         self.src_heading = node.source.heading
-        self.scanner = IntervalScanner(node) if node.kind == "timeinterval" \
-            else SplScanner(node)
+        interval = node.kind == "timeinterval"
+        held = _Held(Guard(operator_label(node), LIVE_MAX_TUPLES), 3 if interval else 2)
+        self.scanner = IntervalScanner(node, held) if interval else SplScanner(node, held)
         self.buffer: list = []
         self.instant = None
         self.counters: dict = {}
@@ -104,6 +112,7 @@ class SplRows(Operator):
 
     # ------------------------------------------------------------------ input
     def on_rows(self, rows, port):
+        self.scanner.held.reset()
         out: list = []
         self._feed(complete_instants(self, rows, self.functions()[2]), out)
         if out:
@@ -113,6 +122,7 @@ class SplRows(Operator):
         passed = bound_passed(self, b, self.functions()[2])
         if passed is None:
             return
+        self.scanner.held.reset()
         out: list = []
         if passed[1]:
             self._feed(passed[1], out)
