@@ -75,7 +75,20 @@ def held_within(c, node, rows: str, sizes: str) -> str:
     ``max_tuples``: the windows' tuples counted before they are made, where each row's share is
     known first (the ticks a tuple is in, under a time trigger)."""
     guard, _ = guard_of(c, node)
-    fail = sira_error("TooManyTuples", guard.operator, windows_error(guard).message)
+    return _sum_within(guard, rows, sizes, windows_error(guard).message)
+
+
+def sized_within(c, node, rows: str, sizes: str) -> str:
+    """A predicate failing the query with ``node``'s TooManyTuples when the sum of ``sizes``
+    (an expression over ``rows``: the result's tuples each row makes, all distinct) is more
+    than ``max_tuples``: counted before they are made (HOP and CUMULATE, where a slide far
+    shorter than the size puts one element in billions of windows)."""
+    guard, inside = guard_of(c, node)
+    return _sum_within(guard, rows, sizes, guard.error(inside).message)
+
+
+def _sum_within(guard, rows: str, sizes: str, message: str) -> str:
+    fail = sira_error("TooManyTuples", guard.operator, message)
     return (f"(SELECT CASE WHEN coalesce(sum({sizes}), 0) > {guard.limit} THEN {fail} "
             f"ELSE TRUE END FROM {rows})")
 

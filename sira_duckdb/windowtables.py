@@ -22,7 +22,7 @@ from math import gcd
 from sira.algebra.windows import WINDOW_ATTRIBUTES, WindowTable
 
 from .compiler import translates
-from .guards import limited
+from .guards import limited, sized_within
 from .sql import ident
 from .windows import floor_aligned, from_time, to_time
 
@@ -69,8 +69,11 @@ def _window_table(node, children, c):
         base = floor_aligned(u, slide, offset)
         if -(-size // slide) <= MAX_HOP_OFFSETS:
             offsets = _offsets(size, slide)
-        else:  # offsets 0, L, ..., j*L with j*L < base + T - t
+        else:  # offsets 0, L, ..., j*L with j*L < base + T - t, counted before they are made
             offsets = f"range(0, {size} - ({u} - {base}), {slide})"
+            many = f"(CAST({size} AS HUGEINT) - ({u} - {base}) + {slide - 1}) // {slide}"
+            timed = c.define(f"SELECT * FROM {timed} WHERE "
+                             f"{sized_within(c, node, timed, many)}", "timed")
         starts = c.define(_holding(timed, offsets, k, base, u, size, s), "hop")
         values = _window_values(node, s, f"{s} + {size}")
         result = f"SELECT {cols}, {', '.join(values)} FROM {starts}"
@@ -78,6 +81,10 @@ def _window_table(node, children, c):
     if node.kind == "cumulate":
         period = floor_aligned(u, size, offset)
         first = f"(({u} - {period}) // {slide} + 1)"
+        if size // slide > MAX_HOP_OFFSETS:  # the steps, counted before they are made
+            steps = f"{size // slide} + 1 - {first}"
+            timed = c.define(f"SELECT * FROM {timed} WHERE "
+                             f"{sized_within(c, node, timed, steps)}", "timed")
         steps = c.define(f"SELECT *, {period} AS {s}, unnest(range({first}, {size // slide + 1}))"
                          f" AS {k} FROM {timed}", "cumulate")
         values = _window_values(node, s, f"{s} + {k} * {slide}")

@@ -67,6 +67,17 @@ def check_rows(c, node, df, making: str | None = None) -> None:
     guard.check(count, inside or making)
 
 
+def check_sizes(c, node, df, sizes) -> None:
+    """Refuse ``node``'s result before it is made when the sum over ``df`` of ``sizes`` (the
+    result's tuples each row makes, all distinct) is more than ``max_tuples`` (HOP and
+    CUMULATE, where a slide far shorter than the size puts one element in billions of
+    windows)."""
+    guard, inside = guard_of(c, node)
+    with _quiet(c):
+        total = df.agg(F.sum(sizes.cast("decimal(38,0)"))).first()[0]
+    guard.check(total or 0, inside)
+
+
 def check_current(df, making: str | None = None) -> None:
     """:func:`check_rows` against the translation running now (no-op outside one)."""
     current = _CURRENT.get()

@@ -17,7 +17,7 @@ from sira.algebra.windows import WINDOW_ATTRIBUTES, WindowTable
 from sira.types import TIMESTAMP
 
 from .compiler import translates
-from .guards import check_rows
+from .guards import check_rows, check_sizes
 
 
 def _units(node, c):
@@ -74,6 +74,7 @@ def _window_table(node, children, c):
         else:
             # offsets 0, L, ..., j*L with j*L < base + T - t (a non-negative count)
             last = F.call_function("div", size - (t - base) - 1, F.lit(slide).cast("bigint"))
+            check_sizes(c, node, df, last + 1)  # counted before they are made
             out = df.withColumn("__k", F.explode(F.sequence(
                 F.lit(0).cast("bigint"), last * slide, F.lit(slide).cast("bigint"))))
             start = base - F.col("__k")
@@ -83,6 +84,8 @@ def _window_table(node, children, c):
     if node.kind == "cumulate":
         period = _floor_aligned(t, size, offset)
         first = F.call_function("div", t - period, F.lit(slide).cast("bigint")) + 1
+        if size // slide > MAX_HOP_OFFSETS:  # the steps, counted before they are made
+            check_sizes(c, node, df, F.lit(size // slide + 1) - first)
         j = F.explode(F.sequence(first, F.lit(size // slide).cast("bigint")))
         out = df.withColumn("__j", j)
         result = _window_columns(out, back, period, period + F.col("__j") * slide).drop("__j")

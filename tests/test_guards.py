@@ -4,12 +4,14 @@ as soon as the limit is passed, without building the whole result first."""
 
 from __future__ import annotations
 
+import datetime
+
 import tracemalloc
 
 import pytest
 
 import sira
-from sira import INT, LONG, LONGINTERVAL, Interval, Relation
+from sira import INT, LONG, LONGINTERVAL, TIMESTAMP, Interval, Relation
 from sira.cli import main
 from sira.engine.guards import DEFAULT_MAX_TUPLES
 from sira.errors import SiraTypeError, SiraValueError, TooManyTuples, UnboundedClosure
@@ -355,6 +357,29 @@ def test_window_tables_that_multiply_rows_are_refused_as_they_grow(text, operato
     relvars = {"R": ticks(200)}
     assert_refused(text, relvars, operator, 10_000, engine=engine)
     assert_limit_is_exact(text, relvars, engine=engine)
+
+
+@pytest.mark.parametrize("text, operator", [
+    ("hop(R, ts, size(1000000000000) slide(1))", "HOP"),
+    ("cumulate(R, ts, step(1) size(1000000000000))", "CUMULATE"),
+    ("hop(R, ts, unit(microsecond) size(3 day) slide(1))", "HOP"),
+    ("cumulate(R, ts, unit(microsecond) step(1) size(3 day))", "CUMULATE"),
+])
+@pytest.mark.parametrize("engine", GUARDED_ENGINES)
+def test_an_element_in_billions_of_windows_is_refused_before_they_are_made(
+        text, operator, engine):
+    # a slide far shorter than the size: each element is in a trillion (or 2.6e11) windows;
+    # the Python engine made 50,000,000 of them before refusing (a MemoryError first),
+    # DuckDB and Spark failed on a list's size, or ran out of memory
+    if "unit" in text:
+        t0 = datetime.datetime(2020, 1, 1)
+        r = Relation.from_rows({"ts": TIMESTAMP, "v": INT},
+                               [(t0 + datetime.timedelta(seconds=i), i) for i in range(3)])
+    else:
+        r = Relation.from_rows({"ts": LONG, "v": INT}, [(0, 1), (5, 2), (999_999, 3)])
+    assert_refused(text, {"R": r}, operator, 1_000, engine=engine)
+    exact = text.replace("1000000000000", "300").replace("3 day", "300")
+    assert_limit_is_exact(exact, {"R": r}, engine=engine)
 
 
 @pytest.mark.parametrize("engine", GUARDED_ENGINES)

@@ -146,3 +146,17 @@ def test_a_restored_window_summary_keeps_its_open_groups(tmp_path):
     restored = LiveQuery.load(path)
     restored.producer("s", "P").bound(100)
     assert sorted(map(lambda r: (r["k"], r["total"]), restored.results())) == [(1, 5), (2, 4)]
+
+
+@pytest.mark.parametrize("text", ["hop(s, ts, size(1000000000000) slide(1))",
+                                  "cumulate(s, ts, step(1) size(1000000000000))"])
+def test_an_element_in_billions_of_windows_fails_the_query_not_the_engine(text):
+    # counted before they are made, against sira.streams.operators.LIVE_MAX_TUPLES per train
+    engine = StreamEngine()
+    s = engine.create_stream("s", {"k": INT})
+    q, other = engine.register(text), engine.register("restrict(s, gt(k, 0))")
+    p = s.attach()
+    p.insert({"k": 1}, 5)
+    assert isinstance(q.error, sira.errors.TooManyTuples) and text[:3].upper() in str(q.error)
+    p.insert({"k": 2}, 6)
+    assert [r["k"] for r in other.results()] == [1, 2]

@@ -155,3 +155,27 @@ def test_rows_fewer_than_the_slide_is_a_window_but_a_range_shorter_than_its_slid
     assert "during" in sira.parse("window(S, ts, rows(2) slide(3))", heading).heading
     with pytest.raises(SiraValueError):
         sira.parse("window(S, ts, range(2) slide(3))", heading)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(["hop", "cumulate", "tumble"]), st.integers(1, 40), st.integers(1, 12),
+       st.integers(-30, 30), st.integers(-10 ** 6, 10 ** 6), st.booleans())
+def test_the_windows_holding_an_instant_are_counted_without_making_them(
+        kind, size, slide, offset, t, timestamp):
+    # sira.engine.windows.windows_holding: what max_tuples counts before HOP and CUMULATE make
+    # their windows (a slide far shorter than the size puts one element in billions of them)
+    from sira.engine.windows import _Time, _windows_of, windows_holding
+    slide = min(slide, size)  # a slide or step longer than the size is refused
+    if kind == "cumulate":
+        size = slide * (size // slide)  # a step divides the size
+    spec = {"hop": f"size({size}) slide({slide}) offset({offset})",
+            "cumulate": f"size({size}) step({slide}) offset({offset})",
+            "tumble": f"size({size}) offset({offset})"}[kind]
+    ts_type = "timestamp" if timestamp else "long"
+    unit = " unit(second)" if timestamp else ""
+    node = sira.parse(f"{kind}(relation(heading(ts({ts_type})) body()), ts,{unit} {spec})")
+    time = _Time(node.ts_type)
+    value = datetime.datetime(2000, 1, 1) + datetime.timedelta(seconds=t) if timestamp else t
+    made = list(_windows_of(node, time, value))
+    assert windows_holding(node, time, value) == len(made)
+    assert all(start <= value < end for start, end in made)

@@ -52,6 +52,10 @@ class _Time:
             return timestamp_plus(self.epoch, (micros // step) * step)
         return (t // step) * step
 
+    def between(self, a, b) -> int:
+        """a - b in units (microseconds for a TIMESTAMP)."""
+        return (a - b) // _MICRO if self.timestamp else a - b
+
     def ceil(self, t, step: int):
         if self.timestamp:
             micros = (t - self.epoch) // _MICRO
@@ -253,22 +257,45 @@ def _dstream(node, ctx):
 
 
 def _windows_of(node, time: _Time, t):
-    """The windows ``(start, end)`` holding instant t (tumble, hop, cumulate)."""
+    """The windows ``(start, end)`` holding instant t (tumble, hop, cumulate), one by one: a
+    slide far shorter than the size puts t in billions of them, counted as they come."""
     size, slide, offset = node.units("size"), node.units("slide"), node.units("offset")
     base = time.plus(t, -offset)
     if node.kind == "tumble":
         start = time.plus(time.floor(base, size), offset)
-        return [(start, time.plus(start, size))]
-    if node.kind == "hop":
-        out = []
+        yield start, time.plus(start, size)
+    elif node.kind == "hop":
         start = time.floor(base, slide)
         while time.plus(start, size) > base:
-            out.append((time.plus(start, offset), time.plus(start, offset + size)))
+            yield time.plus(start, offset), time.plus(start, offset + size)
             start = time.plus(start, -slide)
-        return out
+    else:
+        period = time.plus(time.floor(base, size), offset)
+        gone = time.between(t, period)  # the steps ending at or before t: skipped, not tried
+        for j in range(gone // slide + 1, size // slide + 1):
+            end = time.plus(period, j * slide)
+            if end > t:
+                yield period, end
+
+
+def windows_holding(node, time: _Time, t) -> int:
+    """How many windows hold instant t (tumble, hop, cumulate): what :func:`_windows_of`
+    yields, counted in O(1). The elements are distinct, so the window table holds their sum.
+
+        >>> from sira import parse
+        >>> node = parse("hop(relation(heading(ts(long)) body()), ts, size(10) slide(3))")
+        >>> windows_holding(node, _Time(node.ts_type), 7), len(list(_windows_of(node, _Time(
+        ...     node.ts_type), 7)))
+        (3, 3)
+    """
+    size, slide, offset = node.units("size"), node.units("slide"), node.units("offset")
+    if node.kind == "tumble":
+        return 1
+    base = time.plus(t, -offset)
+    if node.kind == "hop":
+        return max(0, -(-(size - time.between(base, time.floor(base, slide))) // slide))
     period = time.plus(time.floor(base, size), offset)
-    ends = (time.plus(period, j * slide) for j in range(1, size // slide + 1))
-    return [(period, end) for end in ends if end > t]
+    return size // slide - time.between(t, period) // slide
 
 
 def _sessions(rows, ts, time: _Time, gap):
@@ -330,8 +357,9 @@ def _window_table(node, ctx):
     values = _window_values(node, time)
     windows = _windows(node, src, time)
     guard = Guard(node.kind.upper(), max_tuples(ctx.options))  # HOP, CUMULATE...
-    if len(src) * _most_windows(node) > guard.limit:  # hop, cumulate: count them as they come
-        windows = guard.counted(windows)
+    if len(src) * _most_windows(node) > guard.limit:  # hop, cumulate: counted before made
+        ts = src.heading.index(node.ts)
+        guard.check(sum(windows_holding(node, time, row[ts]) for row in src.body))
     out = {assemble(row + values(row, start, end)) for row, start, end in windows}
     return Relation(node.heading, frozenset(out))
 

@@ -20,6 +20,12 @@ from .named import NamedStream, detach_failed_subscriber
 
 INFINITY = float("inf")
 
+#: what one train of rows (or one bound) may make an operator emit, in tuples, where one row
+#: can make billions (an SPL window over a quiet stretch under a time trigger, a tuple in
+#: billions of timeInterval panes or HOP windows): past it the query fails with TooManyTuples,
+#: as ``max_tuples`` refuses the batch result, instead of making them all
+LIVE_MAX_TUPLES = 50_000_000
+
 
 class NotSupportedLive(SiraError):
     """The expression has a part the incremental runtime does not run."""

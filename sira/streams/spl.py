@@ -39,14 +39,14 @@ read the stream in arrival order, so their rowtime is ``arrival(...)``'s attribu
 from __future__ import annotations
 
 from ..algebra.spl import SplWindow
-from ..engine.guards import DEFAULT_MAX_TUPLES, Guard, operator_label
+from ..engine.guards import Guard, operator_label
 from ..engine.spl import (IntervalScanner, SplScanner, _fit, _from_micros, _Held, _micros,
                           _value_getter, order_key)
 from ..types import TIMESTAMP
 from ..intervals import Interval
 from ..values import Relation
-from .operators import (INFINITY, NotSupportedLive, Operator, _reorder, bound_passed,
-                        complete_instants, row_getter_tuple)
+from .operators import (INFINITY, LIVE_MAX_TUPLES, NotSupportedLive, Operator, _reorder,
+                        bound_passed, complete_instants, row_getter_tuple)
 
 
 def build_spl(node, build, streams, rowtime_of_source):
@@ -65,12 +65,6 @@ def build_spl(node, build, streams, rowtime_of_source):
     op = SplRows(node)
     src.connect(op)
     return op
-
-
-#: what the windows emitted for one train of rows (or one bound) may hold, in tuples: a quiet
-#: stretch under a time trigger, or a tuple in billions of timeInterval panes, fails the query
-#: with TooManyTuples (as ``max_tuples`` refuses the batch result) instead of making them all
-LIVE_MAX_TUPLES = DEFAULT_MAX_TUPLES
 
 
 class SplRows(Operator):

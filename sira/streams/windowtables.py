@@ -40,10 +40,13 @@ from ..algebra.aggregation import SummarizeBy, aggregations
 from ..algebra.basic import Extend, Project, Rename, Restrict
 from ..algebra.windows import WINDOW_ATTRIBUTES, WindowTable
 from ..expressions.library import fold
-from ..engine.windows import _Time, _window_values, _windows_of
+from ..engine.guards import Guard
+from ..engine.windows import (_most_windows, _Time, _window_values, _windows_of,
+                              windows_holding)
 from ..expressions.evaluate import compile_row
 from ..expressions.nodes import attributes_used
-from .operators import NotSupportedLive, Operator, _relation_of, _reorder, row_getter_tuple
+from .operators import (LIVE_MAX_TUPLES, NotSupportedLive, Operator, _relation_of, _reorder,
+                        row_getter_tuple)
 from .temporal import _Running
 
 #: the row operators a SUMMARIZEBY may look through to find its window table
@@ -134,6 +137,9 @@ class WindowTableRows(Operator):
         ts, time, values, order = self.functions()
         node = self.node
         out = []
+        if len(rows) * _most_windows(node) > LIVE_MAX_TUPLES:  # counted before they are made
+            Guard(node.kind.upper(), LIVE_MAX_TUPLES).check(
+                sum(windows_holding(node, time, row[ts]) for _, row in rows))
         for t, row in rows:
             for start, end in _windows_of(node, time, row[ts]):
                 tagged = row + values(row, start, end)
