@@ -78,6 +78,17 @@ def held_within(c, node, rows: str, sizes: str) -> str:
     return _sum_within(guard, rows, sizes, windows_error(guard).message)
 
 
+def held_over(c, node, sizes: str) -> str:
+    """An expression over a query's rows (TRUE) failing the query with ``node``'s TooManyTuples
+    when the sum of ``sizes`` over all of them is more than ``max_tuples``: as
+    :func:`held_within`, computed in the same pass as the rows (a window over them all), not
+    by reading them again."""
+    guard, _ = guard_of(c, node)
+    fail = sira_error("TooManyTuples", guard.operator, windows_error(guard).message)
+    return (f"CASE WHEN coalesce(sum({sizes}) OVER (), 0) > {guard.limit} THEN {fail} "
+            f"ELSE TRUE END")
+
+
 def sized_within(c, node, rows: str, sizes: str) -> str:
     """A predicate failing the query with ``node``'s TooManyTuples when the sum of ``sizes``
     (an expression over ``rows``: the result's tuples each row makes, all distinct) is more

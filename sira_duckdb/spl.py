@@ -82,7 +82,7 @@ from sira.types import FLOAT
 
 from .compiler import translates
 from .functions import canonical_list
-from .guards import guard_of, held, held_within
+from .guards import guard_of, held, held_over, held_within
 from .lifting import first_beyond, float_reaches, partition_ends
 from .sql import and_all, ident, struct_pack
 from .windows import TIME_MAX, from_time, order_columns, time_plus, to_time
@@ -104,6 +104,11 @@ def _stream_order(node) -> list:
 
 def _row_struct(heading) -> str:
     return struct_pack([(n, ident(n)) for n in heading.names])
+
+
+#: a tuple in at most this many sliding count windows has them made, then counted (``held``);
+#: past it they are counted first
+FEW_WINDOWS = 64
 
 
 @translates(SplWindow)
@@ -233,6 +238,10 @@ def _windows_sql(node, child, c) -> str:
     if node.kind == "sliding" and ev.kind == "time":  # the key's last tuple of each time
         extra += (f", lead({t}) OVER ({over_key}ORDER BY {order}) IS DISTINCT FROM {t} "
                   f"AS {c.helper('lastof')}")
+    long_counts = (node.kind == "sliding" and ev.kind == "count" and (tr is None or tr.kind ==
+                   "count") and -(-scanner.ev_amount // scanner.tr_amount) > FEW_WINDOWS)
+    if long_counts:  # no window past the key's last tuple
+        extra += f", count(*) OVER ({over_key}) AS {c.helper('n')}"
     if node.kind == "sliding" and ev.kind == "count" and tr is not None and tr.kind == "time":
         extra += (f", lead({t}, {scanner.ev_amount}) OVER ({over_key}ORDER BY {order}) "
                   f"AS {c.helper('tn')}")
@@ -295,16 +304,25 @@ def _windows_sql(node, child, c) -> str:
         instance = f"{w} + 1"
     elif tr is None or tr.kind == "count":
         every = scanner.tr_amount
-        if ev.kind == "count":
+        if ev.kind == "count":  # a window past the key's last tuple never fires
             end = f"{j} + {scanner.ev_amount - 1}"
+            if long_counts:  # not made
+                end = f"least({end}, {c.helper('n')})"
         elif delta:  # up to the tuple before the one evicting it, else the key's last
             end = f"coalesce({c.helper('je')} - 1, {c.helper('n')})"
         else:
             end = c.helper("reach")
         start = f"(({j} + {every - 1}) // {every}) * {every}"
+        # each (tuple, window) is one tuple an emission holds (every window up to the key's
+        # last tuple fires): counted before they are made, unless a tuple is in a few at most
+        if ev.kind != "count" or long_counts:
+            ok, many = c.helper("ok"), (f"CASE WHEN {end} >= {start} THEN "
+                                        f"({end} - {start}) // {every} + 1 ELSE 0 END")
+            src = f"(SELECT * FROM (SELECT *, {held_over(c, node, many)} AS {ok} FROM {src}) " \
+                f"AS g WHERE {ok})"
         windows = (f"SELECT {', '.join(keys)}{', ' if keys else ''}{w}, max({t}) AS {at}, "
                    f"{tuples} AS tuples FROM (SELECT *, unnest(range({start}, {end} + 1, "
-                   f"{every})) AS {w} FROM {src}) AS x GROUP BY {group} "
+                   f"{every})) AS {w} FROM {src} AS s) AS x GROUP BY {group} "
                    f"HAVING max({j}) = {w}")
         instance = f"{w} // {every}"
     elif chained:  # fired by the chain's members after the first, each before its own tuple
@@ -325,9 +343,11 @@ def _windows_sql(node, child, c) -> str:
                  f"ON {and_all(same + [f'b.{j} = a.{jend}'])}")
         fired = (f"SELECT {''.join(f'{k}, ' for k in keys)}{wc} AS {w}, {t} AS {at} FROM {x} "
                  f"WHERE {mem} = 1 AND {wc} > 1")
+        spans = c.define(spans, "spl_spans")
+        within = held_within(c, node, spans, f"greatest({we} - {wc}, 0)")  # before they are made
         emitted = (f"SELECT {', '.join(keys)}{', ' if keys else ''}{w}, {tuples} AS tuples "
-                   f"FROM (SELECT *, unnest(range({wc} + 1, {we} + 1)) AS {w} FROM ({spans})) "
-                   f"AS s GROUP BY {group}")
+                   f"FROM (SELECT *, unnest(range({wc} + 1, {we} + 1)) AS {w} FROM {spans} "
+                   f"WHERE {within}) AS s GROUP BY {group}")
         windows = (f"SELECT {''.join(f'em.{k} AS {k}, ' for k in keys)}em.{w} AS {w}, "
                    f"f.{at} AS {at}, em.tuples AS tuples FROM ({emitted}) AS em JOIN ({fired}) "
                    f"AS f ON {and_all([f'em.{k} = f.{k}' for k in keys] + [f'em.{w} = f.{w}'])}")

@@ -494,8 +494,17 @@ def _split(node, df):
     elif tr is None or tr.kind == "count":
         every = scanner.tr_amount
         x = _running(base, keys, {"__j": F.lit(1)}, [g])
-        if ev.kind == "count":
+        few = ev.kind == "count" and -(-scanner.ev_amount // every) <= FEW_WINDOWS
+        if ev.kind == "count":  # a window past the key's last tuple never fires
             end = j + (scanner.ev_amount - 1)
+            if not few:  # not made
+                if keys:
+                    x = x.join(base.groupBy(*keys).agg(F.count(F.lit(1)).alias("__n")),
+                               on=keys)
+                    size = F.col("__n")
+                else:
+                    size = F.lit(positioned.count())
+                end = F.least(end, size)
         elif ev.kind == "delta":  # up to the tuple evicting it, else to the key's last one
             x = _evictions(node, positioned, base, x, keys, scanner.ev_amount)
             if keys:
@@ -508,6 +517,10 @@ def _split(node, df):
             x = x.join(_reach(base, keys, scanner.ev_amount), on="__g")
             end = F.col("__end")
         start = _div(j + (every - 1), every) * every
+        # each (tuple, window) is one tuple an emission holds (every window up to the key's
+        # last tuple fires): counted before they are made, unless a tuple is in a few at most
+        if not few:
+            check_held_before(x, F.greatest(_div(end - start, every) + 1, F.lit(0)))
         x = x.withColumn("__w", F.explode(F.when(start <= end, F.sequence(
             start, end.cast("long"), F.lit(every).cast("long"))).otherwise(
             F.array().cast("array<bigint>"))))
@@ -540,6 +553,7 @@ def _split(node, df):
         lookup = x.select(*[_c(k) for k in keys], j.alias("__je"), F.col("__w").alias("__we"))
         x = x.join(lookup, on=[*keys, "__je"])
         lo, hi = F.col("__w") + 1, F.col("__we")
+        check_held_before(x, F.greatest(hi - lo + 1, F.lit(0)))  # before they are made
         x = x.withColumn("__m", F.explode(F.when(lo <= hi, F.sequence(lo, hi)).otherwise(
             F.array().cast("array<bigint>"))))
         numbered = x.groupBy(*keys, "__m").agg(tuples).join(triggers, on=[*keys, "__m"])
@@ -844,6 +858,10 @@ def _evictions(node, positioned, base, x, keys: list, delta):
                   F.col("__t").alias("__tE"))
     return x.join(evictor, on="__g", how="left").join(at, on="__eg", how="left").drop("__eg")
 
+
+#: a tuple in at most this many sliding count windows has them made, then counted
+#: (``check_held``); past it they are counted first
+FEW_WINDOWS = 64
 
 #: up to this many buckets, :func:`_first_later_above` tries every later bucket of the key (a
 #: join filtered as it runs: 2.5 s for 2,000,000 tuples waiting over 200 buckets on local[2],

@@ -458,6 +458,29 @@ def test_a_quiet_stretch_under_partition_eviction_is_refused_as_it_ticks(engine,
     assert_refused(text, {"R": small}, "SPLWINDOW", total - 1, engine=engine)
 
 
+@pytest.mark.parametrize("policy", [
+    "count(1000000000)",  # no window past a key's last tuple: 1,000 windows per tuple at most
+    "count(1000000000) trigger(count(7)) partitioned(k)",
+    "count(1000000000) trigger(delta(ts, 3)) partitioned(k)",
+    "delta(ts, 1000000000) trigger(count(2))",
+    "time(1000000000) trigger(count(3))",
+])
+@pytest.mark.parametrize("engine", GUARDED_ENGINES)
+def test_sliding_windows_longer_than_the_stream_are_counted_before_they_are_made(
+        policy, engine):
+    # DuckDB and Spark made each tuple's windows up to its position plus the count, a billion
+    # each, before dropping those that never fire (out of memory on DuckDB, Spark's JVM died),
+    # where the Python engine answers in a tenth of a second; the windows each tuple is in are
+    # now counted first, exactly
+    r = Relation.from_rows({"ts": LONG, "k": INT}, [(i, i % 3) for i in range(200)])
+    text = f"splwindow(R, ts, sliding, {policy})"
+    full = sira.evaluate(text, {"R": r})
+    total = held(full, "tuples")
+    assert total > 900
+    assert sira.evaluate(text, {"R": r}, engine=engine, max_tuples=total) == full
+    assert_refused(text, {"R": r}, "SPLWINDOW", total - 1, engine=engine)
+
+
 @pytest.mark.parametrize("engine", GUARDED_ENGINES)
 def test_a_tuple_in_billions_of_panes_is_refused_before_they_are_made(engine):
     # a creation period far shorter than the duration: each tuple is in 10**12 panes, each
