@@ -84,9 +84,8 @@ def held_over(c, node, sizes: str) -> str:
     :func:`held_within`, computed in the same pass as the rows (a window over them all), not
     by reading them again."""
     guard, _ = guard_of(c, node)
-    fail = sira_error("TooManyTuples", guard.operator, windows_error(guard).message)
-    return (f"CASE WHEN coalesce(sum({sizes}) OVER (), 0) > {guard.limit} THEN {fail} "
-            f"ELSE TRUE END")
+    return (f"CASE WHEN coalesce(sum({sizes}) OVER (), 0) > {guard.limit} THEN "
+            f"{_fail(guard, windows_error(guard).message)} ELSE TRUE END")
 
 
 def sized_within(c, node, rows: str, sizes: str) -> str:
@@ -99,9 +98,13 @@ def sized_within(c, node, rows: str, sizes: str) -> str:
 
 
 def _sum_within(guard, rows: str, sizes: str, message: str) -> str:
-    fail = sira_error("TooManyTuples", guard.operator, message)
-    return (f"(SELECT CASE WHEN coalesce(sum({sizes}), 0) > {guard.limit} THEN {fail} "
-            f"ELSE TRUE END FROM {rows})")
+    return (f"(SELECT CASE WHEN coalesce(sum({sizes}), 0) > {guard.limit} THEN "
+            f"{_fail(guard, message)} ELSE TRUE END FROM {rows})")
+
+
+def _fail(guard, message: str) -> str:
+    """SQL failing the query with the guard's TooManyTuples saying ``message``."""
+    return sira_error("TooManyTuples", guard.operator, message)
 
 
 def counted(c, node, sql: str, making: str | None = None) -> str:

@@ -76,8 +76,8 @@ O(n log n + output).
 from __future__ import annotations
 
 from sira.algebra.spl import SplWindow
-from sira.engine.spl import (RecentKeys, SplScanner, by_recency, never_evicted,
-                              pane_arithmetic, time_triggered)
+from sira.engine.spl import (FEW_WINDOWS, RecentKeys, SplScanner, by_recency,
+                              never_evicted, pane_arithmetic, time_triggered)
 from sira.types import FLOAT
 
 from .compiler import translates
@@ -104,11 +104,6 @@ def _stream_order(node) -> list:
 
 def _row_struct(heading) -> str:
     return struct_pack([(n, ident(n)) for n in heading.names])
-
-
-#: a tuple in at most this many sliding count windows has them made, then counted (``held``);
-#: past it they are counted first
-FEW_WINDOWS = 64
 
 
 @translates(SplWindow)

@@ -69,8 +69,8 @@ from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 
 from sira.algebra.spl import SplWindow
-from sira.engine.spl import (RecentKeys, SplScanner, by_recency, float_reach, never_evicted,
-                              pane_arithmetic, time_triggered)
+from sira.engine.spl import (FEW_WINDOWS, RecentKeys, SplScanner, by_recency, float_reach,
+                              never_evicted, pane_arithmetic, time_triggered)
 from sira.types import FLOAT
 
 from .compiler import ordered, reported, translates
@@ -378,6 +378,15 @@ def _running(df, keys: list, sums: dict, order: list, bucket: str = "__b"):
     return out.drop(*[f"__l_{n}" for n in sums], *[f"__p_{n}" for n in sums])
 
 
+def _with_key_sizes(x, base, keys: list, positioned):
+    """(``x``, the number of tuples of each row's key, its last position): a join with the
+    keys' counts, or without a key the stream's count (one job)."""
+    if not keys:
+        return x, F.lit(positioned.count())
+    counts = base.groupBy(*keys).agg(F.count(F.lit(1)).alias("__n"))
+    return x.join(counts, on=keys), F.col("__n")
+
+
 def _instances(windows, keys: list, order: list):
     """Number each key's windows 1, 2, ... in ``order`` (columns; ``__e``: a position of the
     window's, whose bucket is non-decreasing in ``order``)."""
@@ -498,20 +507,11 @@ def _split(node, df):
         if ev.kind == "count":  # a window past the key's last tuple never fires
             end = j + (scanner.ev_amount - 1)
             if not few:  # not made
-                if keys:
-                    x = x.join(base.groupBy(*keys).agg(F.count(F.lit(1)).alias("__n")),
-                               on=keys)
-                    size = F.col("__n")
-                else:
-                    size = F.lit(positioned.count())
+                x, size = _with_key_sizes(x, base, keys, positioned)
                 end = F.least(end, size)
         elif ev.kind == "delta":  # up to the tuple evicting it, else to the key's last one
             x = _evictions(node, positioned, base, x, keys, scanner.ev_amount)
-            if keys:
-                x = x.join(base.groupBy(*keys).agg(F.count(F.lit(1)).alias("__n")), on=keys)
-                size = F.col("__n")
-            else:
-                size = F.lit(positioned.count())
+            x, size = _with_key_sizes(x, base, keys, positioned)
             end = F.coalesce(F.col("__jE") - 1, size)
         else:  # time: the key's tuples up to t + T
             x = x.join(_reach(base, keys, scanner.ev_amount), on="__g")
@@ -532,11 +532,7 @@ def _split(node, df):
     elif tr.kind == "delta":  # the chain's members after the first trigger
         x = _running(_with_members(node, positioned, base, keys, tr), keys,
                      {"__j": F.lit(1), "__w": F.col("__mem")}, [g])
-        if keys:
-            x = x.join(base.groupBy(*keys).agg(F.count(F.lit(1)).alias("__n")), on=keys)
-            size = F.col("__n")
-        else:
-            size = F.lit(positioned.count())
+        x, size = _with_key_sizes(x, base, keys, positioned)
         # the last position of the key whose trigger finds the tuple still in the window
         if ev.kind == "count":
             end = F.least(j + scanner.ev_amount, size)
@@ -858,10 +854,6 @@ def _evictions(node, positioned, base, x, keys: list, delta):
                   F.col("__t").alias("__tE"))
     return x.join(evictor, on="__g", how="left").join(at, on="__eg", how="left").drop("__eg")
 
-
-#: a tuple in at most this many sliding count windows has them made, then counted
-#: (``check_held``); past it they are counted first
-FEW_WINDOWS = 64
 
 #: up to this many buckets, :func:`_first_later_above` tries every later bucket of the key (a
 #: join filtered as it runs: 2.5 s for 2,000,000 tuples waiting over 200 buckets on local[2],

@@ -593,6 +593,12 @@ def sequential_windows(rows, node, guard: Guard | None = None) -> list:
     return [(key, back(at), ids) for key, at, ids in emissions]
 
 
+#: the batch engines make the sliding count windows of a tuple in at most this many of them,
+#: then count what the windows hold; past it they count first (and make no window past the
+#: key's last tuple, which never fires)
+FEW_WINDOWS = 64
+
+
 class _Held:
     """The tuples the windows of one scan hold (the list at index ``content`` of each
     emission), counted against a guard: TooManyTuples as soon as they pass its limit, so
