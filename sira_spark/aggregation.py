@@ -92,7 +92,8 @@ def aggregate_column(agg, value, t, grouped=False):
         return out
     empty = F.count(F.lit(1)) == 0
     fallback = identity if identity is not None else sira_error(
-        "SiraValueError", f"{op} has no identity value, so it cannot aggregate an empty relation")
+        "SiraValueError", f"{op} has no identity value for {rt}, so it cannot aggregate an "
+        "empty relation")
     return F.when(empty, fallback).otherwise(out)
 
 

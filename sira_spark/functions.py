@@ -94,10 +94,11 @@ def column(expr, heading, compiler, scope: Scope | None = None) -> Column:
     if isinstance(expr, Literal):
         return literal_column(expr.type, expr.value)
     if isinstance(expr, RelationArg):
-        value = compiler.engine.evaluate(expr.node, compiler.relvars)
-        return literal_column(RelationType(expr.node.heading), value)
+        return relation_operand(expr.node, compiler)
     if isinstance(expr, FieldOf):
         return column(expr.source, heading, compiler, scope)[expr.name]
+    if isinstance(expr, Aggregated) and isinstance(expr.source, RelationArg):
+        return operand_aggregate(expr, heading, compiler)
     if isinstance(expr, Aggregated):
         return aggregated_column(expr, column(expr.source, heading, compiler, scope), heading)
     if isinstance(expr, Call):
@@ -107,11 +108,62 @@ def column(expr, heading, compiler, scope: Scope | None = None) -> Column:
         if fn is None:
             raise NotSupportedOnSpark(node=f"the operator '{expr.op}'")
         if expr.op == "cardinality" and isinstance(expr.args[0], RelationArg):
-            n = compiler.compile(expr.args[0].node).count()
-            return F.lit(n).cast("int")
+            df = compiler.compile(expr.args[0].node)
+            return df.agg(F.count(F.lit(1)).cast("int")).scalar()
         args = [column(a, heading, compiler, scope) for a in expr.args]
         return fn(args, arg_types, result_type)
     raise NotSupportedOnSpark(node=f"the expression {expr!r}")
+
+
+def relation_operand(node, compiler) -> Column:
+    """A relational operand (``eq(R1, R2)``, ``extend(S, (r, R))``) as a scalar subquery: its
+    rows collected into one sorted array of structs (an RVA's canonical form, as GROUP makes it)
+    by Spark itself, never through the driver (a literal built row by row over Py4J took about
+    100 s for 20,000 tuples). The operand's rows are distinct: a relvar under it is counted
+    (``sira.algebra.duplicates``), so it was made distinct where it is read.
+
+        >>> import sira
+        >>> from sira_spark import default_engine
+        >>> sira.evaluate("eq(relation(tuple(a(int(1)))), relation(tuple(a(int(1)))))",
+        ...               engine=default_engine())  # doctest: +SKIP
+        True
+    """
+    df = compiler.compile(node)
+    names = sorted(node.heading.names)
+    return df.agg(F.array_sort(F.collect_set(F.struct(*[F.col(f"`{n}`") for n in names])))
+                  ).scalar()
+
+
+def operand_aggregate(expr, heading, compiler) -> Column:
+    """``count(R)``, ``sum(R, a)``, ``min``, ``max``, ``avg`` of a relational operand: one global
+    aggregation of its DataFrame as a scalar subquery, with AGGREGATE's exact translations
+    (partial aggregates per partition for count, integer sums, min and max; FLOAT values and
+    averages folded in ascending order as the Python engine does).
+
+        >>> import sira
+        >>> from sira_spark import default_engine
+        >>> sira.evaluate("sum(relation(tuple(a(int(1))) tuple(a(int(2)))), a)",
+        ...               engine=default_engine())  # doctest: +SKIP
+        3
+    """
+    from sira.expressions.evaluate import aggregated_type
+    from sira.expressions.library import aggregation
+
+    from .aggregation import aggregate_column
+    node = expr.source.node
+    _, at, rt = aggregated_type(expr, heading)
+    df = compiler.compile(node)
+    if expr.op == "count":
+        value = F.count(F.lit(1)).cast("int")
+    elif expr.op == "avg":
+        value = aggregated_column(expr, F.collect_list(F.struct(
+            F.col(f"`{expr.name}`").alias(expr.name))), heading)
+    else:
+        agg = aggregation({"sum": "plus"}.get(expr.op, expr.op), at)
+        if isinstance(at, IntervalType) or isinstance(at, (RelationType, TupleType)):
+            raise NotSupportedOnSpark(node=f"{expr.op} of {at} values")
+        value = aggregate_column(agg, F.col(f"`{expr.name}`"), at).cast(spark_type(rt))
+    return df.agg(value).scalar()
 
 
 def aggregated_column(expr, rows: Column, heading) -> Column:
@@ -150,8 +202,8 @@ def aggregated_column(expr, rows: Column, heading) -> Column:
     first = F.get(values, 0)
     out = F.aggregate(values, first, lambda a, v: pick(a, v))
     if agg.identity is NO_IDENTITY:
-        fallback = sira_error("SiraValueError", f"{expr.op} has no identity value, so it "
-                              "cannot aggregate an empty relation")
+        fallback = sira_error("SiraValueError", f"{expr.op} has no identity value for {rt}, "
+                              "so it cannot aggregate an empty relation")
     else:
         fallback = literal_column(rt, agg.identity)
     return F.when(F.size(rows) == 0, fallback).otherwise(out)

@@ -26,6 +26,8 @@ engine that skips a relvar's DISTINCT must make its final result distinct).
     ['r', 's']
     >>> sorted(relvars_needing_distinct(parse("summarizeby(r, (k), (m(max(v))))", h)))
     []
+    >>> sorted(relvars_needing_distinct(parse("restrict(r, gt(count(s), 1))", h)))
+    ['s']
 """
 
 from __future__ import annotations
@@ -83,7 +85,9 @@ def _relational_operands(node):
     """The relational operands inside a node's expressions (``RelationArg``)."""
     from ..expressions.nodes import Call, FieldOf, RelationArg
     from ..expressions.nodes import Expr
-    stack = [v for v in vars(node).values()]
+    # attrs fields, never vars(): a slotted class (Aggregated, ``count(R)``) has an empty
+    # __dict__, and an operand missed here is a relvar whose duplicates are counted
+    stack = [getattr(node, a.name) for a in node.__attrs_attrs__]
     while stack:
         value = stack.pop()
         if isinstance(value, RelationArg):
@@ -93,7 +97,7 @@ def _relational_operands(node):
         elif isinstance(value, FieldOf):
             stack.append(value.source)
         elif isinstance(value, Expr):
-            stack.extend(v for v in vars(value).values() if isinstance(v, (Expr, tuple)))
+            stack.extend(getattr(value, a.name) for a in value.__attrs_attrs__)
         elif isinstance(value, tuple):
             stack.extend(value)
         elif hasattr(value, "__attrs_attrs__") and not hasattr(value, "heading"):
