@@ -635,8 +635,8 @@ translates("iequals")(_relation(lambda a, b: a.eqNullSafe(b)))
 _ends_relation("adjacent", (
     lambda a, b: a["end"].eqNullSafe(b["begin"]) | b["end"].eqNullSafe(a["begin"])))
 translates("merges")(_relation(
-    lambda a, b: is_empty_interval(a) | is_empty_interval(b) | overlaps(a, b) | a["end"].eqNullSafe(b["begin"])
-    | b["end"].eqNullSafe(a["begin"])))
+    lambda a, b: is_empty_interval(a) | is_empty_interval(b) | overlaps(a, b)
+    | a["end"].eqNullSafe(b["begin"]) | b["end"].eqNullSafe(a["begin"])))
 translates("includes")(_relation(_includes))
 translates("included_in")(_relation(lambda a, b: _includes(b, a)))
 

@@ -784,7 +784,8 @@ def _evictions(node, positioned, base, x, keys: list, delta):
     end of their bucket: the first later bucket of the key whose largest a is above a_i + D
     (:func:`_first_later_above`, from the buckets' maxima: one row per bucket and key; log B
     steps per tuple, not one per later bucket), then in that bucket the first record above
-    a_i + D (records and thresholds sorted together per bucket and key).
+    a_i + D (:func:`least_above`: records and thresholds sorted together per bucket and key,
+    cut across partitions however many tuples wait for one bucket).
     Over FLOAT the threshold is ``sira.engine.spl.float_reach(a_i, D)``, found in the first
     pass: the largest value b with b - a_i <= D as the reference rounds it."""
     import heapq
@@ -835,20 +836,11 @@ def _evictions(node, positioned, base, x, keys: list, delta):
     if not floating:
         waiting = waiting.withColumn("__v", time_plus(F.col("__a"), delta))
     found = _first_later_above(waiting.select("__g", "__k", "__b", "__v"), maxima, bool(keys))
-    queries = waiting.join(found, on="__g").select(
-        "__k", F.col("__bq").alias("__b"), "__v", F.lit(1).alias("__q"), "__g",
-        F.lit(None).cast("long").alias("__rg"))
+    queries = waiting.join(found, on="__g").select("__k", F.col("__bq").alias("__b"), "__v",
+                                                   "__g")
     records = local.where("__rec").select("__k", "__b", F.col("__a").alias("__v"),
-                                          F.lit(0).alias("__q"), F.lit(None).cast("long")
-                                          .alias("__g"), F.col("__g").alias("__rg"))
-    # the first record after each threshold: read downwards, the last one before it (a frame
-    # growing from the start, computed incrementally; one ending at the end would be re-summed
-    # for every row)
-    following = W.partitionBy("__b", "__k").orderBy(F.col("__v").desc(), F.col("__q").desc()) \
-        .rowsBetween(W.unboundedPreceding, -1)
-    later = queries.unionByName(records).withColumn(
-        "__eg", F.last("__rg", ignorenulls=True).over(following)) \
-        .where((F.col("__q") == 1) & F.col("__eg").isNotNull()).select("__g", "__eg")
+                                          F.col("__g").alias("__rg"))
+    later = least_above(queries, records, ["__b", "__k"]).withColumnRenamed("__rg", "__eg")
     evictor = local.where(F.col("__eg").isNotNull()).select("__g", "__eg").unionByName(later)
     at = x.select(F.col("__g").alias("__eg"), F.col("__j").alias("__jE"),
                   F.col("__t").alias("__tE"))
@@ -871,8 +863,8 @@ def _first_later_above(waiting, maxima, keyed: bool, direct: int | None = None):
     log B aligned blocks of 2**L bucket numbers (its canonical blocks, nearest first), and a
     join with the blocks' maxima per key finds the first block holding a value above the
     threshold; in that block, the first such bucket is the first of the block's records (a
-    value above every earlier value of the block) that is above it: records and thresholds
-    sorted together per block, as in the second pass of :func:`_evictions`. Up to ``direct``
+    value above every earlier value of the block) that is above it (:func:`least_above`, as
+    in the second pass of :func:`_evictions`). Up to ``direct``
     (default ``DIRECT_BUCKETS``) buckets, a bounded factor, a join with every later bucket of
     the key is faster (a cross join, with the buckets' few rows broadcast, when not ``keyed``:
     ``__k`` is then one value).
@@ -910,15 +902,61 @@ def _first_later_above(waiting, maxima, keyed: bool, direct: int | None = None):
         .groupBy("__g", "__k", "__v").agg(F.min(F.struct("__L", "__c")).alias("__blk")) \
         .select("__g", "__k", "__v", F.col("__blk.__L").alias("__L"),
                 F.col("__blk.__c").alias("__c"))
-    queries = first.select(*block, "__v", F.lit(1).alias("__q"), "__g",
-                           F.lit(None).cast("long").alias("__rb"))
-    steps = records.select(*block, F.col("__top").alias("__v"), F.lit(0).alias("__q"),
-                           F.lit(None).cast("long").alias("__g"), F.col("__bq").alias("__rb"))
-    following = W.partitionBy(*block).orderBy(F.col("__v").desc(), F.col("__q").desc()) \
+    steps = records.select(*block, F.col("__top").alias("__v"), F.col("__bq").alias("__rg"))
+    return least_above(first.select(*block, "__v", "__g"), steps, block) \
+        .withColumnRenamed("__rg", "__bq")
+
+
+def least_above(queries, records, group: list):
+    """(``__g``, ``__rg``): for each row of ``queries`` (the ``group`` columns, a threshold
+    ``__v``, an id ``__g``), the id ``__rg`` of the row of ``records`` (``group``, a value
+    ``__v``, an id ``__rg``; one value per id) of its group with the least value above the
+    threshold; no row when there is none. The sweeps above ask for the first of a group's
+    records (each above every earlier one) above a threshold, which is that one.
+
+    Records and queries are sorted together by (group, value downwards, queries first at equal
+    values) and range-partitioned in that order (an id breaks ties, so however many queries
+    one group holds -- most of a stream waiting for one jump in value -- it is cut across
+    partitions); in each partition the answer is the last record before the query (a frame
+    growing from the start, computed incrementally), else the least record of the group in the
+    partitions before (a join of one row per partition and group). O((Q + R) log(Q + R)), no
+    task holding more than a partition's share. The rows are stored once (``localCheckpoint``):
+    the range partitioning samples them before it moves them, and each row's key is unique, so
+    both reads of the partitioning (the window, the least records) put it in one partition.
+
+    >>> from sira_spark import default_engine
+    >>> spark = default_engine().spark
+    >>> records = spark.createDataFrame([("a", 5, 50), ("a", 9, 90), ("b", 4, 40)],
+    ...                                 "__k string, __v long, __rg long")
+    >>> queries = spark.createDataFrame([("a", 5, 1), ("a", 2, 2), ("a", 9, 3), ("b", 0, 4)],
+    ...                                 "__k string, __v long, __g long")
+    >>> sorted(tuple(r) for r in least_above(queries, records, ["__k"]).collect())
+    [(1, 90), (2, 50), (4, 40)]
+    """
+    parts = int(queries.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    rows = queries.select(*group, "__v", F.lit(1).alias("__q"), F.col("__g").alias("__id")) \
+        .unionByName(records.select(*group, "__v", F.lit(0).alias("__q"),
+                                    F.col("__rg").alias("__id"))).localCheckpoint()
+    ranged = rows.repartitionByRange(parts, *group, F.col("__v").desc(), F.col("__q").desc(),
+                                     "__id") \
+        .withColumn("__pid", F.spark_partition_id())
+    before = W.partitionBy("__pid", *group).orderBy(F.col("__v").desc(), F.col("__q").desc()) \
         .rowsBetween(W.unboundedPreceding, -1)
-    return queries.unionByName(steps).withColumn(
-        "__bq", F.last("__rb", ignorenulls=True).over(following)) \
-        .where(F.col("__q") == 1).select("__g", "__bq")
+    local = ranged.withColumn("__rg", F.last(F.when(F.col("__q") == 0, F.col("__id")),
+                                             ignorenulls=True).over(before)) \
+        .where(F.col("__q") == 1)
+    found = local.where(F.col("__rg").isNotNull()).select(F.col("__id").alias("__g"), "__rg")
+    left = local.where(F.col("__rg").isNull())
+    # a group's values go down along the partitions: the least record of the partitions before
+    # is the least of their least records
+    least = ranged.where(F.col("__q") == 0).groupBy(F.col("__pid").alias("__pp"), *group) \
+        .agg(F.min(F.struct("__v", "__id")).alias("__m"))
+    carry = left.select("__pid", *group).distinct().join(least, on=group) \
+        .where(F.col("__pp") < F.col("__pid")).groupBy("__pid", *group) \
+        .agg(F.min("__m").alias("__m"))
+    carried = left.join(carry, on=["__pid", *group]).select(
+        F.col("__id").alias("__g"), F.col("__m.__id").alias("__rg"))
+    return found.unionByName(carried)
 
 
 def _delta_chain(node, positioned, keys: list, policy):

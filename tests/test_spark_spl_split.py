@@ -335,6 +335,39 @@ def test_caps_the_stream_never_reaches_are_split(engine, policy, held):
         assert bool(_whole_stream_steps(plan)) == evicting, cap
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_the_least_record_above_a_threshold_is_found_however_the_queries_crowd(engine, seed):
+    """sira_spark.spl.least_above, the lookup closing a sliding delta eviction across buckets,
+    against a plain search: groups holding most queries (all at one threshold, or spread),
+    thresholds equal to a record's value (not above it), groups with no record, and the
+    answers coming from the partition of the query or from earlier ones (4 partitions)."""
+    from sira_spark.spl import least_above
+    rng = random.Random(seed)
+    records, queries = [], []
+    for k in ["hot", "a", "b", ""][:rng.randrange(1, 5)]:
+        values = rng.sample(range(-30, 30), rng.randrange(0, 12))
+        records += [(k, v, 1000 + len(records)) for v in values]
+        many = 300 if k == "hot" else rng.randrange(8)
+        one = rng.randrange(-32, 32)
+        queries += [(k, one if rng.random() < 0.5 else rng.choice(values + [rng.randrange(
+            -32, 32)])) for _ in range(many)]
+    queries = [(k, v, g) for g, (k, v) in enumerate(queries)]
+    expected = set()
+    for k, v, g in queries:
+        above = [(rv, rg) for rk, rv, rg in records if rk == k and rv > v]
+        if above:
+            expected.add((g, min(above)[1]))
+    spark = engine.spark
+    got = least_above(spark.createDataFrame(queries, "__k string, __v long, __g long"),
+                      spark.createDataFrame(records, "__k string, __v long, __rg long"),
+                      ["__k"])
+    rows = [tuple(r) for r in got.collect()]
+    assert len(rows) == len(expected) and set(rows) == expected
+    # the window is per range partition and group: a crowded group is cut across partitions
+    windows = [line for line in executed_plan(got).splitlines() if "Window [" in line]
+    assert windows and all(re.search(r"\], \[__pid#\d+, __k#\d+\], \[", w) for w in windows)
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_the_first_later_bucket_above_a_threshold_is_found_in_log_steps(engine, seed):
     """sira_spark.spl._first_later_above, the second pass of a sliding delta eviction (the
