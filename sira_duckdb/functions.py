@@ -814,8 +814,8 @@ def aggregated(expr, rows: str, heading, c) -> str:
         return cast(total, rt)
     fn = "list_max" if expr.op == "max" else "list_min"
     if agg.identity is NO_IDENTITY:
-        fallback = sira_error("SiraValueError", expr.op, f"{expr.op} has no identity value for {rt}, "
-                              "so it cannot aggregate an empty relation")
+        fallback = sira_error("SiraValueError", expr.op, f"{expr.op} has no identity value "
+                              f"for {rt}, so it cannot aggregate an empty relation")
     else:
         fallback = literal(rt, agg.identity)
     return once(c, values, lambda vals: (

@@ -124,8 +124,9 @@ def relation_operand(node, compiler) -> Column:
 
         >>> import sira
         >>> from sira_spark import default_engine
-        >>> sira.evaluate("eq(relation(tuple(a(int(1)))), relation(tuple(a(int(1)))))",
-        ...               engine=default_engine())  # doctest: +SKIP
+        >>> one = "relation(heading(a(int)) body(tuple(a(1))))"
+        >>> sira.evaluate(f"eq({one}, project(extend({one}, (b(plus(a, 1)))), (a)))",
+        ...               engine=default_engine())
         True
     """
     df = compiler.compile(node)
@@ -142,8 +143,8 @@ def operand_aggregate(expr, heading, compiler) -> Column:
 
         >>> import sira
         >>> from sira_spark import default_engine
-        >>> sira.evaluate("sum(relation(tuple(a(int(1))) tuple(a(int(2)))), a)",
-        ...               engine=default_engine())  # doctest: +SKIP
+        >>> sira.evaluate("sum(relation(heading(a(int)) body(tuple(a(1)) tuple(a(2)))), a)",
+        ...               engine=default_engine())
         3
     """
     from sira.expressions.evaluate import aggregated_type
