@@ -82,9 +82,9 @@ def _window_table(node, children, c):
         period = floor_aligned(u, size, offset)
         first = f"(({u} - {period}) // {slide} + 1)"
         if size // slide > MAX_HOP_OFFSETS:  # the steps, counted before they are made
-            steps = f"{size // slide} + 1 - {first}"
+            many = f"{size // slide} + 1 - {first}"
             timed = c.define(f"SELECT * FROM {timed} WHERE "
-                             f"{sized_within(c, node, timed, steps)}", "timed")
+                             f"{sized_within(c, node, timed, many)}", "timed")
         steps = c.define(f"SELECT *, {period} AS {s}, unnest(range({first}, {size // slide + 1}))"
                          f" AS {k} FROM {timed}", "cumulate")
         values = _window_values(node, s, f"{s} + {k} * {slide}")

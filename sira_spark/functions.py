@@ -160,11 +160,17 @@ def operand_aggregate(expr, heading, compiler) -> Column:
         value = aggregated_column(expr, F.collect_list(F.struct(
             F.col(f"`{expr.name}`").alias(expr.name))), heading)
     else:
+        _refuse_unordered(expr.op, at)
         agg = aggregation({"sum": "plus"}.get(expr.op, expr.op), at)
-        if isinstance(at, IntervalType) or isinstance(at, (RelationType, TupleType)):
-            raise NotSupportedOnSpark(node=f"{expr.op} of {at} values")
         value = aggregate_column(agg, F.col(f"`{expr.name}`"), at).cast(spark_type(rt))
     return df.agg(value).scalar()
+
+
+def _refuse_unordered(op: str, at) -> None:
+    """``sum``/``min``/``max`` of intervals, tuples or relations: Spark compares their structs
+    field by field, which is not sira's order, so they are refused."""
+    if isinstance(at, (IntervalType, RelationType, TupleType)):
+        raise NotSupportedOnSpark(node=f"{op} of {at} values")
 
 
 def aggregated_column(expr, rows: Column, heading) -> Column:
@@ -198,8 +204,7 @@ def aggregated_column(expr, rows: Column, heading) -> Column:
                                _average_plus)
         return F.aggregate(values, F.lit(0).cast(st), lambda a, v: (a + v).cast(st))
     pick = F.greatest if expr.op == "max" else F.least
-    if isinstance(at, IntervalType) or isinstance(at, (RelationType, TupleType)):
-        raise NotSupportedOnSpark(node=f"{expr.op} of {at} values")
+    _refuse_unordered(expr.op, at)
     first = F.get(values, 0)
     out = F.aggregate(values, first, lambda a, v: pick(a, v))
     if agg.identity is NO_IDENTITY:
