@@ -83,7 +83,7 @@ from sira.types import FLOAT
 from .compiler import translates
 from .functions import canonical_list
 from .guards import guard_of, held, held_over, held_within
-from .lifting import first_beyond, float_reaches, partition_ends
+from .lifting import chain_members, first_beyond, float_reaches, partition_ends
 from .sql import and_all, ident, struct_pack
 from .windows import TIME_MAX, from_time, order_columns, time_plus, to_time
 
@@ -485,19 +485,15 @@ def _chain_members(node, base: str, keys: list, j: str, policy, value: str, c) -
     ``delta(a, D)`` ``policy`` (a tumbling window's starts, a delta trigger's references; ``a``
     in ``base``'s column ``value``): the key's first tuple, then each time the first later tuple
     with a > a_m + D over the member m before it. Every tuple's successor is found at once by
-    :func:`sira_duckdb.lifting.first_beyond`, for ``a`` in any order; only the chain is followed
-    in Python, one step per member."""
+    :func:`sira_duckdb.lifting.first_beyond`, for ``a`` in any order, and the chains followed
+    from every key's first tuple at once by :func:`sira_duckdb.lifting.chain_members`."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     ids, js, ends, values = _key_ordered(node, base, keys, j, [value], c)
-    successor = first_beyond(values, _reaches(node, policy, values), ends).to_pylist()
-    members = []
-    for position in pc.indices_nonzero(pc.equal(js, 1)).to_pylist():  # each key's first
-        while position is not None:
-            members.append(position)
-            position = successor[position]
-    return c.register(pa.table({"id": pc.take(ids, pa.array(members, pa.int64()))}),
+    successor = first_beyond(values, _reaches(node, policy, values), ends)
+    members = chain_members(successor, pc.indices_nonzero(pc.equal(js, 1)))
+    return c.register(pa.table({"id": pc.take(ids, members)}),
                       "spl_members")
 
 
