@@ -182,10 +182,12 @@ def can_fail(expr) -> bool:
 
 
 def _short_circuit(expr, heading, c, scope) -> str:
-    """``and``/``or``: plain AND/OR when no operand after the first can fail; otherwise a CASE
-    that evaluates an operand only where Python's short-circuit does."""
+    """``and``/``or``: plain AND/OR when no operand can fail; otherwise a CASE that evaluates
+    an operand only where Python's short-circuit does, and always where it does (with plain AND,
+    DuckDB evaluates the cheaper operand first: in ``(a > 0 OR 6 // a > 1) AND a > 0`` the
+    division was never reached for a = 0, where the reference raises)."""
     args = [expression(a, heading, c, scope) for a in expr.args]
-    if not any(can_fail(a) for a in expr.args[1:]):
+    if not any(can_fail(a) for a in expr.args):
         joiner = " AND " if expr.op == "and" else " OR "
         return "(" + joiner.join(f"({a})" for a in args) + ")"
     stop = "FALSE" if expr.op == "and" else "TRUE"

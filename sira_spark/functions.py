@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 
 from sira.errors import NotSupportedOnSpark
 from sira.expressions.evaluate import infer_type
+from sira.expressions.facts import is_total
 from sira.expressions.library import resolve
 from sira.expressions.nodes import Aggregated, AttrRef, Call, FieldOf, Literal, RelationArg
 from sira.intervals import INTERVAL_TYPES, IntervalType, empty_interval
@@ -111,8 +112,26 @@ def column(expr, heading, compiler, scope: Scope | None = None) -> Column:
             df = compiler.compile(expr.args[0].node)
             return df.agg(F.count(F.lit(1)).cast("int")).scalar()
         args = [column(a, heading, compiler, scope) for a in expr.args]
+        if expr.op in ("and", "or") and not all(map(is_total, expr.args)):
+            return _in_order(expr.op, args)
         return fn(args, arg_types, result_type)
     raise NotSupportedOnSpark(node=f"the expression {expr!r}")
+
+
+def _in_order(op: str, args: list) -> Column:
+    """``and``/``or`` over operands one of which may fail, evaluated as the Python engine does:
+    left to right, each only where the ones before it have not decided. A chain of CASE
+    branches whose conditions are opaque (:func:`sira_spark.basic.opaque`): Catalyst would
+    otherwise simplify the plain AND/OR and may drop a failing operand altogether
+    (``(a > 0 OR 6 / a > 1) AND a > 0`` is absorbed into ``a > 0``, and no division by zero
+    is raised where the reference raises it)."""
+    from .basic import opaque
+    stop = F.lit(op == "or")
+    out = None
+    for a in args[:-1]:
+        decides = opaque(a) if op == "or" else ~opaque(a)
+        out = F.when(decides, stop) if out is None else out.when(decides, stop)
+    return out.otherwise(args[-1])
 
 
 def relation_operand(node, compiler) -> Column:
