@@ -42,7 +42,7 @@ from sira.values import Heading
 
 from .basic import fenced_node
 from .compiler import translates
-from .functions import Scope, aggregated, canonical_list, expression
+from .functions import Scope, aggregated, can_fail, canonical_list, expression, once
 from .guards import held
 from .sql import ident, or_any, struct_pack
 from .types import duckdb_type
@@ -95,9 +95,42 @@ def _part_sql(part, scope, c, values, exists):
     parts = [_part_sql(p, scope, c, values, exists)[0] for p in part.parts]
     if part.op == "not":
         value = f"(NOT {parts[0]})"
+    elif any(map(_may_fail, part.parts)):
+        value = _in_order(part.op, parts, c)
     else:
         value = "(" + f" {part.op.upper()} ".join(parts) + ")"
     return value, f"({value} IS NULL)"
+
+
+def _may_fail(part) -> bool:
+    """Whether a three-valued part may raise for some tuple."""
+    if isinstance(part, Strict):
+        return can_fail(part.expr) or any(_may_fail(p) for _, p in part.holes)
+    if isinstance(part, Absence):
+        return _may_fail(part.part)
+    return any(map(_may_fail, part.parts))
+
+
+def _in_order(op: str, parts: list, c) -> str:
+    """A three-valued ``and``/``or`` of ``parts`` (SQL, NULL for MISSING) evaluated as the
+    reference's: left to right, up to the first part that decides (FALSE for ``and``, TRUE
+    for ``or``; a MISSING one does not). Each part is bound once (:func:`once`) where the ones
+    before it have not decided, so the SQL grows linearly however deep the parts nest; the
+    plain AND/OR would let DuckDB evaluate a later part first, or absorb a failing one
+    (``(n.val > 0 AND 6 // s.val > 1) OR n.val > 0`` became ``n.val > 0``).
+
+        >>> print(_in_order("and", ["p", "q"], None))
+        (CASE WHEN (p) IS NOT DISTINCT FROM FALSE THEN FALSE ELSE (CASE WHEN (q) IS NOT \
+DISTINCT FROM FALSE THEN FALSE ELSE ((p) AND (q)) END) END)
+    """
+    stop = "FALSE" if op == "and" else "TRUE"
+
+    def rest(i: int, bound: list) -> str:
+        if i == len(parts):  # no part decided: each TRUE or MISSING (and), FALSE or MISSING (or)
+            return "(" + f" {op.upper()} ".join(f"({v})" for v in bound) + ")"
+        return once(c, parts[i], lambda v: f"(CASE WHEN ({v}) IS NOT DISTINCT FROM {stop} THEN "
+                                           f"{stop} ELSE {rest(i + 1, [*bound, v])} END)")
+    return rest(0, [])
 
 
 # ---------------------------------------------------------------------- sequences
