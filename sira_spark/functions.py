@@ -114,8 +114,15 @@ def column(expr, heading, compiler, scope: Scope | None = None) -> Column:
         args = [column(a, heading, compiler, scope) for a in expr.args]
         if expr.op in ("and", "or") and not all(map(is_total, expr.args)):
             return _in_order(expr.op, args)
+        if expr.op in _COMPARISONS:  # Catalyst folds x = x to TRUE (x > x to FALSE), and a
+            from .basic import opaque  # failing x with it; an opaque x is never "the same"
+            args = [a if is_total(e) else opaque(a) for a, e in zip(args, expr.args)]
         return fn(args, arg_types, result_type)
     raise NotSupportedOnSpark(node=f"the expression {expr!r}")
+
+
+#: the comparisons Catalyst folds when both operands are the same expression
+_COMPARISONS = frozenset({"eq", "ne", "gt", "ge", "lt", "le"})
 
 
 def _in_order(op: str, args: list) -> Column:
