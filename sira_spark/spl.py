@@ -33,15 +33,16 @@ tuple.
 per epoch (:func:`_lru_epochs`): such a partition never ends on its own, so the partitions that
 exist are always the N keys updated last, and a tuple starts a new epoch of its key exactly when
 its key is not among them -- a set of N keys carried along the stream in two passes. The rest of
-``partitioncount(N)`` and ``tuplecount(N)`` is issue 18's open limit on Spark: there they couple
-the keys -- whether a key's window survives a tuple depends on how many *other* keys hold a window
-at that moment (or how many tuples they hold), and which of them do depends on their own flushes (a
-tumbling window), expiries (a time eviction) and evictions, so the state carried along the stream
-is the whole set of live windows with their contents, not a summary of a few values per bucket that
-a parallel prefix could combine. They go in order through :class:`sira.engine.spl.SplScanner` (the
-reference's own state machine) in ``mapInArrow``, on the narrow columns the policies read
-(:func:`_sequential`), with a join on the tuples' numbers and a groupBy per window assembling
-``tuples``; the scan is a single task (the plan test keeps its strict xfail).
+``partitioncount(N)`` and ``tuplecount(N)`` couples the keys: whether a key's window survives a
+tuple depends on how many *other* keys hold a window at that moment (or how many tuples they
+hold), and which of them do depends on their own flushes, expiries and evictions, so the state
+carried along the stream is the whole set of live windows, not a summary of a few values per
+bucket. That state machine (:class:`sira.engine.spl.SplScanner`, the reference's own) forgets:
+a partition ends when it flushes or is evicted. So the stream is cut into chunks of its order,
+each scanned from an empty state at once, and each chunk entered with another state is scanned
+again from it until the two scans reach the same state (:mod:`sira_spark.spl_scan`,
+:func:`_coupled`); a join on the tuples' numbers and a groupBy per window assemble
+``tuples``.
 
 A sliding ``delta(a, D)`` eviction over a FLOAT attribute is split like the others: the
 reference subtracts in floating point (a later b evicts a_i when ``b - a_i > D``, rounded), so
@@ -112,13 +113,14 @@ def _splwindow(node, children, c):
     else:
         evicting = _unless_evicting(node, df)
         if not _splittable(evicting):
-            windows = _sequential(evicting, df, c)
+            with windows_counted_in_workers(c, node):  # the scan refuses them in its workers
+                windows = _coupled(evicting, df, c)
         elif time_triggered(evicting):
             # its windows' tuples are counted before they are made, exactly: no second count
             return _split(evicting, df)
         else:
             windows = _split(evicting, df)
-    with windows_counted_in_workers(c, node):  # the scan of _sequential counts them too
+    with windows_counted_in_workers(c, node):  # the scan of _coupled counts them too
         return check_held(c, node, windows)  # max_tuples: the tuples the windows hold
 
 
@@ -140,66 +142,133 @@ def _unless_evicting(node, df):
     return node
 
 
-def _sequential(node, df, c):
-    """Tumbling and sliding windows: the stream sorted (a range-partitioned sort) and numbered
-    in order (``__g``, increasing with the position; the numbering is checkpointed so it is the
-    same everywhere it is read); the narrow columns the policies read go, in order, to
-    :class:`sira.engine.spl.SplScanner` (the reference's own state machine) in ``mapInArrow``,
-    which gives each window's instance, ``at`` and the numbers of its tuples; a join on ``__g``
-    and a groupBy per window assemble ``tuples``."""
-    import copy
-
+def _coupled(node, df, c):
+    """Tumbling and sliding windows whose ``partitioncount``/``tuplecount`` couples the keys:
+    the stream sorted (a range-partitioned sort) and numbered in order (``__g``, checkpointed
+    so it is the same everywhere it is read); the narrow columns the policies read cut into
+    chunks of the order and scanned by :mod:`sira_spark.spl_scan` (:class:`SplScanner`, the
+    reference's own state machine, in ``mapInArrow``): a speculative first pass per chunk, the
+    chunks' reports on the driver, corrections of the chunks entered with another state until
+    their scan meets the speculative one (usually one round); each key's windows numbered
+    across chunks (:func:`_running`), a join on ``__g`` and a groupBy per window assemble
+    ``tuples``. A stream of at most ``packing.SEQUENCE_BUCKET_ROWS`` tuples is one chunk."""
     import pyarrow as pa
+
+    from . import packing
+    from .spl_scan import CHECK, MEMBER, REPORT, WINDOW, Walk, correct, first_pass, \
+        record_schema
+    from .windowby import ROWS_PER_CHUNK, _estimated_rows
 
     h = node.source.heading
     keys = list(node.partition)
     ev, tr = node.eviction, node.trigger
+    spark = df.sparkSession
     positioned = df.orderBy(*_stream_order(node)).withColumn(
         "__g", F.monotonically_increasing_id()).localCheckpoint()
-    key = _key_text(node, keys)
     punct = _c(ev.attr) if ev.kind == "punct" else F.lit(False)
-    narrow = positioned.select(F.col("__g"), key.alias("__k"),
+    narrow = positioned.select(F.col("__g"), _key_text(node, keys).alias("__k"),
                                _to_time(_c(node.ts), node.ts_type).alias("__t"),
                                _delta(node, ev).alias("__a"), punct.alias("__p"),
                                _delta(node, tr).alias("__ta"))
-    at_type = pa.float64() if node.ts_type == FLOAT else pa.int64()
-    schema = "__e long, __instance long, __at " + ("double" if node.ts_type == FLOAT else "long") \
-        + ", __m long"
-    # what the windows hold counted after every tuple and tick (a quiet stretch under a time
-    # trigger), TooManyTuples raised in the worker and again on the driver
+    rows = _estimated_rows(positioned)
+    parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    chunks = 1 if rows <= packing.SEQUENCE_BUCKET_ROWS else max(parts, -(-rows // ROWS_PER_CHUNK))
+    chunked = narrow.repartitionByRange(chunks, "__g").sortWithinPartitions("__g") \
+        .select(F.spark_partition_id().cast("long").alias("__c"), "*").localCheckpoint()
     prototype = SplScanner.guarded(node, guard_of(c, node)[0])
+    # the timer's origin, the stream's first time (the stream is in time order)
+    origin = narrow.agg(F.min("__t")).first()[0] if prototype.period is not None else None
+    floating = node.ts_type == FLOAT
+    schema = record_schema("double" if floating else "long")
+    types = [pa.int32(), pa.int64(), pa.int64(), pa.int64(), pa.int64(), pa.string(),
+             pa.float64() if floating else pa.int64(), pa.int64(), pa.binary(), pa.binary()]
+    names = [f.split()[0] for f in schema.split(", ")]
+
+    def batch(recs):
+        cols = list(zip(*recs))
+        return pa.RecordBatch.from_arrays([pa.array(list(col), t) for col, t in
+                                           zip(cols, types)], names=names)
+
+    def columns(batches):
+        for b in batches:
+            yield tuple(b.column(i).to_pylist() for i in range(1, 7))
 
     def scan(batches):
-        scanner = copy.deepcopy(prototype)
-        counters: dict = {}
-        number = 0
-        for batch in batches:
-            g, k, t, a, p, ta = (batch.column(i).to_pylist() for i in range(6))
-            out = [[], [], [], []]
-            emitted = []
-            with reported():
-                for i in range(batch.num_rows):
-                    emitted.extend(scanner.push(k[i], t[i], g[i], a[i], p[i], ta[i]))
-            for key_, at, ids in emitted:
-                counters[key_] = counters.get(key_, 0) + 1
-                out[0].extend([number] * len(ids))
-                out[1].extend([counters[key_]] * len(ids))
-                out[2].extend([at] * len(ids))
-                out[3].extend(ids)
-                number += 1
-            yield pa.RecordBatch.from_arrays(
-                [pa.array(out[0], pa.int64()), pa.array(out[1], pa.int64()),
-                 pa.array(out[2], at_type), pa.array(out[3], pa.int64())],
-                names=["__e", "__instance", "__at", "__m"])
+        got = _opened(batches)
+        if got is None:
+            return
+        chunk, batches = got
+        for recs in first_pass(chunk, columns(batches), prototype, origin):
+            if recs:
+                yield batch(recs)
 
-    # partitioncount and tuplecount couple the keys: the stream in order, in one task
-    members = narrow.repartition(1).sortWithinPartitions("__g").mapInArrow(scan, schema)
-    joined = members.join(positioned, members["__m"] == positioned["__g"])
-    grouped = joined.groupBy("__e", "__instance", "__at", *[_c(k) for k in keys]).agg(
+    first = chunked.mapInArrow(scan, schema).localCheckpoint()
+    kind = F.col("kind")
+    checks: dict = {}
+    empty, exits = {}, {}
+    for r in first.where(kind.isin(REPORT, CHECK)).collect():
+        if r["kind"] == CHECK:
+            checks.setdefault(r["c"], {})[r["g"]] = bytes(r["d"])
+        elif r["state"] is None:
+            empty[r["c"]] = bytes(r["d"])
+        else:
+            exits[r["c"]] = bytes(r["state"])
+    walk = Walk({chunk: (empty[chunk], exits[chunk]) for chunk in exits})
+    fixed = []
+    while True:
+        jobs = walk.wanted()
+        if not jobs:
+            break
+        their_checks = {chunk: checks.get(chunk, {}) for chunk in jobs}
+
+        def fix(batches, jobs=jobs, their_checks=their_checks):
+            got = _opened(batches)
+            if got is None:
+                return
+            chunk, batches = got
+            yield batch(correct(chunk, columns(batches), jobs[chunk], their_checks[chunk]))
+
+        out = chunked.where(F.col("__c").isin(list(jobs))).mapInArrow(fix, schema) \
+            .localCheckpoint()
+        for r in out.where(kind == REPORT).collect():
+            walk.learn(r["c"], r["tag"], r["g"], None if r["state"] is None
+                       else bytes(r["state"]))
+        fixed.append(out)
+    kept = first.where(kind.isin(WINDOW, MEMBER))
+    decided = walk.decisions()
+    if decided:
+        d = spark.createDataFrame([(chunk, tag, met) for chunk, (tag, met) in decided.items()],
+                                  "__dc long, __dtag long, __dmet long")
+        kept = kept.join(F.broadcast(d), F.col("c") == F.col("__dc"), "left") \
+            .where(F.col("__dmet").isNull() | (F.col("g") > F.col("__dmet"))) \
+            .select(*kept.columns)
+        for part in fixed:
+            kept = kept.unionByName(part.where(kind.isin(WINDOW, MEMBER)).join(
+                F.broadcast(d), (F.col("c") == F.col("__dc")) & (F.col("tag") == F.col("__dtag")),
+                "left_semi"))
+    windows = kept.where(kind == WINDOW).select(
+        F.col("c").alias("__c"), F.col("g").alias("__wg"), F.col("seq").alias("__ws"),
+        F.col("k").alias("__k"), F.col("at").alias("__at"))
+    windows = _running(windows, ["__k"], {"__instance": F.lit(1)}, ["__wg", "__ws"], "__c")
+    members = kept.where(kind == MEMBER).select(
+        F.col("g").alias("__wg"), F.col("seq").alias("__ws"), F.col("m").alias("__m"))
+    joined = members.join(windows, ["__wg", "__ws"]).join(
+        positioned, F.col("__m") == F.col("__g"))
+    grouped = joined.groupBy("__wg", "__ws", "__instance", "__at", *[_c(k) for k in keys]).agg(
         _sorted_rows(F.collect_list(_row_struct(h))).alias("tuples"))
     out = grouped.select(*[_c(k) for k in keys], F.col("__instance").alias("instance"),
                          _from_time(F.col("__at"), node.ts_type).alias("at"), "tuples")
     return ordered(out, node.heading)
+
+
+def _opened(batches):
+    """(the chunk id in the first column, the chunk's batches) of a ``mapInArrow`` input over
+    one chunk, or None for an empty one."""
+    batches = (b for b in batches if b.num_rows)
+    head = next(batches, None)
+    if head is None:
+        return None
+    return head.column(0)[0].as_py(), itertools.chain([head], batches)
 
 
 def _type_of(df, col):
@@ -323,7 +392,7 @@ def _splittable(node) -> bool:
     every tumbling and sliding window without partition eviction or with ``partitionage``
     (per epoch, :func:`_epochs`), ``partitioncount`` where it evicts by recency alone
     (``sira.engine.spl.by_recency``; per epoch, :func:`_lru_epochs`). The others go through
-    the scan of :func:`_sequential`. (The timestamp is INT, LONG or TIMESTAMP: ticks and bounds
+    the scan of :func:`_coupled`. (The timestamp is INT, LONG or TIMESTAMP: ticks and bounds
     are exact integers; a FLOAT delta attribute is compared as the reference rounds it,
     :func:`_evictions`.)"""
     pe = node.partition_eviction
@@ -967,8 +1036,6 @@ def _delta_chain(node, positioned, keys: list, policy):
     row each), corrections of the chunks a key continues into (``mapInArrow`` over those
     chunks, usually one round), and the speculative members the corrections replace dropped
     by a broadcast join with the decisions (one row per corrected chunk)."""
-    import itertools
-
     import pyarrow as pa
 
     from .spl_chain import MEMBER, REPORT, Chain, correct, first_pass, record_schema
@@ -995,16 +1062,8 @@ def _delta_chain(node, positioned, keys: list, policy):
         return pa.RecordBatch.from_arrays([pa.array(list(col), t) for col, t in
                                            zip(cols, types)], names=names)
 
-    def opened(batches):
-        """(chunk id, the chunk's batches) or None for an empty chunk."""
-        batches = (b for b in batches if b.num_rows)
-        head = next(batches, None)
-        if head is None:
-            return None
-        return head.column(0)[0].as_py(), itertools.chain([head], batches)
-
     def scan(batches):
-        got = opened(batches)
+        got = _opened(batches)
         if got is None:
             return
         c, batches = got
@@ -1026,7 +1085,7 @@ def _delta_chain(node, positioned, keys: list, policy):
             break
 
         def fix(batches, jobs=jobs):
-            got = opened(batches)
+            got = _opened(batches)
             if got is None:
                 return
             c, batches = got

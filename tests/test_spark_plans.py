@@ -4,9 +4,8 @@ Every operator family is compiled over a single sequence (a stream with no key, 
 no other attribute) and its executed plan (adaptive execution off, so the plan is the one that
 runs) must hold no ``SinglePartition`` exchange and no window with an empty partition spec:
 such a step uses one core of one machine, whatever the cluster. WINDOWBY and the SPL windows
-without partition eviction are split across chunks of their order (``sira_spark.windowby``,
-``sira_spark.spl``, ``sira_spark.spl_chain``); the families still in one partition are strict
-xfails naming issue 18 (a family that gets split must lose its mark)."""
+are split across chunks of their order (``sira_spark.windowby``, ``sira_spark.spl``,
+``sira_spark.spl_chain``, ``sira_spark.spl_scan``)."""
 
 from __future__ import annotations
 
@@ -95,16 +94,13 @@ FAMILIES.update({
     "spl_partitioncount_sliding": "splwindow(S, ts, sliding, count(10) trigger(count(5)) "
                                   "partitioned(v, partitioncount(2)))",
     "spl_float_delta": "splwindow(extend(S, f(tofloat(v))), ts, sliding, delta(f, 2.5))",
+    # keys coupled by the cap: the scan in chunks corrected from each other's exits
+    # (sira_spark.spl_scan)
+    "spl_partitioncount": "splwindow(S, ts, tumbling, count(10) partitioned(v, "
+                          "partitioncount(2)))",
+    "spl_tuplecount": "splwindow(S, ts, sliding, time(10) trigger(count(5)) partitioned(v, "
+                      "tuplecount(7)))",
 })
-
-#: families whose single sequence still goes through one partition (issue 18 stays open)
-OWNED_ELSEWHERE = {
-    "spl_partitioncount": ("splwindow(S, ts, tumbling, count(10) partitioned(v, "
-                           "partitioncount(2)))",
-                           "SPL partitioncount/tuplecount couple the keys (sira_spark.spl), "
-                           "not split"),
-}
-
 
 def one_partition_steps(plan: str) -> list:
     """The steps of an executed plan that hold every row in one partition."""
@@ -136,31 +132,9 @@ def plan_of(engine, query):
         return executed_plan(engine.dataframe(query, {"S": S, "E": E}))
 
 
-#: families whose sweep without a key still goes through one partition on main (issue 18 stays
-#: open); PACK, the pointwise set operators and JOIN, SUMMARIZEBYUSING's sums, SESSION and the
-#: CQL ``rows`` windows and SPL ``timeInterval`` of one sequence are split across buckets
-#: (``sira_spark.packing._pack_sequence``, ``running_sequence``, ``running_rows``,
-#: ``carried_across``, ``sira_spark.windowtables._session_sequence``,
-#: ``sira_spark.windows._positioned``, ``sira_spark.spl._watermarked``)
-NOT_SPLIT_YET: set = set()
-
-
 @pytest.mark.parametrize("family", sorted(FAMILIES))
-def test_no_plan_step_holds_a_whole_sequence_in_one_partition(spark_engine, family, request):
-    if family in NOT_SPLIT_YET:
-        request.applymarker(pytest.mark.xfail(
-            strict=True, raises=AssertionError,
-            reason="a sweep without a key in one partition (issue 18)"))
+def test_no_plan_step_holds_a_whole_sequence_in_one_partition(spark_engine, family):
     plan = plan_of(spark_engine, FAMILIES[family])
-    assert one_partition_steps(plan) == [], plan
-
-
-@pytest.mark.parametrize("family", sorted(OWNED_ELSEWHERE))
-def test_families_split_by_other_work(spark_engine, family, request):
-    query, owner = OWNED_ELSEWHERE[family]
-    request.applymarker(pytest.mark.xfail(
-        strict=True, raises=AssertionError, reason=f"{owner} (issue 18)"))
-    plan = plan_of(spark_engine, query)
     assert one_partition_steps(plan) == [], plan
 
 

@@ -15,8 +15,8 @@ import pytest
 import sira
 from sira import BOOLEAN, FLOAT, INT, LONG, STRING, TIMESTAMP, Relation
 
-from conftest import (every_sequence_split, executed_plan, skewed_and_sparse_streams,
-                      spark_available, windows_in_plan)
+from conftest import (checkpoints_in_plan, every_sequence_split, executed_plan,
+                      skewed_and_sparse_streams, spark_available, windows_in_plan)
 
 pytestmark = pytest.mark.skipif(not spark_available(), reason="Spark is not available here")
 
@@ -161,11 +161,72 @@ def _whole_stream_steps(plan: str) -> list:
             if "SinglePartition" in line or re.search(r"\bWindow \[.*\], \[\], \[", line)]
 
 
-def test_the_plan_check_sees_the_scan_path(engine):
-    # partition eviction still goes through one scan: the check must see it
-    plan, _ = plan_and_windows(engine, "splwindow(s, ts, tumbling, count(3) partitioned(k, "
-                               "partitioncount(2)))", random_stream(1, n=30))
+def test_the_plan_check_sees_a_short_stream_in_one_task(engine):
+    # a stream of at most packing.SEQUENCE_BUCKET_ROWS tuples is one chunk of the scan of
+    # coupled keys (one task): the check must see it
+    with checkpoints_in_plan():
+        plan, _ = plan_and_windows(engine, "splwindow(s, ts, tumbling, count(3) partitioned(k, "
+                                   "partitioncount(2)))", random_stream(1, n=30))
     assert _whole_stream_steps(plan)
+
+
+#: partitioncount and tuplecount where they couple the keys: the scan of sira_spark.spl_scan
+COUPLED = [
+    "tumbling, count(3) partitioned(k, partitioncount(2))",
+    "tumbling, time(5) partitioned(k, partitioncount(1))",
+    "tumbling, delta(i, 3) partitioned(k, tuplecount(5))",
+    "sliding, count(3) partitioned(k, tuplecount(5))",
+    "sliding, time(6) trigger(count(2)) partitioned(k, partitioncount(2))",
+    "sliding, delta(i, 2) trigger(delta(ts, 1)) partitioned(k, tuplecount(6))",
+    "sliding, time(4) trigger(time(3)) partitioned(k, tuplecount(7)) arrival(seq)",
+]
+
+
+@pytest.fixture()
+def corrections(monkeypatch):
+    """The corrections the scan of coupled keys makes, as (chunk, whether the corrected scan
+    never met the speculative one)."""
+    from sira_spark import spl_scan
+    made, learn = [], spl_scan.Walk.learn
+
+    def counted(self, c, tag, met, state):
+        made.append((c, met == spl_scan.NEVER))
+        return learn(self, c, tag, met, state)
+
+    monkeypatch.setattr(spl_scan.Walk, "learn", counted)
+    return made
+
+
+@pytest.mark.parametrize("policy", COUPLED)
+def test_coupled_keys_are_scanned_in_chunks_corrected_where_entered_with_a_state(
+        engine, policy, corrections):
+    """The stream cut into four chunks, each scanned from an empty state and corrected from
+    the state the previous chunk leaves until the two scans meet (sira_spark.spl_scan): the
+    windows equal the Python engine's, a correction was needed, no plan step holds the stream.
+    Streams: three keys with ties, or one key holding most tuples beside many rare ones."""
+    rng = random.Random(len(policy))
+    if COUPLED.index(policy) % 2:
+        s = random_stream(len(policy), n=150, keys="abcdef")
+    else:
+        s = Relation.from_rows(HEADING, [
+            {"ts": t // 2, "seq": t, "k": "big" if rng.random() < 0.8 else f"k{t % 9}",
+             "i": rng.randrange(-9, 9), "p": False} for t in range(150)])
+    with every_sequence_split(), checkpoints_in_plan():
+        plan, out = plan_and_windows(engine, f"splwindow(s, ts, {policy})", s)
+    assert len(out) > 1 and corrections
+    assert not _whole_stream_steps(plan), plan
+
+
+def test_chunks_whose_scans_never_meet_are_corrected_one_after_another(engine, corrections):
+    # one key holding most tuples, never evicted, its tumbling count windows offset by the
+    # tuples it held at each chunk's start: no correction meets its speculative scan, each
+    # chunk waits for the previous one's true exit (one more round each)
+    s = Relation.from_rows(HEADING, [
+        {"ts": t, "seq": t, "k": "big" if t % 4 else f"r{t % 3}", "i": 0, "p": False}
+        for t in range(120)])
+    with every_sequence_split():
+        same(engine, "splwindow(s, ts, tumbling, count(7) partitioned(k, partitioncount(2)))", s)
+    assert sum(never for _, never in corrections) >= 2, corrections
 
 
 @pytest.mark.parametrize("text", [
@@ -324,15 +385,18 @@ def test_partitioncount_splits_each_key_into_epochs_of_the_keys_updated_last(eng
 
 @pytest.mark.parametrize("policy, held", [("tumbling, count(3)", 12),
                                           ("sliding, time(5) trigger(count(3))", 120)])
-def test_caps_the_stream_never_reaches_are_split(engine, policy, held):
+def test_caps_the_stream_never_reaches_change_nothing(engine, policy, held):
     # four keys: partitioncount(4) and tuplecount(held) can never evict (at most 4 partitions,
-    # at most 4 * C tuples under count(C), else the stream's 120), so the windows are split;
-    # one less and the scan (in one task) gives the reference's evictions
+    # at most 4 * C tuples under count(C), else the stream's 120), so the windows are those
+    # without the cap (split without a scan); one less and the scan of coupled keys gives the
+    # reference's windows
     s = random_stream(len(policy), keys="abcd")
+    uncapped = sira.evaluate(f"splwindow(s, ts, {policy} partitioned(k))", {"s": s})
     for cap, evicting in (("partitioncount(4)", False), ("partitioncount(3)", True),
                           (f"tuplecount({held})", False), (f"tuplecount({held - 1})", True)):
-        plan, _ = plan_and_windows(engine, f"splwindow(s, ts, {policy} partitioned(k, {cap}))", s)
-        assert bool(_whole_stream_steps(plan)) == evicting, cap
+        with every_sequence_split():
+            out = same(engine, f"splwindow(s, ts, {policy} partitioned(k, {cap}))", s)
+        assert evicting or out == uncapped, cap
 
 
 @pytest.mark.parametrize("seed", range(6))
