@@ -145,19 +145,16 @@ def _unless_evicting(node, df):
 def _coupled(node, df, c):
     """Tumbling and sliding windows whose ``partitioncount``/``tuplecount`` couples the keys:
     the stream sorted (a range-partitioned sort) and numbered in order (``__g``, checkpointed
-    so it is the same everywhere it is read); the narrow columns the policies read cut into
-    chunks of the order and scanned by :mod:`sira_spark.spl_scan` (:class:`SplScanner`, the
-    reference's own state machine, in ``mapInArrow``): a speculative first pass per chunk, the
-    chunks' reports on the driver, corrections of the chunks entered with another state until
-    their scan meets the speculative one (usually one round); each key's windows numbered
-    across chunks (:func:`_running`), a join on ``__g`` and a groupBy per window assemble
-    ``tuples``. A stream of at most ``packing.SEQUENCE_BUCKET_ROWS`` tuples is one chunk."""
+    so it is the same everywhere it is read; its Spark partitions are the *chunks*, ``__g``'s
+    upper bits); the narrow columns the policies read scanned by :mod:`sira_spark.spl_scan`
+    (:class:`SplScanner`, the reference's own state machine, in ``mapInArrow``): a speculative
+    first pass per chunk, the chunks' reports on the driver, corrections of the chunks entered
+    with another state until their scan meets the speculative one (usually one round, over
+    those chunks only); each key's windows numbered across chunks (:func:`_running`), a join
+    on ``__g`` and a groupBy per window assemble ``tuples``."""
     import pyarrow as pa
 
-    from . import packing
-    from .spl_scan import CHECK, MEMBER, REPORT, WINDOW, Walk, correct, first_pass, \
-        record_schema
-    from .windowby import ROWS_PER_CHUNK, _estimated_rows
+    from .spl_scan import CHECK, REPORT, WINDOW, Walk, correct, first_pass, record_schema
 
     h = node.source.heading
     keys = list(node.partition)
@@ -166,43 +163,32 @@ def _coupled(node, df, c):
     positioned = df.orderBy(*_stream_order(node)).withColumn(
         "__g", F.monotonically_increasing_id()).localCheckpoint()
     punct = _c(ev.attr) if ev.kind == "punct" else F.lit(False)
-    narrow = positioned.select(F.col("__g"), _key_text(node, keys).alias("__k"),
+    narrow = positioned.select(F.shiftright("__g", 33).alias("__c"), F.col("__g"),
+                               _key_text(node, keys).alias("__k"),
                                _to_time(_c(node.ts), node.ts_type).alias("__t"),
                                _delta(node, ev).alias("__a"), punct.alias("__p"),
                                _delta(node, tr).alias("__ta"))
-    rows = _estimated_rows(positioned)
-    parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
-    chunks = 1 if rows <= packing.SEQUENCE_BUCKET_ROWS else max(parts, -(-rows // ROWS_PER_CHUNK))
-    chunked = narrow.repartitionByRange(chunks, "__g").sortWithinPartitions("__g") \
-        .select(F.spark_partition_id().cast("long").alias("__c"), "*").localCheckpoint()
     prototype = SplScanner.guarded(node, guard_of(c, node)[0])
     # the timer's origin, the stream's first time (the stream is in time order)
     origin = narrow.agg(F.min("__t")).first()[0] if prototype.period is not None else None
     floating = node.ts_type == FLOAT
     schema = record_schema("double" if floating else "long")
     types = [pa.int32(), pa.int64(), pa.int64(), pa.int64(), pa.int64(), pa.string(),
-             pa.float64() if floating else pa.int64(), pa.int64(), pa.binary(), pa.binary()]
+             pa.float64() if floating else pa.int64(), pa.list_(pa.int64()), pa.binary(),
+             pa.binary()]
     names = [f.split()[0] for f in schema.split(", ")]
 
-    def batch(recs):
-        cols = list(zip(*recs))
-        return pa.RecordBatch.from_arrays([pa.array(list(col), t) for col, t in
-                                           zip(cols, types)], names=names)
-
-    def columns(batches):
-        for b in batches:
-            yield tuple(b.column(i).to_pylist() for i in range(1, 7))
+    def batch(records):
+        return pa.RecordBatch.from_arrays([pa.array(col, t) for col, t in
+                                           zip(records.columns, types)], names=names)
 
     def scan(batches):
-        got = _opened(batches)
-        if got is None:
-            return
-        chunk, batches = got
-        for recs in first_pass(chunk, columns(batches), prototype, origin):
-            if recs:
-                yield batch(recs)
+        for chunk, columns in _chunks(batches):
+            for records in first_pass(chunk, columns, prototype, origin):
+                if len(records):
+                    yield batch(records)
 
-    first = chunked.mapInArrow(scan, schema).localCheckpoint()
+    first = narrow.mapInArrow(scan, schema).localCheckpoint()
     kind = F.col("kind")
     checks: dict = {}
     empty, exits = {}, {}
@@ -222,19 +208,18 @@ def _coupled(node, df, c):
         their_checks = {chunk: checks.get(chunk, {}) for chunk in jobs}
 
         def fix(batches, jobs=jobs, their_checks=their_checks):
-            got = _opened(batches)
-            if got is None:
-                return
-            chunk, batches = got
-            yield batch(correct(chunk, columns(batches), jobs[chunk], their_checks[chunk]))
+            for chunk, columns in _chunks(batches):
+                yield batch(correct(chunk, columns, jobs[chunk], their_checks[chunk],
+                                    prototype))
 
-        out = chunked.where(F.col("__c").isin(list(jobs))).mapInArrow(fix, schema) \
-            .localCheckpoint()
+        # the chunks concerned only: a task each (a coalesced task may hold several)
+        out = narrow.where(F.col("__c").isin(list(jobs))).coalesce(len(jobs)) \
+            .mapInArrow(fix, schema).localCheckpoint()
         for r in out.where(kind == REPORT).collect():
             walk.learn(r["c"], r["tag"], r["g"], None if r["state"] is None
                        else bytes(r["state"]))
         fixed.append(out)
-    kept = first.where(kind.isin(WINDOW, MEMBER))
+    kept = first.where(kind == WINDOW)
     decided = walk.decisions()
     if decided:
         d = spark.createDataFrame([(chunk, tag, met) for chunk, (tag, met) in decided.items()],
@@ -243,22 +228,43 @@ def _coupled(node, df, c):
             .where(F.col("__dmet").isNull() | (F.col("g") > F.col("__dmet"))) \
             .select(*kept.columns)
         for part in fixed:
-            kept = kept.unionByName(part.where(kind.isin(WINDOW, MEMBER)).join(
+            kept = kept.unionByName(part.where(kind == WINDOW).join(
                 F.broadcast(d), (F.col("c") == F.col("__dc")) & (F.col("tag") == F.col("__dtag")),
                 "left_semi"))
-    windows = kept.where(kind == WINDOW).select(
+    windows = kept.select(
         F.col("c").alias("__c"), F.col("g").alias("__wg"), F.col("seq").alias("__ws"),
-        F.col("k").alias("__k"), F.col("at").alias("__at"))
+        F.col("k").alias("__k"), F.col("at").alias("__at"), F.col("ids").alias("__ids"))
     windows = _running(windows, ["__k"], {"__instance": F.lit(1)}, ["__wg", "__ws"], "__c")
-    members = kept.where(kind == MEMBER).select(
-        F.col("g").alias("__wg"), F.col("seq").alias("__ws"), F.col("m").alias("__m"))
-    joined = members.join(windows, ["__wg", "__ws"]).join(
+    joined = windows.select("*", F.explode("__ids").alias("__m")).drop("__ids").join(
         positioned, F.col("__m") == F.col("__g"))
     grouped = joined.groupBy("__wg", "__ws", "__instance", "__at", *[_c(k) for k in keys]).agg(
         _sorted_rows(F.collect_list(_row_struct(h))).alias("tuples"))
     out = grouped.select(*[_c(k) for k in keys], F.col("__instance").alias("instance"),
                          _from_time(F.col("__at"), node.ts_type).alias("at"), "tuples")
     return ordered(out, node.heading)
+
+
+def _chunks(batches):
+    """(chunk, its rows' columns after the chunk id, batch by batch) for each chunk of a
+    ``mapInArrow`` input whose first column is the chunk id, in the order the chunks come (a
+    coalesced input holds several, one after another). Lazy: each chunk's batches must be
+    read before the next chunk's."""
+    def pieces():
+        for b in batches:
+            if not b.num_rows:
+                continue
+            ids = b.column(0).to_pylist()
+            lo = 0
+            while lo < len(ids):
+                hi = lo + 1 if ids[lo] != ids[-1] else len(ids)
+                while hi < len(ids) and ids[hi] == ids[lo]:
+                    hi += 1
+                yield ids[lo], tuple(b.column(i).slice(lo, hi - lo).to_pylist()
+                                     for i in range(1, b.num_columns))
+                lo = hi
+
+    for chunk, group in itertools.groupby(pieces(), key=lambda piece: piece[0]):
+        yield chunk, (columns for _, columns in group)
 
 
 def _opened(batches):

@@ -43,29 +43,46 @@ from .compiler import reported
 
 NEVER = 2 ** 62  # a meeting point past every tuple: the corrected scan's windows are all kept
 
-WINDOW, MEMBER, CHECK, REPORT = 0, 1, 2, 3
+WINDOW, CHECK, REPORT = 0, 2, 3
 
 
 def record_schema(at_type: str) -> str:
     """The records both passes make: a window (``g``: the position of the tuple whose arrival
-    emitted it, ``seq``: its place among that arrival's windows, key text ``k``, ``at``), a
-    member (the window's ``g``/``seq`` and the member's position ``m``), a checkpoint (``g``:
+    emitted it, ``seq``: its place among that arrival's windows, key text ``k``, ``at``, the
+    positions of its tuples ``ids``), a checkpoint (``g``:
     the number of tuples scanned, ``d``: the state's digest) and a report (first pass: ``d``,
     the empty state's digest; a correction: ``g``, where it met the speculative scan, or
     NEVER); ``state``: the exit state, pickled from one Python worker of the engine to its
     driver (never read from a file); ``c`` the chunk, ``tag`` the entry (-1: speculative)."""
-    return (f"kind int, c long, tag long, g long, seq long, k string, at {at_type}, m long, "
+    return (f"kind int, c long, tag long, g long, seq long, k string, at {at_type}, "
+            f"ids array<long>, "
             f"d binary, state binary")
 
 
-def _rec(kind, c, tag, g=None, seq=None, k=None, at=None, m=None, d=None, state=None):
-    return (kind, c, tag, g, seq, k, at, m, d, state)
+class Records:
+    """Records of :func:`record_schema`, kept as columns (``columns``), as Arrow takes them."""
 
+    __slots__ = ("columns",)
 
-def _windows(c, tag, g, emitted, out):
-    for seq, (key, at, ids) in enumerate(emitted):
-        out.append(_rec(WINDOW, c, tag, g, seq, key, at))
-        out.extend(_rec(MEMBER, c, tag, g, seq, m=i) for i in ids)
+    def __init__(self):
+        self.columns = tuple([] for _ in range(10))
+
+    def add(self, kind, c, tag, g=None, seq=None, k=None, at=None, ids=None, d=None,
+            state=None):
+        for col, value in zip(self.columns, (kind, c, tag, g, seq, k, at, ids, d, state)):
+            col.append(value)
+
+    def windows(self, c, tag, g, emitted) -> None:
+        """The windows one tuple's arrival ``g`` emitted."""
+        for seq, (key, at, ids) in enumerate(emitted):
+            self.add(WINDOW, c, tag, g, seq, key, at, ids)
+
+    def __len__(self) -> int:
+        return len(self.columns[0])
+
+    def rows(self) -> list:
+        """The records as tuples."""
+        return list(zip(*self.columns))
 
 
 def _start(prototype: SplScanner, origin) -> SplScanner:
@@ -82,49 +99,57 @@ def first_pass(c: int, batches, prototype: SplScanner, origin):
     """Records of chunk ``c`` scanned from an empty state: its windows, its checkpoints and
     its report. ``batches``: lists of columns (g, key, t, a, p, ta), in stream order."""
     scanner = _start(prototype, origin)
-    out = [_rec(REPORT, c, -1, d=scanner.digest())]
+    out = Records()
+    out.add(REPORT, c, -1, d=scanner.digest())
     n, next_check = 0, 1
     with reported():
         for g, k, t, a, p, ta in batches:
             for i in range(len(g)):
-                _windows(c, -1, g[i], scanner.push(k[i], t[i], g[i], a[i], p[i], ta[i]), out)
+                emitted = scanner.push(k[i], t[i], g[i], a[i], p[i], ta[i])
+                if emitted:
+                    out.windows(c, -1, g[i], emitted)
                 n += 1
                 if n == next_check:
-                    out.append(_rec(CHECK, c, -1, g=n, d=scanner.digest()))
+                    out.add(CHECK, c, -1, g=n, d=scanner.digest())
                     next_check *= 2
             yield out
-            out = []
+            out = Records()
     if n and n != next_check // 2:
-        out.append(_rec(CHECK, c, -1, g=n, d=scanner.digest()))
+        out.add(CHECK, c, -1, g=n, d=scanner.digest())
     scanner.held = None  # what the chunk's windows hold stays with the chunk
-    out.append(_rec(REPORT, c, -1, state=pickle.dumps(scanner)))
+    out.add(REPORT, c, -1, state=pickle.dumps(scanner))
     yield out
 
 
-def correct(c: int, batches, entry: tuple, checks: dict):
+def correct(c: int, batches, entry: tuple, checks: dict, prototype: SplScanner):
     """Records of chunk ``c`` scanned from ``entry`` ((tag, scanner)) until its state's digest
     is the speculative scan's at one of ``checks`` ({tuples scanned: digest}): its windows
     (tagged) and a report (the position ``g`` of the tuple where the scans met, or NEVER and
-    the exit state). The rest of ``batches`` is read and left."""
+    the exit state). The rest of ``batches`` is read and left. What the windows hold is
+    counted against ``prototype``'s guard, from zero (a quiet stretch that the speculative
+    scan, holding no partition, passed without a tick may tick here for every partition)."""
     tag, scanner = entry
     scanner = copy.deepcopy(scanner)
-    out: list = []
+    scanner.held = copy.deepcopy(prototype.held)
+    out = Records()
     n, met = 0, None
     with reported():
         for g, k, t, a, p, ta in batches:
             if met is not None:
                 continue
             for i in range(len(g)):
-                _windows(c, tag, g[i], scanner.push(k[i], t[i], g[i], a[i], p[i], ta[i]), out)
+                emitted = scanner.push(k[i], t[i], g[i], a[i], p[i], ta[i])
+                if emitted:
+                    out.windows(c, tag, g[i], emitted)
                 n += 1
                 if checks.get(n) is not None and scanner.digest() == checks[n]:
                     met = g[i]
                     break
     if met is not None:
-        out.append(_rec(REPORT, c, tag, g=met))
+        out.add(REPORT, c, tag, g=met)
     else:
         scanner.held = None
-        out.append(_rec(REPORT, c, tag, g=NEVER, state=pickle.dumps(scanner)))
+        out.add(REPORT, c, tag, g=NEVER, state=pickle.dumps(scanner))
     return out
 
 

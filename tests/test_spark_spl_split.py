@@ -161,15 +161,6 @@ def _whole_stream_steps(plan: str) -> list:
             if "SinglePartition" in line or re.search(r"\bWindow \[.*\], \[\], \[", line)]
 
 
-def test_the_plan_check_sees_a_short_stream_in_one_task(engine):
-    # a stream of at most packing.SEQUENCE_BUCKET_ROWS tuples is one chunk of the scan of
-    # coupled keys (one task): the check must see it
-    with checkpoints_in_plan():
-        plan, _ = plan_and_windows(engine, "splwindow(s, ts, tumbling, count(3) partitioned(k, "
-                                   "partitioncount(2)))", random_stream(1, n=30))
-    assert _whole_stream_steps(plan)
-
-
 #: partitioncount and tuplecount where they couple the keys: the scan of sira_spark.spl_scan
 COUPLED = [
     "tumbling, count(3) partitioned(k, partitioncount(2))",

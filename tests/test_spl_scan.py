@@ -11,8 +11,9 @@ import random
 import pytest
 
 from sira import parse
+from sira.engine.guards import Guard
 from sira.engine.spl import SplScanner
-from sira_spark.spl_scan import CHECK, MEMBER, NEVER, REPORT, WINDOW, Walk, correct, first_pass
+from sira_spark.spl_scan import CHECK, NEVER, REPORT, WINDOW, Walk, correct, first_pass
 
 STREAM = "relation(heading(ts(long) k(string) i(int) p(boolean)) body())"
 
@@ -61,7 +62,7 @@ def in_chunks(node, inputs, cuts) -> tuple:
         return [tuple(list(col) for col in zip(*part[i:i + 3])) for i in range(0, len(part), 3)]
 
     proto, origin = SplScanner(node), inputs[0][2] if inputs else None
-    first = {c: [r for recs in first_pass(c, batches(c), proto, origin) for r in recs]
+    first = {c: [r for recs in first_pass(c, batches(c), proto, origin) for r in recs.rows()]
              for c in chunks}
     empty = {c: r[8] for c, recs in first.items() for r in recs
              if r[0] == REPORT and r[9] is None}
@@ -76,18 +77,17 @@ def in_chunks(node, inputs, cuts) -> tuple:
             break
         rounds += 1
         for c, entry in jobs.items():
-            for r in correct(c, batches(c), entry, checks[c]):
+            for r in correct(c, batches(c), entry, checks[c], proto).rows():
                 if r[0] == REPORT:
                     walk.learn(c, r[2], r[3], r[9])
                 else:
                     fixed.append(r)
     decided = walk.decisions()
     kept = [r for c, recs in first.items() for r in recs
-            if r[0] in (WINDOW, MEMBER) and (c not in decided or r[3] > decided[c][1])]
+            if r[0] == WINDOW and (c not in decided or r[3] > decided[c][1])]
     kept += [r for r in fixed if r[1] in decided and r[2] == decided[r[1]][0]]
-    windows = {(r[3], r[4]): (r[5], r[6], []) for r in kept if r[0] == WINDOW}
-    for r in sorted((r for r in kept if r[0] == MEMBER), key=lambda r: r[7]):
-        windows[(r[3], r[4])][2].append(r[7])
+    windows = {(r[3], r[4]): (r[5], r[6], r[7]) for r in kept}
+    assert len(windows) == len(kept)
     assert rounds <= len(chunks)
     return [windows[w] for w in sorted(windows)], rounds
 
@@ -141,12 +141,29 @@ def test_a_meeting_is_found_at_a_checkpoint():
     rows = [{"ts": t, "k": "ab"[t % 5 == 0], "i": 0, "p": False} for t in range(12)]
     inputs = _inputs(node, rows)
     proto = SplScanner(node)
-    recs = [r for b in first_pass(1, [tuple(map(list, zip(*inputs[6:])))], proto, 0) for r in b]
+    recs = [r for b in first_pass(1, [tuple(map(list, zip(*inputs[6:])))], proto, 0)
+            for r in b.rows()]
     checks = {r[3]: r[8] for r in recs if r[0] == CHECK}
     assert sorted(checks) == [1, 2, 4, 6]
     entry = SplScanner(node)
     for g, k, t, a, p, ta in inputs[:6]:
         entry.push(k, t, g, a, p, ta)
-    out = correct(1, [tuple(map(list, zip(*inputs[6:])))], (0, entry), checks)
+    out = correct(1, [tuple(map(list, zip(*inputs[6:])))], (0, entry), checks, proto).rows()
     assert [r[3] for r in out if r[0] == REPORT] == [6]  # met after g = 6
     assert NEVER > 6
+
+
+def test_a_correction_counts_its_windows_against_the_guard():
+    # the chunk starts after a quiet stretch: the speculative scan, holding no partition, ticks
+    # nothing; the scan from the true entry emits its two partitions at each of a trillion ticks
+    node = parse(f"splwindow({STREAM}, ts, sliding, count(2) trigger(time(1)) "
+                 "partitioned(k, tuplecount(5)))")
+    proto = SplScanner.guarded(node, Guard("SPLWINDOW", 1000))
+    entry = SplScanner(node)
+    for g, k in enumerate("abc"):
+        entry.push(k, g, g)
+    chunk = [([3], ["c"], [10 ** 12], [None], [False], [None])]
+    recs = [r for b in first_pass(1, chunk, proto, 0) for r in b.rows()]
+    assert not [r for r in recs if r[0] == WINDOW]
+    with pytest.raises(RuntimeError, match=r"SIRA\|TooManyTuples\|"):  # as the worker says it
+        correct(1, chunk, (0, entry), {1: b""}, proto)

@@ -223,7 +223,8 @@ class SplScanner:
         self.total = 0  # tuples held by every partition (tuplecount)
         self.counts: dict = {}  # key -> tuples since the last count trigger
         self.refs: dict = {}  # key -> the last triggering tuple's delta value
-        self.expiry: deque = deque()  # (t, key, partition) of each tuple (time eviction), oldest first
+        # (t, key, partition) of each tuple (time eviction), oldest first
+        self.expiry: deque = deque()
         self.origin = None
         self.next_tick = None
 
