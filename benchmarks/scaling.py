@@ -198,17 +198,28 @@ def run_one(engine, family, shape, n) -> dict:
         start = time.perf_counter()
         result = eng.arrow(text, tables)
         return {"seconds": time.perf_counter() - start, "rows": result.num_rows}
+    import shutil
+    import tempfile
+
+    import pyarrow.parquet as pq
+
     from sira_spark import SparkEngine
     eng = SparkEngine.local()
-    frames = {name: eng.spark.createDataFrame(t.to_pandas()).persist()
-              for name, t in tables.items()}
+    # through Parquet: a pandas frame of 10M interval structs does not fit the default heap
+    folder = tempfile.mkdtemp(prefix="sira-scaling-")
+    frames = {}
+    for name, t in tables.items():
+        pq.write_table(t, os.path.join(folder, f"{name}.parquet"))
+        frames[name] = eng.spark.read.parquet(os.path.join(folder, f"{name}.parquet")).persist()
     for df in frames.values():
         df.count()
     start = time.perf_counter()
     df = eng.dataframe(text, frames)
     df.write.format("noop").mode("overwrite").save()
     seconds = time.perf_counter() - start
-    return {"seconds": seconds, "rows": df.count()}
+    rows = df.count()
+    shutil.rmtree(folder, ignore_errors=True)
+    return {"seconds": seconds, "rows": rows}
 
 
 def in_process(engine, family, shape, n, timeout) -> dict:
