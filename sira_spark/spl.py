@@ -1053,7 +1053,7 @@ def _delta_chain(node, positioned, keys: list, policy):
     a_type, a_arrow = ("double", pa.float64()) if floating else ("long", pa.int64())
     schema = record_schema(a_type)
     types = [pa.int32(), pa.int64(), pa.int64(), pa.bool_(), pa.int64(), pa.string(),
-             pa.string(), pa.bool_(), pa.int64(), a_arrow, pa.int64(), pa.bool_()]
+             pa.string(), pa.bool_(), pa.int64(), a_arrow, pa.int64(), pa.bool_(), a_arrow]
     names = [f.split()[0] for f in schema.split(", ")]
     key = _key_text(node, keys)
     parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
@@ -1081,9 +1081,9 @@ def _delta_chain(node, positioned, keys: list, policy):
 
     first = chunked.mapInArrow(scan, schema).localCheckpoint()
     kind = F.col("kind")
-    reports = {r["c"]: (r["fk"], r["lk"], r["single"], r["eg"], r["ea"])
+    reports = {r["c"]: (r["fk"], r["lk"], r["single"], r["eg"], r["ea"], r["mx"])
                for r in first.where(kind == REPORT).collect()}
-    chain = Chain(reports)
+    chain = Chain(reports, delta)
     fixed = []
     while True:
         jobs = chain.wanted()

@@ -46,17 +46,17 @@ def record_schema(a_type: str) -> str:
     """The Spark schema of the records: members (``kind`` 0: chunk, g, speculative flag, the
     entry they were computed for or -1) and reports (``kind`` 2: chunk, first and last key,
     one run or not, exit g and a, and for a correction the entry, drop point and whether the
-    chains met)."""
+    chains met; for a first pass the largest a of the chunk's last run)."""
     return (f"kind int, c long, g long, spec boolean, tag long, fk string, lk string, "
-            f"single boolean, eg long, ea {a_type}, drop long, met boolean")
+            f"single boolean, eg long, ea {a_type}, drop long, met boolean, mx {a_type}")
 
 
 def _member(c, g, spec, tag=-1):
-    return (MEMBER, c, g, spec, tag, None, None, None, None, None, None, None)
+    return (MEMBER, c, g, spec, tag, None, None, None, None, None, None, None, None)
 
 
-def _report(c, fk, lk, single, eg, ea, tag=-1, drop=None, met=None):
-    return (REPORT, c, None, None, tag, fk, lk, single, eg, ea, drop, met)
+def _report(c, fk, lk, single, eg, ea, tag=-1, drop=None, met=None, mx=None):
+    return (REPORT, c, None, None, tag, fk, lk, single, eg, ea, drop, met, mx)
 
 
 def first_pass(c, rows, delta):
@@ -65,6 +65,7 @@ def first_pass(c, rows, delta):
     out = []
     fk = lk = None
     mg = ma = None  # the current run's last member
+    mx = None  # the current run's largest a
     runs = 0
     for keys, gs, values in rows:
         for k, g, a in zip(keys, gs, values):
@@ -72,15 +73,18 @@ def first_pass(c, rows, delta):
                 runs += 1
                 if fk is None:
                     fk = k
-                lk, mg, ma = k, g, a
+                lk, mg, ma, mx = k, g, a, a
                 out.append(_member(c, g, runs == 1))
-            elif a - ma > delta:
+                continue
+            if a > mx:
+                mx = a
+            if a - ma > delta:
                 mg, ma = g, a
                 out.append(_member(c, g, runs == 1))
         yield out
         out = []
     if runs:
-        yield [_report(c, fk, lk, runs == 1, mg, ma)]
+        yield [_report(c, fk, lk, runs == 1, mg, ma, mx=mx)]
 
 
 def correct(c, first_run, entries, delta):
@@ -113,10 +117,12 @@ def correct(c, first_run, entries, delta):
 class Chain:
     """The driver's side: which member is open at each chunk's start (see the module
     docstring). ``reports``: the first pass's report of each non-empty chunk,
-    ``{c: (first key, last key, one run, exit g, exit a)}``."""
+    ``{c: (first key, last key, one run, exit g, exit a, the last run's largest a)}``;
+    ``delta``: the policy's D."""
 
-    def __init__(self, reports: dict):
+    def __init__(self, reports: dict, delta):
         self.reports = reports
+        self.delta = delta
         self.order = sorted(reports)
         self.results: dict = {}  # (c, entry g) -> (drop, exit or None: the speculative one)
 
@@ -127,7 +133,7 @@ class Chain:
         decisions = {}
         carried = prev_lk = None
         for c in self.order:
-            fk, lk, single, eg, ea = self.reports[c]
+            fk, lk, single, eg, ea, _ = self.reports[c]
             exit_ = (eg, ea)
             if prev_lk is not None and fk == prev_lk:
                 res = self.results.get((c, carried[0]))
@@ -151,12 +157,13 @@ class Chain:
         i = self.order.index(missing[0])
         for prev, c in zip(self.order[i:], self.order[i + 1:]):
             fk = self.reports[c][0]
-            p_fk, p_lk, p_single, p_eg, p_ea = self.reports[prev]
+            p_fk, p_lk, p_single, p_eg, p_ea, p_mx = self.reports[prev]
             if fk != p_lk:
                 spans = None
                 continue
             guesses = [(p_eg, p_ea)]
-            if spans is not None and p_single:
+            # the window may span ``prev`` only if no value of it exceeds its start's by D
+            if spans is not None and p_single and not p_mx - spans[1] > self.delta:
                 guesses.append(spans)
             else:
                 spans = None
