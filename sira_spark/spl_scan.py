@@ -25,11 +25,12 @@ the stream cut into *chunks* (contiguous runs of the stream order), engine-free
   round for the chunk after it.
 
 Cost: one pass over the tuples, and for each corrected chunk a scan until the two scans meet
-(found within twice that many tuples, at a checkpoint). When they never meet (a partition that
-neither flushes nor is evicted, so the entry's is never forgotten), the chunks are corrected
-one after another, each scanned twice: the work stays linear and each task holds one chunk,
-but the rounds are as many as the chunks. The driver holds one report and a few digests per
-chunk. ``tests/test_spl_scan.py`` runs the whole scheme without Spark.
+(found within twice that many tuples, at a checkpoint). When they never meet (a key never
+evicted whose windows the entry's tuples offset, as one key holding most tuples under a tumbling
+count), the chunks are corrected one after another, each scanned twice: the work stays linear
+and each task holds one chunk, but the rounds are as many as the chunks. The driver holds one
+report and a few digests per chunk. ``tests/test_spl_scan.py`` runs the whole scheme without
+Spark.
 """
 
 from __future__ import annotations
@@ -49,14 +50,13 @@ WINDOW, CHECK, REPORT = 0, 2, 3
 def record_schema(at_type: str) -> str:
     """The records both passes make: a window (``g``: the position of the tuple whose arrival
     emitted it, ``seq``: its place among that arrival's windows, key text ``k``, ``at``, the
-    positions of its tuples ``ids``), a checkpoint (``g``:
-    the number of tuples scanned, ``d``: the state's digest) and a report (first pass: ``d``,
+    positions of its tuples ``ids``), a checkpoint (``g``: the number of tuples scanned,
+    ``d``: the state's digest) and a report (first pass: ``d``,
     the empty state's digest; a correction: ``g``, where it met the speculative scan, or
     NEVER); ``state``: the exit state, pickled from one Python worker of the engine to its
     driver (never read from a file); ``c`` the chunk, ``tag`` the entry (-1: speculative)."""
     return (f"kind int, c long, tag long, g long, seq long, k string, at {at_type}, "
-            f"ids array<long>, "
-            f"d binary, state binary")
+            f"ids array<long>, d binary, state binary")
 
 
 class Records:
