@@ -199,7 +199,7 @@ def _coupled(node, df, c):
             empty[r["c"]] = bytes(r["d"])
         else:
             exits[r["c"]] = bytes(r["state"])
-    walk = Walk({chunk: (empty[chunk], exits[chunk]) for chunk in exits})
+    walk = Walk({chunk: (empty[chunk], exits[chunk]) for chunk in exits}, prototype)
     fixed = []
     while True:
         jobs = walk.wanted()

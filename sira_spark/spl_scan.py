@@ -36,7 +36,7 @@ Spark.
 from __future__ import annotations
 
 import copy
-import pickle
+import json
 
 from sira.engine.spl import SplScanner
 
@@ -53,8 +53,8 @@ def record_schema(at_type: str) -> str:
     positions of its tuples ``ids``), a checkpoint (``g``: the number of tuples scanned,
     ``d``: the state's digest) and a report (first pass: ``d``,
     the empty state's digest; a correction: ``g``, where it met the speculative scan, or
-    NEVER); ``state``: the exit state, pickled from one Python worker of the engine to its
-    driver (never read from a file); ``c`` the chunk, ``tag`` the entry (-1: speculative)."""
+    NEVER); ``state``: the exit state as data (:func:`state_bytes`); ``c`` the chunk, ``tag``
+    the entry (-1: speculative)."""
     return (f"kind int, c long, tag long, g long, seq long, k string, at {at_type}, "
             f"ids array<long>, d binary, state binary")
 
@@ -83,6 +83,26 @@ class Records:
     def rows(self) -> list:
         """The records as tuples."""
         return list(zip(*self.columns))
+
+
+def _same(v):
+    return v
+
+
+def state_bytes(scanner: SplScanner) -> bytes:
+    """A scanner's state as JSON (:meth:`~sira.engine.spl.SplScanner.to_data`: its keys are
+    the key texts, its ids the tuples' positions, its delta values numbers), never a pickle:
+    the driver reads data, not code."""
+    return json.dumps(scanner.to_data(_same, _same, _same), separators=(",", ":")).encode()
+
+
+def scanner_from(blob: bytes, prototype: SplScanner) -> SplScanner:
+    """The scanner :func:`state_bytes` wrote, a copy of ``prototype`` (its policy) holding
+    that state and counting nothing."""
+    scanner = copy.copy(prototype)
+    scanner.held = None
+    scanner.load_data(json.loads(blob), _same, _same, _same)
+    return scanner
 
 
 def _start(prototype: SplScanner, origin) -> SplScanner:
@@ -116,8 +136,7 @@ def first_pass(c: int, batches, prototype: SplScanner, origin):
             out = Records()
     if n and n != next_check // 2:
         out.add(CHECK, c, -1, g=n, d=scanner.digest())
-    scanner.held = None  # what the chunk's windows hold stays with the chunk
-    out.add(REPORT, c, -1, state=pickle.dumps(scanner))
+    out.add(REPORT, c, -1, state=state_bytes(scanner))
     yield out
 
 
@@ -148,26 +167,25 @@ def correct(c: int, batches, entry: tuple, checks: dict, prototype: SplScanner):
     if met is not None:
         out.add(REPORT, c, tag, g=met)
     else:
-        scanner.held = None
-        out.add(REPORT, c, tag, g=NEVER, state=pickle.dumps(scanner))
+        out.add(REPORT, c, tag, g=NEVER, state=state_bytes(scanner))
     return out
 
 
 class Walk:
     """The driver's side: the state each chunk is entered with (see the module docstring).
-    ``reports``: ``{c: (the digest of the chunk's empty state, its pickled exit state)}`` for
-    every non-empty chunk."""
+    ``reports``: ``{c: (the digest of the chunk's empty state, its exit state's bytes)}`` for
+    every non-empty chunk; ``prototype``: a scanner of the node (its policy)."""
 
-    def __init__(self, reports: dict):
+    def __init__(self, reports: dict, prototype: SplScanner):
+        self.prototype = prototype
         self.order = sorted(reports)
         self.empty = {c: d for c, (d, _) in reports.items()}
         self.exits = {c: self._state(s) for c, (_, s) in reports.items()}
         self.tags: dict = {}  # (c, entry digest) -> tag
         self.results: dict = {}  # (c, tag) -> (meeting point, exit state or None)
 
-    @staticmethod
-    def _state(blob) -> tuple:
-        scanner = pickle.loads(blob)  # noqa: S301 - made by this engine's own worker
+    def _state(self, blob) -> tuple:
+        scanner = scanner_from(blob, self.prototype)
         return scanner.digest(), scanner
 
     def learn(self, c, tag, met, state) -> None:

@@ -6,6 +6,7 @@ between chunks, chunks of one tuple)."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -13,7 +14,8 @@ import pytest
 from sira import parse
 from sira.engine.guards import Guard
 from sira.engine.spl import SplScanner
-from sira_spark.spl_scan import CHECK, REPORT, WINDOW, Walk, correct, first_pass
+from sira_spark.spl_scan import (CHECK, REPORT, WINDOW, Walk, correct, first_pass,
+                                  scanner_from, state_bytes)
 
 STREAM = "relation(heading(ts(long) k(string) i(int) p(boolean)) body())"
 
@@ -69,7 +71,7 @@ def in_chunks(node, inputs, cuts) -> tuple:
     exits = {c: r[9] for c, recs in first.items() for r in recs
              if r[0] == REPORT and r[9] is not None}
     checks = {c: {r[3]: r[8] for r in recs if r[0] == CHECK} for c, recs in first.items()}
-    walk = Walk({c: (empty[c], exits[c]) for c in chunks})
+    walk = Walk({c: (empty[c], exits[c]) for c in chunks}, proto)
     fixed, rounds = [], 0
     while True:
         jobs = walk.wanted()
@@ -166,3 +168,33 @@ def test_a_correction_counts_its_windows_against_the_guard():
     assert not [r for r in recs if r[0] == WINDOW]
     with pytest.raises(RuntimeError, match=r"SIRA\|TooManyTuples\|"):  # as the worker says it
         correct(1, chunk, (0, entry), {1: b""}, proto)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_state_read_back_from_its_bytes_scans_on_as_the_scanner_did(policy):
+    """The exit states travel from the workers to the driver as data (JSON, never a pickle):
+    a scanner read back from its bytes at any point emits what the scanner itself emits."""
+    node = parse(f"splwindow({STREAM}, ts, {policy})")
+    rng = random.Random("bytes " + policy)
+    for _ in range(20):
+        inputs = _inputs(node, random_rows(rng, rng.randrange(1, 60)))
+        cut = rng.randrange(0, len(inputs))
+        scanner = SplScanner(node)
+        for g, k, t, a, p, ta in inputs[:cut]:
+            scanner.push(k, t, g, a, p, ta)
+        copy = scanner_from(state_bytes(scanner), SplScanner(node))
+        assert copy.digest() == scanner.digest()
+        for g, k, t, a, p, ta in inputs[cut:]:
+            assert copy.push(k, t, g, a, p, ta) == scanner.push(k, t, g, a, p, ta)
+
+
+def test_a_malformed_state_is_refused_by_name():
+    node = parse(f"splwindow({STREAM}, ts, {POLICIES[0]})")
+    scanner = SplScanner(node)
+    scanner.push("a", 1, 0)
+    data = json.loads(state_bytes(scanner))
+    data["parts"][0][5] = 3  # a size that is not the item count
+    with pytest.raises(ValueError, match="a partition's size is its item count"):
+        scanner_from(json.dumps(data).encode(), SplScanner(node))
+    with pytest.raises(ValueError, match="the total must be a non-negative integer"):
+        scanner_from(b'{"parts": [], "total": -1}', SplScanner(node))

@@ -318,6 +318,86 @@ class SplScanner:
                  sorted(self.refs.items(), key=by_key))
         return hashlib.blake2b(repr(state).encode(), digest_size=16).digest()
 
+    def to_data(self, key, ident, number) -> dict:
+        """The scan's state as plain data (lists, ints, strings; never a pickle), each
+        partition key, tuple id and delta value passed through the caller's encoders ``key``,
+        ``ident`` and ``number``; :meth:`load_data` reads it back. What ``held`` counted is
+        left out. The live checkpoints and Spark's split scan keep scanners so.
+
+            >>> from sira import parse
+            >>> node = parse("splwindow(relation(heading(ts(long) k(int)) body()), ts, "
+            ...              "tumbling, count(2) partitioned(k))")
+            >>> a, b = SplScanner(node), SplScanner(node)
+            >>> _ = a.push("x", 1, 7)
+            >>> same = lambda v: v
+            >>> b.load_data(a.to_data(same, same, same), same, same, same)
+            >>> b.digest() == a.digest(), b.push("x", 2, 8)
+            (True, [('x', 2, [7, 8])])
+        """
+        return {
+            "parts": [[key(k), [ident(i) for i in p.items],
+                       None if p.heap is None else [[number(a), ident(i)] for a, i in p.heap],
+                       number(p.first_a), p.last_t, p.size]
+                      for k, p in self.parts.items()],
+            "total": self.total,
+            "counts": [[key(k), n] for k, n in self.counts.items()],
+            "refs": [[key(k), number(a)] for k, a in self.refs.items()],
+            "expiry": [[t, key(k), self.parts.get(k) is p] for t, k, p in self.expiry],
+            "origin": self.origin, "next_tick": self.next_tick}
+
+    def load_data(self, data: dict, key, ident, number, expect=None) -> None:
+        """Set the state to :meth:`to_data`'s ``data``, read through the decoders ``key``,
+        ``ident`` and ``number``. Malformed data is refused by ``expect(condition, what)``
+        (by default a ValueError naming what is wrong). See :meth:`to_data` for an example."""
+        def check(condition, what):
+            if condition:
+                return
+            if expect is None:
+                raise ValueError(f"not an SPL scan state: {what}")
+            expect(condition, what)
+
+        def fields(obj, n, what):
+            check(isinstance(obj, (list, dict)) and (n is None or len(obj) == n),
+                  f"{what} must be a list" + ("" if n is None else f" of {n}"))
+            return obj
+
+        def count(n, what):
+            check(type(n) is int and n >= 0, f"{what} must be a non-negative integer")
+            return n
+
+        def time(v, what):
+            check(v is None or type(v) in (int, float), f"{what} must be a number")
+            return v
+
+        fields(data, None, "the state")
+        self.parts = OrderedDict()
+        for entry in fields(data.get("parts"), None, "parts"):
+            k, items, heap, first_a, last_t, size = fields(entry, 6, "a partition")
+            part = _Partition(heap is not None)
+            if heap is None:
+                part.items = deque(ident(i) for i in fields(items, None, "a partition's items"))
+            else:
+                part.items = {ident(i): None for i in fields(items, None, "a partition's items")}
+                part.heap = [(number(a), ident(i))
+                             for a, i in fields(heap, None, "a partition's heap")]
+                heapq.heapify(part.heap)
+            part.first_a, part.last_t = number(first_a), time(last_t, "a partition's last time")
+            part.size = count(size, "a partition's size")
+            check(part.size == len(part.items), "a partition's size is its item count")
+            self.parts[key(k)] = part
+        self.total = count(data.get("total"), "the total")
+        self.counts = {key(k): count(n, "a counter")
+                       for k, n in fields(data.get("counts"), None, "counters")}
+        self.refs = {key(k): number(a) for k, a in fields(data.get("refs"), None, "references")}
+        gone = _Partition(False)
+        self.expiry = deque()
+        for t, k, alive in fields(data.get("expiry"), None, "expiry"):
+            k = key(k)
+            check(not alive or k in self.parts, "an expiring tuple's partition is held")
+            self.expiry.append((time(t, "an expiry time"), k, self.parts[k] if alive else gone))
+        self.origin = time(data.get("origin"), "the origin")
+        self.next_tick = time(data.get("next_tick"), "the next tick")
+
     # ------------------------------------------------------------------ policies
     def _tumbling(self, key, t, ident, a, p, out):
         part = self.parts.get(key)

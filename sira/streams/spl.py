@@ -203,12 +203,9 @@ class SplRows(Operator):
 def _register_checkpoint_codecs() -> None:
     """Teach the data-only checkpoint format (:mod:`sira.streams.checkpoint`) this operator's
     state: the scanner's partitions, counters and timers, the rows by their values."""
-    import collections
     import heapq
-
     import math
 
-    from ..engine.spl import _Partition
     from . import checkpoint as ck
 
     def codecs(op):
@@ -242,16 +239,7 @@ def _register_checkpoint_codecs() -> None:
 
         def ident(i):
             return [i[0], rows.enc(i[1])]
-        data["parts"] = [[keys.enc(k), [ident(i) for i in p.items],
-                          None if p.heap is None else [[enc_number(a), ident(i)]
-                                                       for a, i in p.heap],
-                          enc_number(p.first_a), p.last_t, p.size]
-                         for k, p in s.parts.items()]
-        data["total"] = s.total
-        data["counts"] = [[keys.enc(k), n] for k, n in s.counts.items()]
-        data["refs"] = [[keys.enc(k), enc_number(a)] for k, a in s.refs.items()]
-        data["expiry"] = [[t, keys.enc(k), s.parts.get(k) is p] for t, k, p in s.expiry]
-        data["origin"], data["next_tick"] = s.origin, s.next_tick
+        data.update(s.to_data(keys.enc, ident, enc_number))
         return data
 
     def dec(op, data):
@@ -288,26 +276,7 @@ def _register_checkpoint_codecs() -> None:
             ck._expect(isinstance(obj, list) and len(obj) == 2 and type(obj[0]) is int,
                        "a window item is [serial, row]")
             return (obj[0], rows.dec(obj[1]))
-        s.parts = collections.OrderedDict()
-        for k, items, heap, first_a, last_t, size in ck._list(data["parts"], "parts"):
-            part = _Partition(heap is not None)
-            if heap is None:
-                part.items = collections.deque(ident(i) for i in items)
-            else:
-                part.items = {ident(i): None for i in items}
-                part.heap = [(dec_number(a), ident(i)) for a, i in heap]
-                heapq.heapify(part.heap)
-            part.first_a, part.last_t, part.size = dec_number(first_a), last_t, ck._count(size)
-            ck._expect(part.size == len(part.items), "a partition's size is its item count")
-            s.parts[keys.dec(k)] = part
-        s.total = ck._count(data["total"])
-        s.counts = {keys.dec(k): ck._count(n) for k, n in ck._list(data["counts"], "counts")}
-        s.refs = {keys.dec(k): dec_number(a) for k, a in ck._list(data["refs"], "refs")}
-        gone = _Partition(False)
-        s.expiry = collections.deque(
-            (t, keys.dec(k), s.parts[keys.dec(k)] if alive else gone)
-            for t, k, alive in ck._list(data["expiry"], "expiry"))
-        s.origin, s.next_tick = data["origin"], data["next_tick"]
+        s.load_data(data, keys.dec, ident, dec_number, ck._expect)
 
     ck._FIELDS[SplRows] = {"src_heading", "scanner", "buffer", "instant", "counters", "serial",
                            "bound"}
