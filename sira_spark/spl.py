@@ -267,16 +267,6 @@ def _chunks(batches):
         yield chunk, (columns for _, columns in group)
 
 
-def _opened(batches):
-    """(the chunk id in the first column, the chunk's batches) of a ``mapInArrow`` input over
-    one chunk, or None for an empty one."""
-    batches = (b for b in batches if b.num_rows)
-    head = next(batches, None)
-    if head is None:
-        return None
-    return head.column(0)[0].as_py(), itertools.chain([head], batches)
-
-
 def _type_of(df, col):
     return df.select(col.alias("t")).schema["t"].dataType.simpleString()
 
@@ -1069,15 +1059,10 @@ def _delta_chain(node, positioned, keys: list, policy):
                                            zip(cols, types)], names=names)
 
     def scan(batches):
-        got = _opened(batches)
-        if got is None:
-            return
-        c, batches = got
-        rows = ((b.column(1).to_pylist(), b.column(2).to_pylist(), b.column(3).to_pylist())
-                for b in batches)
-        for recs in first_pass(c, rows, delta):
-            if recs:
-                yield batch(recs)
+        for c, columns in _chunks(batches):
+            for recs in first_pass(c, columns, delta):
+                if recs:
+                    yield batch(recs)
 
     first = chunked.mapInArrow(scan, schema).localCheckpoint()
     kind = F.col("kind")
@@ -1091,26 +1076,20 @@ def _delta_chain(node, positioned, keys: list, policy):
             break
 
         def fix(batches, jobs=jobs):
-            got = _opened(batches)
-            if got is None:
-                return
-            c, batches = got
-            gs, values, fk = [], [], None
-            for b in batches:  # the chunk's first run (the rest is read and left)
-                ks = b.column(1).to_pylist()
-                if fk is None:
-                    fk = ks[0]
-                if ks[-1] == fk:
-                    gs += b.column(2).to_pylist()
-                    values += b.column(3).to_pylist()
-                elif ks[0] == fk:
-                    m = next(i for i, k in enumerate(ks) if k != fk)
-                    gs += b.column(2).to_pylist()[:m]
-                    values += b.column(3).to_pylist()[:m]
-            yield batch(correct(c, (gs, values), jobs[c], delta))
+            for c, columns in _chunks(batches):
+                gs, values, fk = [], [], None
+                for ks, g, a in columns:  # the chunk's first run (the rest is read and left)
+                    if fk is None:
+                        fk = ks[0]
+                    m = len(ks) if ks[-1] == fk else next(
+                        (i for i, k in enumerate(ks) if k != fk), 0)
+                    gs += g[:m]
+                    values += a[:m]
+                yield batch(correct(c, (gs, values), jobs[c], delta))
 
-        out = chunked.where(F.col("__c").isin(list(jobs))).mapInArrow(fix, schema) \
-            .localCheckpoint()
+        # the chunks concerned only: a task each (a coalesced task may hold several)
+        out = chunked.where(F.col("__c").isin(list(jobs))).coalesce(len(jobs)) \
+            .mapInArrow(fix, schema).localCheckpoint()
         for r in out.where(kind == REPORT).collect():
             chain.learn(r["c"], r["tag"], r["drop"], None if r["met"] else (r["eg"], r["ea"]))
         fixed.append(out.where(kind == MEMBER))
