@@ -107,7 +107,10 @@ def require_spark() -> None:
 def local_session(master: str = "local[2]", shuffle_partitions: int = 4,
                   driver_memory: str | None = None, app_name: str = "sira"):
     """A SparkSession configured as sira expects (ANSI mode, UTC, quiet logs), created or
-    reused; ``driver_memory`` (``"8g"``) only applies when this starts the JVM.
+    reused; ``driver_memory`` (``"8g"``) and the environment variable
+    ``SIRA_SPARK_JAVA_OPTIONS`` (more options for the driver's JVM, such as
+    ``-XX:TieredStopAtLevel=1`` for many short queries on small data, as the tests run) only
+    apply when this starts the JVM.
 
     Raises:
         EngineUnavailable: pyspark or Java is missing, or Spark could not start.
@@ -134,7 +137,8 @@ def local_session(master: str = "local[2]", shuffle_partitions: int = 4,
                  # (about 40% of the calls a translation makes); sira reports its own errors
                  .config("spark.python.sql.dataFrameDebugging.enabled", "false")
                  .config("spark.driver.extraJavaOptions",
-                         f"-Dlog4j2.level=error -Dlog4j2.configurationFile={LOG4J}")
+                         f"-Dlog4j2.level=error -Dlog4j2.configurationFile={LOG4J} "
+                         + os.environ.get("SIRA_SPARK_JAVA_OPTIONS", ""))
                  .getOrCreate())
     except Exception as err:  # the JVM did not start (a wrong Java, no memory...)
         raise EngineUnavailable(engine="spark", reason=f"Spark could not start: "
