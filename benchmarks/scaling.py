@@ -180,15 +180,17 @@ def make_inputs(family, shape, n):
     return out
 
 
-def run_one(engine, family, shape, n) -> dict:
-    """Time one run in this process: {"seconds", "rows"}."""
+def run_one(engine, family, shape, n, max_tuples=None) -> dict:
+    """Time one run in this process: {"seconds", "rows"}. ``max_tuples``: the guard's limit
+    (None: the default, 50,000,000), for a family whose result is larger at this size."""
     import sira
     text = FAMILIES[family][0]
     tables = make_inputs(family, shape, n)
+    options = {} if max_tuples is None else {"max_tuples": max_tuples}
     if engine == "python":
         relvars = {name: sira.from_arrow(t) for name, t in tables.items()}
         start = time.perf_counter()
-        result = sira.evaluate(text, relvars)
+        result = sira.evaluate(text, relvars, **options)
         return {"seconds": time.perf_counter() - start, "rows": len(result)}
     if engine == "duckdb":
         from sira_duckdb import DuckDBEngine
@@ -196,7 +198,7 @@ def run_one(engine, family, shape, n) -> dict:
         eng.arrow("restrict(s, gt(v, 1000))" if "s" in tables else text,
                   {name: t.slice(0, 10) for name, t in tables.items()})  # warm-up
         start = time.perf_counter()
-        result = eng.arrow(text, tables)
+        result = eng.arrow(text, tables, **options)
         return {"seconds": time.perf_counter() - start, "rows": result.num_rows}
     import shutil
     import tempfile
@@ -214,7 +216,7 @@ def run_one(engine, family, shape, n) -> dict:
     for df in frames.values():
         df.count()
     start = time.perf_counter()
-    df = eng.dataframe(text, frames)
+    df = eng.dataframe(text, frames, **options)
     df.write.format("noop").mode("overwrite").save()
     seconds = time.perf_counter() - start
     rows = df.count()
@@ -222,12 +224,14 @@ def run_one(engine, family, shape, n) -> dict:
     return {"seconds": seconds, "rows": rows}
 
 
-def in_process(engine, family, shape, n, timeout) -> dict:
-    """``run_one`` in a new process: its result with the peak memory, or an error/timeout."""
+def in_process(engine, family, shape, n, timeout, max_tuples=None) -> dict:
+    """``run_one`` in a new process: its result with the peak memory, or an error/timeout
+    (the error's own line: sira's exception and message, or Java's, not a stack frame)."""
     code = (f"import sys, json; sys.path.insert(0, {ROOT!r}); sys.argv = ['x'];"
             f"import benchmarks.scaling as b; from benchmarks._common import own_peak_kib;"
             f" r = b.run_one({engine!r}, {family!r}, {shape!r},"
-            f" {n}); r['peak_mib'] = own_peak_kib() / 1024; print('RESULT ' + json.dumps(r))")
+            f" {n}, {max_tuples!r}); r['peak_mib'] = own_peak_kib() / 1024;"
+            f" print('RESULT ' + json.dumps(r))")
     env = dict(os.environ, PYTHONWARNINGS="ignore")
     try:
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -237,8 +241,18 @@ def in_process(engine, family, shape, n, timeout) -> dict:
     for line in done.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[7:])
-    last = (done.stderr.strip().splitlines() or ["failed"])[-1]
-    return {"error": last[:80]}
+    return {"error": error_line(done.stderr)[:160]}
+
+
+def error_line(stderr: str) -> str:
+    """The line of a failed run's output that names the error: the last one that starts with
+    an exception's name (``sira.errors.TooManyTuples: ...``, ``java.lang.OutOfMemoryError``),
+    else the last line."""
+    import re
+    lines = stderr.strip().splitlines() or ["failed"]
+    named = [ln.strip() for ln in lines
+             if re.match(r"\s*[\w.$]*(Error|Exception|TooManyTuples|Unavailable)\b", ln)]
+    return named[-1] if named else lines[-1]
 
 
 # ------------------------------------------------------------------------------ the table

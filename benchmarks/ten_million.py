@@ -23,6 +23,8 @@ def main(argv=None) -> int:
     ap.add_argument("--families", default="", help="comma-separated (default: all)")
     ap.add_argument("--engine", default="spark")
     ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--max-tuples", type=int, default=None,
+                    help="the guard's limit (default 50,000,000; JOINUSING makes 7n tuples)")
     args = ap.parse_args(argv)
     families = args.families.split(",") if args.families else list(FAMILIES)
     print(f"{args.n:,} tuples in one sequence, engine {args.engine}, {os.cpu_count()} cpus")
@@ -31,7 +33,7 @@ def main(argv=None) -> int:
     for family in families:
         shapes = FAMILIES[family][1]
         shape = "one" if "one" in shapes else shapes[0]
-        r = in_process(args.engine, family, shape, args.n, args.timeout)
+        r = in_process(args.engine, family, shape, args.n, args.timeout, args.max_tuples)
         if "error" in r:
             failed += 1
             print(f"{family:<32}{shape:<10}  {r['error']}", flush=True)
