@@ -235,10 +235,11 @@ def _coupled(node, df, c):
         F.col("c").alias("__c"), F.col("g").alias("__wg"), F.col("seq").alias("__ws"),
         F.col("k").alias("__k"), F.col("at").alias("__at"), F.col("ids").alias("__ids"))
     windows = _running(windows, ["__k"], {"__instance": F.lit(1)}, ["__wg", "__ws"], "__c")
+    held = windows.agg(F.sum(F.size("__ids")).cast("long")).first()[0]
     joined = windows.select("*", F.explode("__ids").alias("__m")).drop("__ids").join(
         positioned, F.col("__m") == F.col("__g"))
-    grouped = joined.groupBy("__wg", "__ws", "__instance", "__at", *[_c(k) for k in keys]).agg(
-        _sorted_rows(F.collect_list(_row_struct(h))).alias("tuples"))
+    grouped = _by_window(joined, ["__wg", "__ws", "__instance", "__at", *[_c(k) for k in keys]],
+                         held).agg(_sorted_rows(F.collect_list(_row_struct(h))).alias("tuples"))
     out = grouped.select(*[_c(k) for k in keys], F.col("__instance").alias("instance"),
                          _from_time(F.col("__at"), node.ts_type).alias("at"), "tuples")
     return ordered(out, node.heading)
@@ -265,6 +266,18 @@ def _chunks(batches):
 
     for chunk, group in itertools.groupby(pieces(), key=lambda piece: piece[0]):
         yield chunk, (columns for _, columns in group)
+
+
+def _by_window(df, cols: list, rows: int | None):
+    """``df`` grouped by ``cols`` (one window each) over enough hash partitions for each to
+    hold about ``ROWS_PER_CHUNK`` of its ``rows`` (the rows grouped, or an upper bound; None:
+    the shuffle partitions). Collecting a window's tuples keeps every window of a partition in
+    memory at once (Spark's object hash aggregation): 10,000,000 tuples in the 4 shuffle
+    partitions of ``SparkEngine.local()`` ran the default heap out."""
+    from .windowby import ROWS_PER_CHUNK
+    parts = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    parts = max(parts, -(-(rows or 0) // ROWS_PER_CHUNK))
+    return df.repartition(parts, *cols).groupBy(*cols)
 
 
 def _type_of(df, col):
@@ -295,14 +308,15 @@ def _time_interval(node, df):
     p = F.lit(period).cast("long")
     d = F.pmod(F.pmod(t, p) - r, p)
     top = F.lit(q).cast("long") - (d > cut).cast("long")
+    held = None  # the (tuple, pane) pairs, when counted
     if q > 0:  # every pane a tuple enters is emitted holding it: a short creation period puts
         # one tuple in billions of panes, refused before they are made
-        check_held_before(kept, F.when(d < duration, top + 1).otherwise(0))
+        held = check_held_before(kept, F.when(d < duration, top + 1).otherwise(0))
     starts = F.when(d < duration, F.sequence(t - d - top * p, t - d, p)).otherwise(
         F.array().cast("array<bigint>"))  # a creation period longer than the duration: gaps
     panes = kept.withColumn("__start", F.explode(starts)) \
         .withColumn("__row", _row_struct(h))
-    by_pane = panes.groupBy(*keys, "__start").agg(F.array_sort(F.collect_list(F.struct(
+    by_pane = _by_window(panes, [*keys, "__start"], held).agg(F.array_sort(F.collect_list(F.struct(
         F.col("__g").alias("g"), F.col("__wmb").alias("wmb"), F.col("__row").alias("row"))))
         .alias("__arr"))
     by_pane = by_pane.withColumn("__end", F.col("__start") + duration)
@@ -497,6 +511,7 @@ def _split(node, df):
     scanner = SplScanner(node)
     positioned = df.orderBy(*_stream_order(node)).withColumn(
         "__g", F.monotonically_increasing_id()).localCheckpoint()
+    n = positioned.count()  # the tuples a tumbling window's groupBy reads (_by_window)
     timed = ev.kind == "time" or (tr is not None and tr.kind == "time")
     o = last = 0
     if timed:
@@ -538,8 +553,8 @@ def _split(node, df):
             ticks = (last - o) // period  # the ticks that happen: o + T, ..., o + ticks*T
             w = base.withColumn("__w", _tick_number(t, o, period)).where(
                 F.col("__w") < exact(F.lit(str(ticks))))
-            numbered = w.groupBy(*keys, "__w").agg(tuples, F.min("__g").alias("__e"),
-                                                   F.max("__t").alias("__lt")) \
+            numbered = _by_window(w, [*keys, "__w"], n).agg(
+                tuples, F.min("__g").alias("__e"), F.max("__t").alias("__lt")) \
                 .withColumn("__at", _tick(o, F.col("__w") + 1, period))
             if aged:  # the tick ages a window whose last tuple is more than T before it
                 numbered = numbered.where(time_plus(F.col("__lt"), scanner.pe_amount)
@@ -550,7 +565,8 @@ def _split(node, df):
                          {"__w": F.col("__mem")}, [g])
             closers = x.where(F.col("__mem") == 1).select(
                 *[_c(k) for k in keys], (F.col("__w") - 1).alias("__w"), t.alias("__at"))
-            numbered = ranked(x.groupBy(*keys, "__w").agg(tuples, F.min("__g").alias("__e"))
+            numbered = ranked(_by_window(x, [*keys, "__w"], n)
+                              .agg(tuples, F.min("__g").alias("__e"))
                               .join(closers, on=[*keys, "__w"]), "__w", F.col("__w"))
         else:
             counted = _running(base, keys, {"__j": F.lit(1), "__c": F.col("__p")}, [g])
@@ -561,9 +577,9 @@ def _split(node, df):
             else:  # punct: the punctuated tuple closes its window
                 w = counted.withColumn("__w", F.col("__c") - F.col("__p"))
                 full = F.max("__p") == 1
-            numbered = ranked(w.groupBy(*keys, "__w").agg(tuples, F.max("__t").alias("__at"),
-                                                          full.alias("__full"),
-                                                          F.min("__g").alias("__e"))
+            numbered = ranked(_by_window(w, [*keys, "__w"], n)
+                              .agg(tuples, F.max("__t").alias("__at"), full.alias("__full"),
+                                   F.min("__g").alias("__e"))
                               .where("__full"), "__w", F.col("__w") + 1)
     elif tr is None or tr.kind == "count":
         every = scanner.tr_amount
@@ -584,14 +600,15 @@ def _split(node, df):
         start = _div(j + (every - 1), every) * every
         # each (tuple, window) is one tuple an emission holds (every window up to the key's
         # last tuple fires): counted before they are made, unless a tuple is in a few at most
+        held = n * FEW_WINDOWS
         if not few:
-            check_held_before(x, F.greatest(_div(end - start, every) + 1, F.lit(0)))
+            held = check_held_before(x, F.greatest(_div(end - start, every) + 1, F.lit(0)))
         x = x.withColumn("__w", F.explode(F.when(start <= end, F.sequence(
             start, end.cast("long"), F.lit(every).cast("long"))).otherwise(
             F.array().cast("array<bigint>"))))
-        numbered = ranked(x.groupBy(*keys, "__w").agg(tuples, F.max("__t").alias("__at"),
-                                                      F.max("__j").alias("__top"),
-                                                      F.min("__g").alias("__e"))
+        numbered = ranked(_by_window(x, [*keys, "__w"], held)
+                          .agg(tuples, F.max("__t").alias("__at"), F.max("__j").alias("__top"),
+                               F.min("__g").alias("__e"))
                           .where(F.col("__top") == F.col("__w")), "__w",
                           _div(F.col("__w"), every))
     elif tr.kind == "delta":  # the chain's members after the first trigger
@@ -614,10 +631,11 @@ def _split(node, df):
         lookup = x.select(*[_c(k) for k in keys], j.alias("__je"), F.col("__w").alias("__we"))
         x = x.join(lookup, on=[*keys, "__je"])
         lo, hi = F.col("__w") + 1, F.col("__we")
-        check_held_before(x, F.greatest(hi - lo + 1, F.lit(0)))  # before they are made
+        held = check_held_before(x, F.greatest(hi - lo + 1, F.lit(0)))  # before they're made
         x = x.withColumn("__m", F.explode(F.when(lo <= hi, F.sequence(lo, hi)).otherwise(
             F.array().cast("array<bigint>"))))
-        numbered = x.groupBy(*keys, "__m").agg(tuples).join(triggers, on=[*keys, "__m"])
+        numbered = _by_window(x, [*keys, "__m"], held).agg(tuples).join(
+            triggers, on=[*keys, "__m"])
         numbered = ranked(numbered, "__m")
     else:  # a time trigger: the ticks o + mT2 with t < tick <= end, not after the last time
         period = scanner.tr_amount
@@ -641,12 +659,12 @@ def _split(node, df):
         # how many there are is what its windows hold, counted first, so it fits LONG
         x = x.withColumn("__m1", _tick_number(t, o, period) + 1) \
             .withColumn("__n", _tick_number(end, o, period) - F.col("__m1") + 1)
-        check_held_before(x, F.greatest(F.col("__n"), F.lit(0)))  # max_tuples: (tuple, tick)s
+        held = check_held_before(x, F.greatest(F.col("__n"), F.lit(0)))  # (tuple, tick)s
         x = x.withColumn("__o", F.explode(F.when(F.col("__n") > 0, F.sequence(
             F.lit(0).cast("long"), (F.col("__n") - 1).cast("long"))).otherwise(
             F.array().cast("array<bigint>")))) \
             .withColumn("__w", exact(F.col("__m1") + F.col("__o")))
-        numbered = x.groupBy(*keys, "__w").agg(tuples, F.min("__g").alias("__e")) \
+        numbered = _by_window(x, [*keys, "__w"], held).agg(tuples, F.min("__g").alias("__e")) \
             .withColumn("__at", _tick(o, F.col("__w"), period))
         numbered = ranked(numbered, "__w")
     out = numbered.select(*[_c(k) for k in outer], F.col("instance").cast("long").alias("instance"),
