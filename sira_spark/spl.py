@@ -1046,22 +1046,27 @@ def _delta_chain(node, positioned, keys: list, policy):
     """The members of the chain of ``policy`` (``delta(a, D)``: a tumbling window's starts, a
     delta trigger's references) as a DataFrame of their stream positions ``__g``, found by
     :mod:`sira_spark.spl_chain` over the stream range-partitioned by (key, position) into
-    chunks: a first pass per chunk (``mapInArrow``), the chunks' reports on the driver (one
-    row each), corrections of the chunks a key continues into (``mapInArrow`` over those
-    chunks, usually one round), and the speculative members the corrections replace dropped
-    by a broadcast join with the decisions (one row per corrected chunk)."""
+    chunks: a first pass per chunk (``mapInArrow``) following the chains from the first
+    records of the chunk's first run; the chunks' reports, candidates and groups on the
+    driver (a few rows each), which walks the chunks; corrections of the chunks entered past
+    their candidates (``mapInArrow`` over those chunks, usually none, else one round); the
+    members that stand kept by a broadcast join on (chunk, group)."""
     import pyarrow as pa
 
-    from .spl_chain import MEMBER, REPORT, Chain, correct, first_pass, record_schema
+    from . import spl_chain
+    from .spl_chain import (CANDIDATE, GROUP, MEMBER, REPORT, Chain, correct, first_pass,
+                            record_schema)
     from .windowby import ROWS_PER_CHUNK, _estimated_rows
 
     spark = positioned.sparkSession
     delta = node.delta_amount(policy)
+    limit = spl_chain.CANDIDATES  # read here: the workers get the driver's
     floating = node.source.heading.type_of(policy.attr) == FLOAT
     a_type, a_arrow = ("double", pa.float64()) if floating else ("long", pa.int64())
     schema = record_schema(a_type)
     types = [pa.int32(), pa.int64(), pa.int64(), pa.bool_(), pa.int64(), pa.string(),
-             pa.string(), pa.bool_(), pa.int64(), a_arrow, pa.int64(), pa.bool_(), a_arrow]
+             pa.string(), pa.bool_(), pa.int64(), a_arrow, pa.int64(), pa.bool_(), a_arrow,
+             pa.bool_(), a_arrow, pa.int64(), pa.int64()]
     names = [f.split()[0] for f in schema.split(", ")]
     key = _key_text(node, keys)
     parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
@@ -1078,15 +1083,23 @@ def _delta_chain(node, positioned, keys: list, policy):
 
     def scan(batches):
         for c, columns in _chunks(batches):
-            for recs in first_pass(c, columns, delta):
+            for recs in first_pass(c, columns, delta, limit):
                 if recs:
                     yield batch(recs)
 
     first = chunked.mapInArrow(scan, schema).localCheckpoint()
     kind = F.col("kind")
-    reports = {r["c"]: (r["fk"], r["lk"], r["single"], r["eg"], r["ea"], r["mx"])
-               for r in first.where(kind == REPORT).collect()}
-    chain = Chain(reports, delta)
+    reports, candidates, groups = {}, {}, {}  # a few rows per chunk (CANDIDATES at most)
+    for r in first.where(kind != MEMBER).collect():
+        if r["kind"] == REPORT:
+            reports[r["c"]] = (r["fk"], r["lk"], r["single"], r["eg"], r["ea"], r["mx"],
+                               r["more"])
+        elif r["kind"] == CANDIDATE:
+            candidates.setdefault(r["c"], {})[r["tag"]] = (r["g"], r["a"], r["grp"])
+        elif r["kind"] == GROUP:
+            groups.setdefault(r["c"], {})[r["grp"]] = (r["into"], r["eg"], r["ea"])
+    candidates = {c: [got[i] for i in range(len(got))] for c, got in candidates.items()}
+    chain = Chain(reports, delta, candidates, groups)
     fixed = []
     while True:
         jobs = chain.wanted()
@@ -1111,15 +1124,19 @@ def _delta_chain(node, positioned, keys: list, policy):
         for r in out.where(kind == REPORT).collect():
             chain.learn(r["c"], r["tag"], r["drop"], None if r["met"] else (r["eg"], r["ea"]))
         fixed.append(out.where(kind == MEMBER))
+    # the members that stand: every later run's; of each first run, those of the groups on
+    # its chain's path (from the meeting row on, after a correction) and the corrected ones
+    kept, corrected = chain.kept()
     members = first.where(kind == MEMBER)
-    decided = chain.decisions()
-    if decided:
-        d = spark.createDataFrame([(c, tag, drop) for c, (tag, drop) in decided.items()],
-                                  "dc long, dtag long, ddrop long")
-        members = members.join(F.broadcast(d), F.col("c") == F.col("dc"), "left").where(
-            ~F.col("spec") | F.col("ddrop").isNull() | (F.col("g") >= F.col("ddrop")))
+    standing = spark.createDataFrame(kept or [(-1, -1, 0)], "kc long, kgrp long, kfrom long")
+    out = members.where(~F.col("spec")).select("g").unionByName(
+        members.where("spec").join(F.broadcast(standing), (F.col("c") == F.col("kc"))
+                                   & (F.col("tag") == F.col("kgrp"))
+                                   & (F.col("g") >= F.col("kfrom"))).select("g"))
+    if corrected:
+        d = spark.createDataFrame(list(corrected.items()), "dc long, dtag long")
         for part in fixed:
-            members = members.select("g").unionByName(part.join(
+            out = out.unionByName(part.join(
                 F.broadcast(d), (F.col("c") == F.col("dc")) & (F.col("tag") == F.col("dtag")),
                 "left_semi").select("g"))
-    return members.select(F.col("g").alias("__g"))
+    return out.select(F.col("g").alias("__g"))

@@ -455,3 +455,26 @@ def test_the_first_later_bucket_above_a_threshold_is_found_in_log_steps(engine, 
             spark.createDataFrame(waiting, "__g long, __k string, __b long, __v long"),
             spark.createDataFrame(maxima, "__k string, __bq long, __top long"), True, direct)
         assert {tuple(r) for r in got.collect()} == expected
+
+
+@pytest.mark.parametrize("candidates", [None, 1])
+def test_a_delta_chain_over_a_regular_time_settles_without_a_correction(
+        engine, monkeypatch, candidates):
+    """A tumbling ``delta(ts, 10)`` over one stream with a tuple at every tick (the windows of
+    a regular time): the chain entered from the previous chunk has another phase than the
+    chunk's own, and never meets it. Each chunk's first pass follows the chains from its
+    first records, one per phase, so the driver finds every chunk's first member among them:
+    no chunk is corrected. With one candidate only, every chunk is (one round each) and the
+    windows are the same."""
+    from sira_spark import spl_chain
+    learned = []
+    learn = spl_chain.Chain.learn
+    monkeypatch.setattr(spl_chain.Chain, "learn",
+                        lambda self, *args: learned.append(args) or learn(self, *args))
+    if candidates is not None:
+        monkeypatch.setattr(spl_chain, "CANDIDATES", candidates)
+    s = Relation.from_rows(HEADING, [{"ts": t, "seq": t, "k": "a", "i": 0, "p": False}
+                                     for t in range(300)])
+    windows = same(engine, "splwindow(s, ts, tumbling, delta(ts, 10))", s)
+    assert len(windows) == 27
+    assert (learned == []) == (candidates is None), learned
