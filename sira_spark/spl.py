@@ -565,9 +565,12 @@ def _split(node, df):
                          {"__w": F.col("__mem")}, [g])
             closers = x.where(F.col("__mem") == 1).select(
                 *[_c(k) for k in keys], (F.col("__w") - 1).alias("__w"), t.alias("__at"))
-            numbered = ranked(_by_window(x, [*keys, "__w"], n)
-                              .agg(tuples, F.min("__g").alias("__e"))
-                              .join(closers, on=[*keys, "__w"]), "__w", F.col("__w"))
+            # the tuples of the windows that close, before they are grouped: a key's last
+            # window never closes, and may hold most of the stream (a value no later one
+            # exceeds by D): collected, it was one task's, and ran the heap out
+            closed = x.join(closers, on=[*keys, "__w"])
+            numbered = ranked(_by_window(closed, [*keys, "__w", "__at"], n)
+                              .agg(tuples, F.min("__g").alias("__e")), "__w", F.col("__w"))
         else:
             counted = _running(base, keys, {"__j": F.lit(1), "__c": F.col("__p")}, [g])
             if ev.kind == "count":
@@ -577,6 +580,11 @@ def _split(node, df):
             else:  # punct: the punctuated tuple closes its window
                 w = counted.withColumn("__w", F.col("__c") - F.col("__p"))
                 full = F.max("__p") == 1
+                # the tuples of the windows that close only: after a key's last punctuation
+                # the window never closes, and may hold most of the stream
+                closers = counted.where(F.col("__p") == 1).select(
+                    *[_c(k) for k in keys], (F.col("__c") - 1).alias("__w"))
+                w = w.join(closers, on=[*keys, "__w"], how="left_semi")
             numbered = ranked(_by_window(w, [*keys, "__w"], n)
                               .agg(tuples, F.max("__t").alias("__at"), full.alias("__full"),
                                    F.min("__g").alias("__e"))

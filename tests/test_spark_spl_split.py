@@ -478,3 +478,26 @@ def test_a_delta_chain_over_a_regular_time_settles_without_a_correction(
     windows = same(engine, "splwindow(s, ts, tumbling, delta(ts, 10))", s)
     assert len(windows) == 27
     assert (learned == []) == (candidates is None), learned
+
+
+@pytest.mark.parametrize("policy, emitted", [("tumbling, delta(i, 30)", 4),
+                                             ("tumbling, punct(p)", 5)])
+def test_a_window_that_never_closes_is_not_assembled(engine, monkeypatch, policy, emitted):
+    """A key's last tumbling window never closes; here it holds most of the stream (a value no
+    later one exceeds by 30; no punctuation after the fifth tuple). Its tuples are left out
+    before the groupBy that collects each window's tuples: 10,000,000 of them in one group
+    ran the heap out (the benchmark's ``delta(v, 30)`` with v = 19 ts mod 100)."""
+    from sira_spark import spl
+    grouped = []
+    by_window = spl._by_window
+
+    def counted(df, cols, rows):
+        grouped.append(df.count())
+        return by_window(df, cols, rows)
+
+    monkeypatch.setattr(spl, "_by_window", counted)
+    s = Relation.from_rows(HEADING, [{"ts": t, "seq": t, "k": "a", "i": 19 * t % 100,
+                                      "p": t == 4} for t in range(200)])
+    windows = same(engine, f"splwindow(s, ts, {policy})", s)
+    assert sum(len(w["tuples"]) for w in windows) == emitted
+    assert grouped == [emitted], grouped
