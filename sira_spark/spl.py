@@ -96,6 +96,21 @@ def _stream_order(node):
     return [_c(node.ts).asc(), _c(node.arrival).asc()] + canonical
 
 
+def _positioned(node, df):
+    """The stream sorted in stream order and numbered (``__g``: its upper bits are its Spark
+    partition; checkpointed, so every later read sees the same numbers), range-partitioned
+    into enough partitions for about ``ROWS_PER_CHUNK`` tuples each, and at least the shuffle
+    partitions. The scans over one partition in a Python worker (the coupled keys' chunks,
+    the delta evictions' buckets) hold that much: the shuffle partitions alone put 2.5M
+    tuples in each at 10M, and the delta eviction scan ran out of memory."""
+    from .windowby import ROWS_PER_CHUNK, _estimated_rows
+    order = _stream_order(node)
+    parts = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    parts = max(parts, -(-_estimated_rows(df) // ROWS_PER_CHUNK))
+    return df.repartitionByRange(parts, *order).sortWithinPartitions(*order).withColumn(
+        "__g", F.monotonically_increasing_id()).localCheckpoint()
+
+
 def _row_struct(heading):
     return F.struct(*[_c(n) for n in heading.names])
 
@@ -160,8 +175,7 @@ def _coupled(node, df, c):
     keys = list(node.partition)
     ev, tr = node.eviction, node.trigger
     spark = df.sparkSession
-    positioned = df.orderBy(*_stream_order(node)).withColumn(
-        "__g", F.monotonically_increasing_id()).localCheckpoint()
+    positioned = _positioned(node, df)
     punct = _c(ev.attr) if ev.kind == "punct" else F.lit(False)
     narrow = positioned.select(F.shiftright("__g", 33).alias("__c"), F.col("__g"),
                                _key_text(node, keys).alias("__k"),
@@ -509,8 +523,7 @@ def _split(node, df):
     keys = outer = list(node.partition)
     ev, tr = node.eviction, node.trigger
     scanner = SplScanner(node)
-    positioned = df.orderBy(*_stream_order(node)).withColumn(
-        "__g", F.monotonically_increasing_id()).localCheckpoint()
+    positioned = _positioned(node, df)
     n = positioned.count()  # the tuples a tumbling window's groupBy reads (_by_window)
     timed = ev.kind == "time" or (tr is not None and tr.kind == "time")
     o = last = 0
