@@ -103,10 +103,9 @@ def _positioned(node, df):
     partitions. The scans over one partition in a Python worker (the coupled keys' chunks,
     the delta evictions' buckets) hold that much: the shuffle partitions alone put 2.5M
     tuples in each at 10M, and the delta eviction scan ran out of memory."""
-    from .windowby import ROWS_PER_CHUNK, _estimated_rows
+    from .windowby import _estimated_rows
     order = _stream_order(node)
-    parts = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
-    parts = max(parts, -(-_estimated_rows(df) // ROWS_PER_CHUNK))
+    parts = _partitions_for(df, _estimated_rows(df))
     return df.repartitionByRange(parts, *order).sortWithinPartitions(*order).withColumn(
         "__g", F.monotonically_increasing_id()).localCheckpoint()
 
@@ -288,10 +287,15 @@ def _by_window(df, cols: list, rows: int | None):
     the shuffle partitions). Collecting a window's tuples keeps every window of a partition in
     memory at once (Spark's object hash aggregation): 10,000,000 tuples in the 4 shuffle
     partitions of ``SparkEngine.local()`` ran the default heap out."""
+    return df.repartition(_partitions_for(df, rows), *cols).groupBy(*cols)
+
+
+def _partitions_for(df, rows: int | None) -> int:
+    """Partitions of about ``ROWS_PER_CHUNK`` of ``rows`` (None: none) each, and at least the
+    shuffle partitions."""
     from .windowby import ROWS_PER_CHUNK
     parts = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
-    parts = max(parts, -(-(rows or 0) // ROWS_PER_CHUNK))
-    return df.repartition(parts, *cols).groupBy(*cols)
+    return max(1, parts, -(-(rows or 0) // ROWS_PER_CHUNK))
 
 
 def _type_of(df, col):
@@ -1077,7 +1081,7 @@ def _delta_chain(node, positioned, keys: list, policy):
     from . import spl_chain
     from .spl_chain import (CANDIDATE, GROUP, MEMBER, REPORT, Chain, correct, first_pass,
                             record_schema)
-    from .windowby import ROWS_PER_CHUNK, _estimated_rows
+    from .windowby import _estimated_rows
 
     spark = positioned.sparkSession
     delta = node.delta_amount(policy)
@@ -1090,8 +1094,7 @@ def _delta_chain(node, positioned, keys: list, policy):
              pa.bool_(), a_arrow, pa.int64(), pa.int64()]
     names = [f.split()[0] for f in schema.split(", ")]
     key = _key_text(node, keys)
-    parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
-    chunks = max(1, parts, -(-_estimated_rows(positioned) // ROWS_PER_CHUNK))
+    chunks = _partitions_for(positioned, _estimated_rows(positioned))
     chunked = positioned.select(key.alias("__k"), "__g", _delta(node, policy).alias("__a")) \
         .repartitionByRange(chunks, "__k", "__g").sortWithinPartitions("__k", "__g") \
         .select(F.spark_partition_id().cast("long").alias("__c"), "__k", "__g", "__a") \
