@@ -71,7 +71,7 @@ from pyspark.sql import functions as F
 
 from sira.algebra.spl import SplWindow
 from sira.engine.spl import (FEW_WINDOWS, RecentKeys, SplScanner, by_recency, float_reach,
-                              never_evicted, pane_arithmetic, time_triggered)
+                              never_evicted, pane_arithmetic)
 from sira.types import FLOAT
 
 from .compiler import ordered, reported, translates
@@ -129,11 +129,12 @@ def _splwindow(node, children, c):
         if not _splittable(evicting):
             with windows_counted_in_workers(c, node):  # the scan refuses them in its workers
                 windows = _coupled(evicting, df, c)
-        elif time_triggered(evicting):
-            # its windows' tuples are counted before they are made, exactly: no second count
-            return _split(evicting, df)
         else:
-            windows = _split(evicting, df)
+            windows, held = _split(evicting, df)
+            # the windows' tuples counted before they were made (exactly, or bounded by the
+            # tuples times the windows a tuple can be in): no second count when within it
+            if held is not None and held <= guard_of(c, node)[0].limit:
+                return windows
     with windows_counted_in_workers(c, node):  # the scan of _coupled counts them too
         return check_held(c, node, windows)  # max_tuples: the tuples the windows hold
 
@@ -522,7 +523,13 @@ def _split(node, df):
 
     ``instance`` is the window's rank in its key, again a running count. Each step is a sort,
     a join or an aggregation over the stream and the windows' content: O(n log n + output), no
-    step holding more than one Spark partition's share of the stream or of one window."""
+    step holding more than one Spark partition's share of the stream or of one window.
+
+    Returns ``(windows, held)``: ``held`` is at least the tuples the windows hold, all windows
+    together (``max_tuples``): the stream's size for a tumbling window (a tuple is in one at
+    most), that times ceil(N/M) for a sliding ``count(N)`` window triggered every M tuples,
+    else the exact sum counted before the windows are made (which refuses them past the
+    limit; None outside a translation)."""
     h = node.source.heading
     keys = outer = list(node.partition)
     ev, tr = node.eviction, node.trigger
@@ -625,7 +632,7 @@ def _split(node, df):
         start = _div(j + (every - 1), every) * every
         # each (tuple, window) is one tuple an emission holds (every window up to the key's
         # last tuple fires): counted before they are made, unless a tuple is in a few at most
-        held = n * FEW_WINDOWS
+        held = n * -(-scanner.ev_amount // every) if few else None  # a tuple's windows
         if not few:
             held = check_held_before(x, F.greatest(_div(end - start, every) + 1, F.lit(0)))
         x = x.withColumn("__w", F.explode(F.when(start <= end, F.sequence(
@@ -694,7 +701,7 @@ def _split(node, df):
         numbered = ranked(numbered, "__w")
     out = numbered.select(*[_c(k) for k in outer], F.col("instance").cast("long").alias("instance"),
                           _from_time(F.col("__at"), node.ts_type).alias("at"), "tuples")
-    return ordered(out, node.heading)
+    return ordered(out, node.heading), n if node.kind == "tumbling" else held
 
 
 def _epochs(node, positioned, keys: list):

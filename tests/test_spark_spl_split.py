@@ -501,3 +501,33 @@ def test_a_window_that_never_closes_is_not_assembled(engine, monkeypatch, policy
     windows = same(engine, f"splwindow(s, ts, {policy})", s)
     assert sum(len(w["tuples"]) for w in windows) == emitted
     assert grouped == [emitted], grouped
+
+
+@pytest.mark.parametrize("policy", [
+    "tumbling, count(3)",  # a tuple is in one window at most: the stream's size bounds them
+    "tumbling, delta(i, 3)",
+    "sliding, count(4) trigger(count(2))",  # in ceil(4 / 2) windows at most
+    "sliding, delta(i, 3)",  # counted exactly before they are made
+    "sliding, time(6) trigger(count(3))",
+])
+def test_windows_counted_before_they_are_made_are_not_counted_again(engine, monkeypatch, policy):
+    """The windows' tuples are bounded (or counted exactly) before the windows are made, so
+    the count after them (``check_held``: storing every window, one job more) runs only when
+    that bound passes ``max_tuples``, and then refuses exactly at the limit."""
+    from sira_spark import spl
+    after = []
+    check_held = spl.check_held
+
+    def recorded(c, node, df, column="tuples"):
+        after.append(node)
+        return check_held(c, node, df, column)
+
+    monkeypatch.setattr(spl, "check_held", recorded)
+    s = random_stream(len(policy), n=60)
+    text = f"splwindow(s, ts, {policy})"
+    windows = same(engine, text, s)
+    assert after == []
+    held = sum(len(w["tuples"]) for w in windows)
+    assert engine.evaluate(text, {"s": spread(engine, s)}, max_tuples=held) == windows
+    with pytest.raises(sira.errors.TooManyTuples):
+        engine.evaluate(text, {"s": spread(engine, s)}, max_tuples=held - 1)
