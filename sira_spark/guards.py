@@ -110,22 +110,25 @@ def windows_counted_in_workers(c, node):
         raise windows_error(guard_of(c, node)[0]) from None
 
 
-def check_held_before(df, sizes) -> int | None:
+def check_held_before(df, sizes) -> tuple:
     """TooManyTuples for the translation running now when the sum over ``df`` of ``sizes``
     (what each row will put into the windows) is more than ``max_tuples``: the windows'
     tuples counted before they are made, where each row's share is known first (the ticks a
     tuple is in, under a time trigger; a quiet stretch may hold a tuple for more ticks than
-    the limit). Returns that sum (None outside a translation: nothing counted)."""
+    the limit). Returns ``(df stored, that sum)``: the windows are made from the stored rows,
+    so the steps before them do not run twice (``(df, None)`` outside a translation: nothing
+    counted)."""
     current = _CURRENT.get()
     if current is None:
-        return None
+        return df, None
     c, node = current
     guard, _ = guard_of(c, node)
     with _quiet(c):
-        total = int(df.agg(F.sum(sizes.cast("decimal(38,0)"))).first()[0] or 0)
+        stored = df.localCheckpoint()
+        total = int(stored.agg(F.sum(sizes.cast("decimal(38,0)"))).first()[0] or 0)
     if total > guard.limit:
         raise windows_error(guard)
-    return total
+    return stored, total
 
 
 def check_join(c, node, left, lh, right, rh) -> None:

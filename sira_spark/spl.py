@@ -103,11 +103,20 @@ def _positioned(node, df):
     partitions. The scans over one partition in a Python worker (the coupled keys' chunks,
     the delta evictions' buckets) hold that much: the shuffle partitions alone put 2.5M
     tuples in each at 10M, and the delta eviction scan ran out of memory."""
-    from .windowby import _estimated_rows
+    return _positioned_counted(node, df, count=False)[0]
+
+
+def _positioned_counted(node, df, count: bool = True) -> tuple:
+    """``(`` :func:`_positioned` ``, n)``: n its tuples, the count that sized the partitions
+    when the optimizer had no estimate of ``df``, else one count more (None when not
+    ``count``)."""
+    from .windowby import estimated_or_counted
     order = _stream_order(node)
-    parts = _partitions_for(df, _estimated_rows(df))
-    return df.repartitionByRange(parts, *order).sortWithinPartitions(*order).withColumn(
-        "__g", F.monotonically_increasing_id()).localCheckpoint()
+    rows, counted = estimated_or_counted(df)
+    positioned = df.repartitionByRange(_partitions_for(df, rows), *order) \
+        .sortWithinPartitions(*order).withColumn("__g", F.monotonically_increasing_id()) \
+        .localCheckpoint()
+    return positioned, rows if counted else positioned.count() if count else None
 
 
 def _row_struct(heading):
@@ -330,7 +339,7 @@ def _time_interval(node, df):
     held = None  # the (tuple, pane) pairs, when counted
     if q > 0:  # every pane a tuple enters is emitted holding it: a short creation period puts
         # one tuple in billions of panes, refused before they are made
-        held = check_held_before(kept, F.when(d < duration, top + 1).otherwise(0))
+        kept, held = check_held_before(kept, F.when(d < duration, top + 1).otherwise(0))
     starts = F.when(d < duration, F.sequence(t - d - top * p, t - d, p)).otherwise(
         F.array().cast("array<bigint>"))  # a creation period longer than the duration: gaps
     panes = kept.withColumn("__start", F.explode(starts)) \
@@ -476,11 +485,11 @@ def _running(df, keys: list, sums: dict, order: list, bucket: str = "__b"):
     return out.drop(*[f"__l_{n}" for n in sums], *[f"__p_{n}" for n in sums])
 
 
-def _with_key_sizes(x, base, keys: list, positioned):
+def _with_key_sizes(x, base, keys: list, n: int):
     """(``x``, the number of tuples of each row's key, its last position): a join with the
-    keys' counts, or without a key the stream's count (one job)."""
+    keys' counts, or without a key the stream's count ``n``."""
     if not keys:
-        return x, F.lit(positioned.count())
+        return x, F.lit(n).cast("long")
     counts = base.groupBy(*keys).agg(F.count(F.lit(1)).alias("__n"))
     return x.join(counts, on=keys), F.col("__n")
 
@@ -534,8 +543,7 @@ def _split(node, df):
     keys = outer = list(node.partition)
     ev, tr = node.eviction, node.trigger
     scanner = SplScanner(node)
-    positioned = _positioned(node, df)
-    n = positioned.count()  # the tuples a tumbling window's groupBy reads (_by_window)
+    positioned, n = _positioned_counted(node, df)  # n: what a tumbling window's groupBy reads
     timed = ev.kind == "time" or (tr is not None and tr.kind == "time")
     o = last = 0
     if timed:
@@ -585,7 +593,7 @@ def _split(node, df):
                                           >= F.col("__at"))
             numbered = ranked(numbered, "__w")
         elif ev.kind == "delta":  # window w: from the chain's member w to member w + 1
-            x = _running(_with_members(node, positioned, base, keys, ev), keys,
+            x = _running(_with_members(node, positioned, n, base, keys, ev), keys,
                          {"__w": F.col("__mem")}, [g])
             closers = x.where(F.col("__mem") == 1).select(
                 *[_c(k) for k in keys], (F.col("__w") - 1).alias("__w"), t.alias("__at"))
@@ -620,11 +628,11 @@ def _split(node, df):
         if ev.kind == "count":  # a window past the key's last tuple never fires
             end = j + (scanner.ev_amount - 1)
             if not few:  # not made
-                x, size = _with_key_sizes(x, base, keys, positioned)
+                x, size = _with_key_sizes(x, base, keys, n)
                 end = F.least(end, size)
         elif ev.kind == "delta":  # up to the tuple evicting it, else to the key's last one
             x = _evictions(node, positioned, base, x, keys, scanner.ev_amount)
-            x, size = _with_key_sizes(x, base, keys, positioned)
+            x, size = _with_key_sizes(x, base, keys, n)
             end = F.coalesce(F.col("__jE") - 1, size)
         else:  # time: the key's tuples up to t + T
             x = x.join(_reach(base, keys, scanner.ev_amount), on="__g")
@@ -634,7 +642,8 @@ def _split(node, df):
         # last tuple fires): counted before they are made, unless a tuple is in a few at most
         held = n * -(-scanner.ev_amount // every) if few else None  # a tuple's windows
         if not few:
-            held = check_held_before(x, F.greatest(_div(end - start, every) + 1, F.lit(0)))
+            x, held = check_held_before(x, F.greatest(_div(end - start, every) + 1,
+                                                      F.lit(0)))
         x = x.withColumn("__w", F.explode(F.when(start <= end, F.sequence(
             start, end.cast("long"), F.lit(every).cast("long"))).otherwise(
             F.array().cast("array<bigint>"))))
@@ -644,9 +653,9 @@ def _split(node, df):
                           .where(F.col("__top") == F.col("__w")), "__w",
                           _div(F.col("__w"), every))
     elif tr.kind == "delta":  # the chain's members after the first trigger
-        x = _running(_with_members(node, positioned, base, keys, tr), keys,
+        x = _running(_with_members(node, positioned, n, base, keys, tr), keys,
                      {"__j": F.lit(1), "__w": F.col("__mem")}, [g])
-        x, size = _with_key_sizes(x, base, keys, positioned)
+        x, size = _with_key_sizes(x, base, keys, n)
         # the last position of the key whose trigger finds the tuple still in the window
         if ev.kind == "count":
             end = F.least(j + scanner.ev_amount, size)
@@ -663,7 +672,7 @@ def _split(node, df):
         lookup = x.select(*[_c(k) for k in keys], j.alias("__je"), F.col("__w").alias("__we"))
         x = x.join(lookup, on=[*keys, "__je"])
         lo, hi = F.col("__w") + 1, F.col("__we")
-        held = check_held_before(x, F.greatest(hi - lo + 1, F.lit(0)))  # before they're made
+        x, held = check_held_before(x, F.greatest(hi - lo + 1, F.lit(0)))  # before made
         x = x.withColumn("__m", F.explode(F.when(lo <= hi, F.sequence(lo, hi)).otherwise(
             F.array().cast("array<bigint>"))))
         numbered = _by_window(x, [*keys, "__m"], held).agg(tuples).join(
@@ -691,7 +700,7 @@ def _split(node, df):
         # how many there are is what its windows hold, counted first, so it fits LONG
         x = x.withColumn("__m1", _tick_number(t, o, period) + 1) \
             .withColumn("__n", _tick_number(end, o, period) - F.col("__m1") + 1)
-        held = check_held_before(x, F.greatest(F.col("__n"), F.lit(0)))  # (tuple, tick)s
+        x, held = check_held_before(x, F.greatest(F.col("__n"), F.lit(0)))  # (tuple, tick)s
         x = x.withColumn("__o", F.explode(F.when(F.col("__n") > 0, F.sequence(
             F.lit(0).cast("long"), (F.col("__n") - 1).cast("long"))).otherwise(
             F.array().cast("array<bigint>")))) \
@@ -881,10 +890,10 @@ def _reach(base, keys: list, span):
         .where(F.col("__q") == 1).select("__g", "__end")
 
 
-def _with_members(node, positioned, base, keys: list, policy):
+def _with_members(node, positioned, n: int, base, keys: list, policy):
     """``base`` with ``__mem``: 1 for the members of the chain of the delta ``policy``
-    (:func:`_delta_chain`), else 0."""
-    members = _delta_chain(node, positioned, keys, policy).withColumn("__mem", F.lit(1))
+    (:func:`_delta_chain`; ``positioned`` holds ``n`` tuples), else 0."""
+    members = _delta_chain(node, positioned, n, keys, policy).withColumn("__mem", F.lit(1))
     return base.join(members, "__g", "left").withColumn(
         "__mem", F.coalesce(F.col("__mem"), F.lit(0)))
 
@@ -1074,7 +1083,7 @@ def least_above(queries, records, group: list):
     return found.unionByName(carried)
 
 
-def _delta_chain(node, positioned, keys: list, policy):
+def _delta_chain(node, positioned, n: int, keys: list, policy):
     """The members of the chain of ``policy`` (``delta(a, D)``: a tumbling window's starts, a
     delta trigger's references) as a DataFrame of their stream positions ``__g``, found by
     :mod:`sira_spark.spl_chain` over the stream range-partitioned by (key, position) into
@@ -1088,8 +1097,6 @@ def _delta_chain(node, positioned, keys: list, policy):
     from . import spl_chain
     from .spl_chain import (CANDIDATE, GROUP, MEMBER, REPORT, Chain, correct, first_pass,
                             record_schema)
-    from .windowby import _estimated_rows
-
     spark = positioned.sparkSession
     delta = node.delta_amount(policy)
     limit = spl_chain.CANDIDATES  # read here: the workers get the driver's
@@ -1101,7 +1108,7 @@ def _delta_chain(node, positioned, keys: list, policy):
              pa.bool_(), a_arrow, pa.int64(), pa.int64()]
     names = [f.split()[0] for f in schema.split(", ")]
     key = _key_text(node, keys)
-    chunks = _partitions_for(positioned, _estimated_rows(positioned))
+    chunks = _partitions_for(positioned, n)
     chunked = positioned.select(key.alias("__k"), "__g", _delta(node, policy).alias("__a")) \
         .repartitionByRange(chunks, "__k", "__g").sortWithinPartitions("__k", "__g") \
         .select(F.spark_partition_id().cast("long").alias("__c"), "__k", "__g", "__a") \

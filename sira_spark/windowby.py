@@ -38,7 +38,7 @@ from sira.values import Heading
 
 from .basic import fenced_node
 from .compiler import ordered, reported, translates
-from .guards import check_held
+from .guards import check_held, guard_of
 from .functions import aggregated_column
 from .types import schema_of
 from .windows import canonical_key
@@ -52,13 +52,16 @@ def _c(name):
 def _windowby(node, children, c):
     """Conditions and aggregates that may fail run on every partition and window, whatever
     the query does with the result (see ``sira.algebra.fallible``)."""
-    windows = _windows_of(node, children, c)
-    if not node.aggregates:  # max_tuples: the tuples its windows hold
+    windows, held = _windows_of(node, children, c)
+    # max_tuples: the tuples its windows hold, counted unless bounded within it before
+    if not node.aggregates and (held is None or held > guard_of(c, node)[0].limit):
         windows = check_held(c, node, windows, node.result)
     return fenced_node(node, windows)
 
 
 def _windows_of(node, children, c):
+    """``(windows, held)``: ``held`` bounds the tuples the windows hold, all together (the
+    sequences' length for tumbling windows, which never overlap), or is None."""
     (df,) = children
     return _split(node, df, c)
 
@@ -195,17 +198,22 @@ def _records(recs):
 def _estimated_rows(df) -> int:
     """The optimizer's estimate of the rows of ``df`` (its size over the width of a row), or
     the count when the optimizer has no estimate."""
+    return estimated_or_counted(df)[0]
+
+
+def estimated_or_counted(df) -> tuple:
+    """``(rows, counted)``: :func:`_estimated_rows`, and whether it is the exact count."""
     try:
         stats = df._jdf.queryExecution().optimizedPlan().stats()
         size = int(str(stats.sizeInBytes()))
         rows = stats.rowCount()
         if rows.isDefined():
-            return int(str(rows.get()))
+            return int(str(rows.get())), False
     except Exception:  # noqa: BLE001 - no estimate: count
         size = 1 << 63
     if size < 1 << 50:
-        return size // 8  # rows of 8 bytes at least: more chunks rather than fewer
-    return df.count()
+        return size // 8, False  # rows of 8 bytes at least: more chunks rather than fewer
+    return df.count(), True
 
 
 def _split(node, df, c):
@@ -237,6 +245,8 @@ def _split(node, df, c):
     Cost: one sort, linear scans in Python over narrow columns, the windows' own length for
     the searches (what the reference walks), and a join as large as the result. No step puts
     every row of a sequence in one partition: a chunk holds about ``ROWS_PER_CHUNK`` rows.
+
+    Returns ``(windows, held)`` (:func:`_windows_of`).
     """
     from pyspark.sql import functions as F
 
@@ -291,7 +301,8 @@ def _split(node, df, c):
 
     summaries = narrow.mapInArrow(summary, "blob binary")
     _note("plan", summaries)
-    infos = chunk_infos([codec.load_summary(r[0]) for r in summaries.collect()])
+    loaded = [codec.load_summary(r[0]) for r in summaries.collect()]
+    infos = chunk_infos(loaded)
     _note("chunks", len(infos))
 
     def first_pass(batches):
@@ -372,7 +383,9 @@ def _split(node, df, c):
         ((bases[F.col("__c").cast("long")] if bases is not None else F.lit(0)) +
          F.col("__m").bitwiseAND(F.lit((1 << 33) - 1))).alias("__g"),
         F.struct(*[_c(n) for n in h.names]).alias("__row"))
-    return _assemble(node, windows, full)
+    # a tumbling window starts after the one before it ends: each tuple is in one at most
+    held = sum(s["count"] for s in loaded) if node.kind == "tumbling" else None
+    return _assemble(node, windows, full), held
 
 
 def _assemble(node, windows, full):

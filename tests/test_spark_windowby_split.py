@@ -318,3 +318,32 @@ def test_hand_over_blobs_are_data_that_give_back_every_value():
                "last_key": (Interval(day, None), -2.0), "first_run": 2, "last_run": 7,
                "first_row": row, "last_row": row}
     assert codec.load_summary(codec.dump_summary(summary)) == summary
+
+
+@spark_only
+@pytest.mark.parametrize("query", [q for q in QUERIES if "aggregates" not in q][:7])
+def test_tumbling_windows_are_bounded_by_the_sequence_and_not_counted_again(
+        query, spark_engine, monkeypatch):
+    """Tumbling windows never overlap, so the tuples they hold are at most the input's: the
+    count after them (``check_held``, storing every window) runs for sliding windows, and for
+    tumbling ones only when ``max_tuples`` is below the input's size; the limit stays exact."""
+    import sira_spark.windowby as wb
+    from sira_spark.convert import to_dataframe
+    counted = []
+    check_held = wb.check_held
+
+    def recorded(c, node, df, column="tuples"):
+        counted.append(node)
+        return check_held(c, node, df, column)
+
+    monkeypatch.setattr(wb, "check_held", recorded)
+    rel = stream(random.Random(query), 40, keys=3 if "partition(k)" in query else 1)
+    df = to_dataframe(spark_engine.spark, rel).repartition(3)
+    node = sira.parse(query, {"r": rel})
+    expected = sira.evaluate(node, {"r": rel})
+    assert spark_engine.evaluate(query, {"r": df}) == expected
+    assert (counted != []) == (node.kind == "sliding"), query
+    held = sum(len(w[node.result]) for w in expected)
+    assert spark_engine.evaluate(query, {"r": df}, max_tuples=held) == expected
+    with pytest.raises(sira.errors.TooManyTuples):
+        spark_engine.evaluate(query, {"r": df}, max_tuples=held - 1)
