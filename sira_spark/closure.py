@@ -24,6 +24,7 @@ from sira.errors import UnboundedClosure
 from .compiler import ordered, translates
 from .functions import Scope, column
 from .joins import natural_join
+from .rowbound import partitions_for
 from .types import equal
 
 from sira.engine.closure import EXTRA_ROUNDS  # the same stopping rule as Python
@@ -40,12 +41,16 @@ def _eq(left, right, heading, name):
     return equal(left, right, heading.type_of(name))
 
 
-def _compose(left, right, pairs, froms, tos, heading=None):
-    """Pairs (l.from, r.to) where l.to = r.from (plain equi-join on scalar attributes)."""
+def _compose(left, right, pairs, froms, tos, heading=None, parts=None):
+    """Pairs (l.from, r.to) where l.to = r.from (plain equi-join on scalar attributes), over
+    ``parts`` partitions of the join key (None: Spark's choice)."""
     l_ = left.select(*[_c(a).alias(f"__lf_{a}") for a in froms],
                      *[_c(b).alias(f"__lt_{b}") for b in tos])
     r_ = right.select(*[_c(a).alias(f"__rf_{a}") for a in froms],
                       *[_c(b).alias(f"__rt_{b}") for b in tos])
+    if parts is not None:
+        l_ = l_.repartition(parts, *[F.col(f"__lt_{b}") for _, b in pairs])
+        r_ = r_.repartition(parts, *[F.col(f"__rf_{a}") for a, _ in pairs])
     cond = reduce(lambda x, y: x & y, [_eq(F.col(f"__lt_{b}"), F.col(f"__rf_{a}"), heading, a)
                                        for a, b in pairs])
     return l_.join(r_, cond).select(*[F.col(f"__lf_{a}").alias(a) for a in froms],
@@ -65,11 +70,16 @@ def _tclose(node, children, c):
     guard.check(size)
     delta = closure
     while True:
-        grown = _compose(delta, closure, pairs, froms, tos, h).unionByName(
-            _compose(closure, delta, pairs, froms, tos, h))
-        # distinct once, then a left-anti join (subtract would add a second distinct)
-        fresh = natural_join(ordered(grown, h).distinct(), h, closure, h, "left_anti") \
-            .localCheckpoint()
+        # the joins, the distinct once and the left-anti join (subtract would add a second
+        # distinct) over partitions of about ROWS_PER_CHUNK of the closure's tuples each (a
+        # round makes about as many as the closure holds): in the shuffle partitions alone,
+        # the sorts of a closure of 45M tuples ran the heap out
+        parts = partitions_for(closure, size)
+        grown = _compose(delta, closure, pairs, froms, tos, h, parts).unionByName(
+            _compose(closure, delta, pairs, froms, tos, h, parts))
+        grown = ordered(grown, h)
+        fresh = natural_join(grown.repartition(parts, *[_c(n) for n in h.names]).distinct(),
+                             h, closure, h, "left_anti").localCheckpoint()
         fresh_count = fresh.count()  # of the checkpointed rows: no recomputation
         if fresh_count == 0:
             return closure

@@ -29,7 +29,7 @@ from sira.errors import IntervalError
 from sira.types import DATE, IntegerType
 
 from .compiler import ordered, translates
-from .rowbound import at_most
+from .rowbound import at_most, partitions_for
 from .types import equal, spark_type
 
 #: The limit UNPACK had before ``max_tuples`` covered every operator; kept as an alias.
@@ -457,7 +457,7 @@ def _unpack(node, children, c):
     """UNPACK, counted first: the points of every tuple are summed (one action); when the sum
     passes ``max_tuples`` the input is packed (points covered by overlapping tuples then count
     once) and summed again, and only a result really over the limit is refused, before any
-    tuple is exploded."""
+    tuple is exploded. The points are made distinct over partitions sized by that sum."""
     (df,) = children
     h = node.heading
     limit = max_tuples(c.options)
@@ -467,13 +467,17 @@ def _unpack(node, children, c):
     if df.where(unbounded).limit(1).count():
         raise IntervalError("UNPACK: an interval is unbounded, so it holds no finite set of "
                             "points", operator="UNPACK")
-    if _point_total(df, h, node.on) > limit:
+    points = _point_total(df, h, node.on)
+    if points > limit:
         df = pack_dataframe(df, h, node.on).localCheckpoint()
-        if _point_total(df, h, node.on) > limit:
+        points = _point_total(df, h, node.on)
+        if points > limit:
             raise Guard("UNPACK", limit).error()
     for n in node.on:  # an empty interval (IINTERSECT) holds no point: its tuple goes
         df = _nonempty(df, n).withColumn(n, F.explode(_unit_intervals(h.type_of(n), _c(n))))
-    return df.distinct()
+    # made distinct in partitions of about ROWS_PER_CHUNK points: in the shuffle partitions
+    # alone, the 40M points of 10M short intervals ran the heap out
+    return df.repartition(partitions_for(df, points), *[_c(n) for n in h.names]).distinct()
 
 
 def _point_total(df, heading, names) -> int:

@@ -80,3 +80,20 @@ def _leaf_rows(leaf, app):
         if kind == "LocalRelation":
             return int(leaf.data().length())
     return None
+
+
+def partitions_for(df, rows: int | None) -> int:
+    """Partitions of about ``ROWS_PER_CHUNK`` (``sira_spark.windowby``) of ``rows`` each (None:
+    none), and at least the shuffle partitions of ``df``'s session: what a step that holds a
+    partition at once (a hash aggregation, a scan in a Python worker) is given, so that no
+    task holds millions of rows.
+
+        >>> from sira_spark import default_engine
+        >>> df = default_engine().spark.range(1)
+        >>> shuffle = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+        >>> partitions_for(df, 10_000_000), partitions_for(df, 1_000) == shuffle
+        (40, True)
+    """
+    from .windowby import ROWS_PER_CHUNK
+    parts = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    return max(1, parts, -(-(rows or 0) // ROWS_PER_CHUNK))

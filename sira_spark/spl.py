@@ -77,6 +77,7 @@ from sira.types import FLOAT
 from .compiler import ordered, reported, translates
 from .guards import check_held, check_held_before, guard_of, windows_counted_in_workers
 from .packing import _bucketed, carried_across, running_rows
+from .rowbound import partitions_for
 from .windows import TIME_MAX, _from_time, _order_columns, _to_time, exact, time_plus
 
 _END_OF_INPUT = 2 ** 62  # the emission position of panes emitted at the end of input
@@ -113,7 +114,7 @@ def _positioned_counted(node, df, count: bool = True) -> tuple:
     from .windowby import estimated_or_counted
     order = _stream_order(node)
     rows, counted = estimated_or_counted(df)
-    positioned = df.repartitionByRange(_partitions_for(df, rows), *order) \
+    positioned = df.repartitionByRange(partitions_for(df, rows), *order) \
         .sortWithinPartitions(*order).withColumn("__g", F.monotonically_increasing_id()) \
         .localCheckpoint()
     return positioned, rows if counted else positioned.count() if count else None
@@ -297,15 +298,7 @@ def _by_window(df, cols: list, rows: int | None):
     the shuffle partitions). Collecting a window's tuples keeps every window of a partition in
     memory at once (Spark's object hash aggregation): 10,000,000 tuples in the 4 shuffle
     partitions of ``SparkEngine.local()`` ran the default heap out."""
-    return df.repartition(_partitions_for(df, rows), *cols).groupBy(*cols)
-
-
-def _partitions_for(df, rows: int | None) -> int:
-    """Partitions of about ``ROWS_PER_CHUNK`` of ``rows`` (None: none) each, and at least the
-    shuffle partitions."""
-    from .windowby import ROWS_PER_CHUNK
-    parts = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
-    return max(1, parts, -(-(rows or 0) // ROWS_PER_CHUNK))
+    return df.repartition(partitions_for(df, rows), *cols).groupBy(*cols)
 
 
 def _type_of(df, col):
@@ -1108,7 +1101,7 @@ def _delta_chain(node, positioned, n: int, keys: list, policy):
              pa.bool_(), a_arrow, pa.int64(), pa.int64()]
     names = [f.split()[0] for f in schema.split(", ")]
     key = _key_text(node, keys)
-    chunks = _partitions_for(positioned, n)
+    chunks = partitions_for(positioned, n)
     chunked = positioned.select(key.alias("__k"), "__g", _delta(node, policy).alias("__a")) \
         .repartitionByRange(chunks, "__k", "__g").sortWithinPartitions("__k", "__g") \
         .select(F.spark_partition_id().cast("long").alias("__c"), "__k", "__g", "__a") \

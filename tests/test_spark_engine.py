@@ -588,3 +588,35 @@ def test_a_dead_jvm_is_engine_unavailable_never_a_py4j_error(tmp_path):
     done = subprocess.run([sys.executable, "-c", JVM_KILLER], capture_output=True, text=True,
                           timeout=300, cwd=tmp_path)
     assert done.stdout.strip() == "EngineUnavailable", done.stderr[-2000:]
+
+
+def test_unpack_and_tclose_spread_their_rows_over_partitions_sized_by_their_counts(
+        engine, monkeypatch):
+    """UNPACK makes its points distinct, and TCLOSE joins and dedups each round, over about
+    ``ROWS_PER_CHUNK`` rows a partition (sized by the points counted first, by the closure so
+    far), not the shuffle partitions alone: at 10,000,000 tuples those held 10M rows a task
+    and ran the default heap out."""
+    import sira_spark.closure
+    import sira_spark.windowby
+    from sira_spark.convert import to_relation
+
+    from conftest import executed_plan
+    monkeypatch.setattr(sira_spark.windowby, "ROWS_PER_CHUNK", 10)
+    r = Relation.from_rows({"k": INT, "during": INTINTERVAL},
+                           [(k % 3, Interval(k, k + 4)) for k in range(20)])
+    df = engine.dataframe("unpack(r, (during))", {"r": r})
+    assert re.search(r"hashpartitioning\([^)]*, 8\), REPARTITION_BY_NUM", executed_plan(df))
+    assert to_relation(df, r.heading) == sira.evaluate("unpack(r, (during))", {"r": r})
+
+    sizes = []
+    partitions_for = sira_spark.closure.partitions_for
+
+    def recorded(df, rows):
+        sizes.append((rows, partitions_for(df, rows)))
+        return sizes[-1][1]
+
+    monkeypatch.setattr(sira_spark.closure, "partitions_for", recorded)
+    e = Relation.from_rows({"a": INT, "b": INT}, [(i, i + 1) for i in range(40)])
+    assert engine.evaluate("tclose(e, (a, b))", {"e": e}) == sira.evaluate("tclose(e, (a, b))",
+                                                                           {"e": e})
+    assert sizes[0] == (40, 4) and sizes[-1][1] > sizes[0][1], sizes
