@@ -120,6 +120,19 @@ def windows_in_plan():
             m.check_held = fn
 
 
+def record_calls(monkeypatch, module, name: str) -> list:
+    """``module.name`` replaced, for the test, by a wrapper that appends each call's
+    positional arguments to the list returned and then calls the original."""
+    calls, real = [], getattr(module, name)
+
+    def wrapper(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, wrapper)
+    return calls
+
+
 def executed_plan(df) -> str:
     """The executed (physical) plan of a Spark DataFrame, as text."""
     return df._jdf.queryExecution().executedPlan().toString()

@@ -15,7 +15,7 @@ import pytest
 import sira
 from sira import BOOLEAN, FLOAT, INT, LONG, STRING, TIMESTAMP, Relation
 
-from conftest import (checkpoints_in_plan, every_sequence_split, executed_plan,
+from conftest import (checkpoints_in_plan, every_sequence_split, executed_plan, record_calls,
                       skewed_and_sparse_streams, spark_available, windows_in_plan)
 
 pytestmark = pytest.mark.skipif(not spark_available(), reason="Spark is not available here")
@@ -515,14 +515,7 @@ def test_windows_counted_before_they_are_made_are_not_counted_again(engine, monk
     the count after them (``check_held``: storing every window, one job more) runs only when
     that bound passes ``max_tuples``, and then refuses exactly at the limit."""
     from sira_spark import spl
-    after = []
-    check_held = spl.check_held
-
-    def recorded(c, node, df, column="tuples"):
-        after.append(node)
-        return check_held(c, node, df, column)
-
-    monkeypatch.setattr(spl, "check_held", recorded)
+    after = record_calls(monkeypatch, spl, "check_held")
     s = random_stream(len(policy), n=60)
     text = f"splwindow(s, ts, {policy})"
     windows = same(engine, text, s)

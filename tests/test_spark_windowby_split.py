@@ -21,7 +21,7 @@ import sira
 from sira import INT, LONG, STRING, Relation
 from sira.values import Tuple
 
-from conftest import spark_available, windows_in_plan
+from conftest import record_calls, spark_available, windows_in_plan
 
 spark_only = pytest.mark.skipif(not spark_available(), reason="Spark is not available here")
 
@@ -329,14 +329,7 @@ def test_tumbling_windows_are_bounded_by_the_sequence_and_not_counted_again(
     tumbling ones only when ``max_tuples`` is below the input's size; the limit stays exact."""
     import sira_spark.windowby as wb
     from sira_spark.convert import to_dataframe
-    counted = []
-    check_held = wb.check_held
-
-    def recorded(c, node, df, column="tuples"):
-        counted.append(node)
-        return check_held(c, node, df, column)
-
-    monkeypatch.setattr(wb, "check_held", recorded)
+    counted = record_calls(monkeypatch, wb, "check_held")
     rel = stream(random.Random(query), 40, keys=3 if "partition(k)" in query else 1)
     df = to_dataframe(spark_engine.spark, rel).repartition(3)
     node = sira.parse(query, {"r": rel})
