@@ -117,7 +117,9 @@ def _positioned_counted(node, df, count: bool = True) -> tuple:
     positioned = df.repartitionByRange(partitions_for(df, rows), *order) \
         .sortWithinPartitions(*order).withColumn("__g", F.monotonically_increasing_id()) \
         .localCheckpoint()
-    return positioned, rows if counted else positioned.count() if count else None
+    if counted:
+        return positioned, rows
+    return positioned, positioned.count() if count else None
 
 
 def _row_struct(heading):
