@@ -49,6 +49,7 @@ FAMILIES = {
     "minus": ("minus(s, restrict(s, eq(mod(v, 3), 0)))", ("ten",)),
     "tclose": ("tclose(e, (a, b))", ("ten",)),
     "pack": ("pack(r, (during))", INTERVAL_SHAPES),
+    "pack-keyed": ("pack(project(r, (k, during)), (during))", INTERVAL_SHAPES),
     "unpack": ("unpack(project(r, (k, during)), (during))", ("one-short", "ten-short")),
     "unionusing": ("unionusing(project(r, (k, during)), project(q, (k, during)), (during))",
                    INTERVAL_SHAPES),

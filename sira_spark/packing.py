@@ -2,9 +2,10 @@
 
 * PACK on one attribute is gaps-and-islands with window functions: per group of the other
   attributes, ordered by begin, a tuple starts a new island when its begin lies after every end
-  seen before it; islands are then aggregated to (min begin, max end). With no other attribute
-  the relation is one sequence, cut into buckets of begin and scanned bucket by bucket with the
-  state carried between them (``_pack_sequence``, seed 003 section 5).
+  seen before it; islands are then aggregated to (min begin, max end). A long input is cut into
+  buckets of begin, each (group, bucket) scanned in its own task and the state carried between
+  a group's buckets (``_pack_islands``, seed 003 section 5), so neither a relation whose only
+  attribute is the interval nor one group holding most tuples is one task.
 * A set operator pointwise on one interval attribute is a sweep line (``sweep``): begin/end
   events, running coverage per input, gaps-and-islands; its result comes out packed.
 * Splitting numbers the distinct boundaries of each group of key attributes (one window per
@@ -53,53 +54,39 @@ def _rebuild(df, name, begin, end, is_open):
 
 
 def pack_one(df, heading, name):
-    """PACK on one interval attribute: gaps and islands sorted once.
+    """PACK on one interval attribute: gaps and islands per value of the other attributes.
 
-    Plan: the interval is flattened to plain ``__b``/``__e`` columns first, so both windows
-    order by the same attributes and Spark sorts once (Exchange by the other attributes, Sort by
-    them + begin + end, two Window operators, then a groupBy that needs no new shuffle). The
-    first window gives, per row, the largest end before it and whether an open end lies before
-    it; a row starts an island when its begin lies after every earlier end; a running sum of
-    the starts numbers the islands, which are aggregated to (min begin, max end).
-    Duplicates in the input do not change the islands, so no ``distinct`` is needed before it.
+    The interval is flattened to plain ``__b``/``__e`` columns, and the islands are found by
+    :func:`_pack_islands`: per group of the other attributes (and, in a long input, per bucket
+    of begin, so that one group holding most tuples is still spread over many tasks), ordered by
+    begin, a tuple starts an island when its begin lies after every end seen before it; the
+    islands are aggregated to (min begin, max end). Duplicates in the input do not change the
+    islands, so no ``distinct`` is needed before it.
     """
-    others = [n for n in heading.names if n != name]
+    others = [(n, heading.type_of(n)) for n in heading.names if n != name]
     iv = _c(name)
-    flat = _nonempty(df, name).select(*[_c(n) for n in others], iv["begin"].alias("__b"),
+    flat = _nonempty(df, name).select(*[_c(n) for n, _ in others], iv["begin"].alias("__b"),
                                       iv["end"].alias("__e"))
-    if not others:  # one sequence: cut into buckets of its order (seed 003, section 5)
-        out = _pack_sequence(flat)
-        return ordered(_rebuild(out, name, F.col("__b"), F.col("__e"), F.col("__open")),
-                       heading)
-    w = Window.partitionBy(*[_c(n) for n in others]).orderBy(
-        F.col("__b"), F.col("__e").asc_nulls_last())
-    before = w.rowsBetween(Window.unboundedPreceding, -1)
-    prev_end = F.max("__e").over(before)
-    prev_open = F.max(F.col("__e").isNull()).over(before)
-    starts = F.when(prev_open, 0).when(prev_end.isNull() | (F.col("__b") > prev_end), 1) \
-        .otherwise(0)
-    islands = flat.withColumn("__start", starts).withColumn(
-        "__island", F.sum("__start").over(w.rowsBetween(Window.unboundedPreceding, 0)))
-    packed = islands.groupBy(*[_c(n) for n in others], "__island").agg(
-        F.min("__b").alias("__b"), F.max("__e").alias("__e"),
-        F.max(F.col("__e").isNull()).alias("__open"))
-    out = _rebuild(packed, name, F.col("__b"), F.col("__e"), F.col("__open"))
-    return ordered(out, heading)
+    out = _pack_islands(flat, others)
+    return ordered(_rebuild(out, name, F.col("__b"), F.col("__e"), F.col("__open")), heading)
 
 
-# ----------------------------------------------------------- one sequence, split across buckets
+# ------------------------------------------------------ islands, split across buckets of begin
 #
-# PACK of a relation whose only attribute is the interval is one sequence: every island depends
-# on every earlier end. Seed 003, section 5: the sequence is cut into buckets, contiguous
-# ranges of begin (one job: the row count and the quantiles of begin), each bucket sorted and
-# scanned in its own task. A first pass gives each bucket three values (its largest end, whether
-# it holds an open end, and the begin of its last *local* island start: a row whose begin lies
-# after every earlier end of its bucket); the driver runs through the buckets in order and finds
-# each one's incoming state (the largest end before it, an open end before it, the key of the
-# island running into it). A bucket's real island starts are its local starts whose begin lies
-# after the incoming end (a suffix of them, as begins grow), so the state carries over exactly.
-# The second pass finishes every row from its bucket's state; an island is keyed by its first
-# begin (islands never share one) and aggregated to (min begin, max end).
+# Every island depends on every earlier end of its group (the other attributes' values), so a
+# group is one sequence; with no other attribute, or with one group holding most tuples, that
+# sequence is the whole input. Seed 003, section 5: the input is cut into buckets, contiguous
+# ranges of begin (one job: the row count and the quantiles of begin), and each (group, bucket)
+# is sorted and scanned in its own task. The scan finds *local* islands: a row starts one when
+# its begin lies after every earlier end of its (group, bucket); each local island is keyed by
+# its first begin and aggregated. The state carried into a bucket is the largest end before it
+# in its group, whether an open end lies before it, and the key of the island running into it.
+# A bucket's real island starts are its local starts whose begin lies after the incoming end
+# (a suffix of them, as begins grow), so a local island keeps its key when its first begin lies
+# after the incoming end, and joins the incoming island otherwise. Islands never share a first
+# begin in a group, so (group, key) names an island, which is aggregated to (min begin, max end).
+# The carried states come from one row per (group, bucket): walked on the driver when there is
+# no group (a handful of rows), by a window per group ordered by bucket otherwise.
 
 #: a sequence of at most this many rows is one bucket (one task, no summaries job)
 SEQUENCE_BUCKET_ROWS = 200_000
@@ -157,41 +144,73 @@ def _carried(df, rows: list, fields: list):
     return df.join(F.broadcast(df.sparkSession.createDataFrame(rows, schema)), "__bk", "left")
 
 
-def _pack_sequence(flat):
-    """Islands of the rows ``(__b, __e)`` of one sequence, as rows ``(__b, __e, __open)``."""
-    from pyspark.sql import types as T
-    dtype = flat.schema["__b"].dataType
-    rows, several = _bucketed(flat, "__b")
-    w = Window.partitionBy("__bk").orderBy(F.col("__b"), F.col("__e").asc_nulls_last())
+def _local_islands(rows, part: list):
+    """The islands of ``rows`` (``__b``, ``__e``) within each group of the columns ``part``:
+    rows ``(part..., __lk, __b, __e, __open)``, ``__lk`` the island's first begin. One sort per
+    group (two windows on the same order)."""
+    w = Window.partitionBy(*part).orderBy(F.col("__b"), F.col("__e").asc_nulls_last())
     before = w.rowsBetween(Window.unboundedPreceding, -1)
-    local_end, local_open = F.max("__e").over(before), F.max(F.col("__e").isNull()).over(before)
-    if several:
-        local_start = local_end.isNull() & local_open.isNull() | \
-            (~local_open & (F.col("__b") > local_end))
-        summary = rows.select("__bk", "__b", "__e", local_start.alias("__ls")).groupBy(
-            "__bk").agg(F.max("__e").alias("__me"), F.max(F.col("__e").isNull()).alias("__mo"),
-                        F.max(F.when(F.col("__ls"), F.col("__b"))).alias("__lb")).collect()
-        carried, end, is_open, key = [], None, False, None
-        for s in sorted(summary, key=lambda r: r["__bk"]):
-            carried.append((s["__bk"], end, is_open, key))
-            if not is_open and s["__lb"] is not None and (end is None or s["__lb"] > end):
-                key = s["__lb"]
-            end = s["__me"] if end is None or (s["__me"] is not None and s["__me"] > end) \
-                else end
-            is_open = is_open or bool(s["__mo"])
-        rows = _carried(rows, carried, [("__ce", dtype), ("__co", T.BooleanType()),
-                                        ("__ck", dtype)])
-        incoming_end, incoming_open, incoming_key = F.col("__ce"), F.col("__co"), F.col("__ck")
-    else:
-        incoming_end, incoming_open, incoming_key = F.lit(None), F.lit(False), F.lit(None)
-    prev = F.greatest(local_end, incoming_end)  # greatest skips nulls
-    opened = F.coalesce(local_open, F.lit(False)) | F.coalesce(incoming_open, F.lit(False))
-    start = ~opened & (prev.isNull() | (F.col("__b") > prev))
+    end_before, open_before = F.max("__e").over(before), F.max(F.col("__e").isNull()).over(before)
+    start = ~F.coalesce(open_before, F.lit(False)) & \
+        (end_before.isNull() | (F.col("__b") > end_before))
     keyed = rows.withColumn("__s", start).withColumn(
-        "__key", F.coalesce(F.max(F.when(F.col("__s"), F.col("__b"))).over(
-            w.rowsBetween(Window.unboundedPreceding, 0)), incoming_key.cast(dtype)))
-    return keyed.groupBy("__key").agg(F.min("__b").alias("__b"), F.max("__e").alias("__e"),
-                                      F.max(F.col("__e").isNull()).alias("__open"))
+        "__lk", F.max(F.when(F.col("__s"), F.col("__b"))).over(
+            w.rowsBetween(Window.unboundedPreceding, 0)))
+    return keyed.groupBy(*part, "__lk").agg(F.min("__b").alias("__b"), F.max("__e").alias("__e"),
+                                            F.max(F.col("__e").isNull()).alias("__open"))
+
+
+def _walked(local, dtype):
+    """``local`` (one group) joined with the state carried into each bucket, walked through the
+    buckets' summaries on the driver (a handful of rows)."""
+    from pyspark.sql import types as T
+    summary = local.groupBy("__bk").agg(F.max("__e").alias("__me"), F.max("__open").alias("__mo"),
+                                        F.max("__lk").alias("__lb")).collect()
+    carried, end, is_open, key = [], None, False, None
+    for s in sorted(summary, key=lambda r: r["__bk"]):
+        carried.append((s["__bk"], end, is_open, key))
+        if not is_open and (end is None or s["__lb"] > end):
+            key = s["__lb"]
+        end = s["__me"] if end is None or (s["__me"] is not None and s["__me"] > end) else end
+        is_open = is_open or bool(s["__mo"])
+    return _carried(local, carried, [("__ce", dtype), ("__co", T.BooleanType()),
+                                     ("__ck", dtype)])
+
+
+def _windowed(local, others: list):
+    """``local`` joined with the state carried into each (group, bucket): running over the
+    buckets' summaries by a window per group ordered by bucket, exactly as :func:`_walked`."""
+    group = [_c(n) for n, _ in others]
+    summary = local.groupBy(*group, "__bk").agg(
+        F.max("__e").alias("__me"), F.max("__open").alias("__mo"), F.max("__lk").alias("__lb"))
+    before = Window.partitionBy(*group).orderBy("__bk").rowsBetween(
+        Window.unboundedPreceding, -1)
+    states = summary.select(
+        *group, "__bk", "__lb", F.max("__me").over(before).alias("__ce"),
+        F.coalesce(F.max("__mo").over(before), F.lit(False)).alias("__co"))
+    real_last = F.when(~F.col("__co") & (F.col("__ce").isNull() | (F.col("__lb") > F.col("__ce"))),
+                       F.col("__lb"))  # the bucket's last local start, when it is a real one
+    carry = states.withColumn("__rl", real_last).select(
+        *[_c(n).alias(f"__k_{n}") for n, _ in others], F.col("__bk").alias("__kb"), "__ce",
+        "__co", F.max("__rl").over(before).alias("__ck"))
+    match = [equal(local[f"`{n}`"], carry[f"`__k_{n}`"], t) for n, t in others]
+    return local.join(carry, reduce(lambda a, b: a & b, match + [local["__bk"] == carry["__kb"]]))
+
+
+def _pack_islands(flat, others: list):
+    """Islands of the rows ``(others..., __b, __e)`` per value of the other attributes
+    ``others`` (pairs of name and sira type; none: one sequence), as rows
+    ``(others..., __b, __e, __open)``."""
+    rows, several = _bucketed(flat, "__b")
+    local = _local_islands(rows, [*[_c(n) for n, _ in others], F.col("__bk")])
+    if not several:
+        return local.drop("__bk", "__lk")
+    joined = _windowed(local, others) if others else \
+        _walked(local, flat.schema["__b"].dataType)
+    lk, ce = F.col("__lk"), F.col("__ce")
+    key = F.when(~F.col("__co") & (ce.isNull() | (lk > ce)), lk).otherwise(F.col("__ck"))
+    return joined.groupBy(*[_c(n) for n, _ in others], key.alias("__key")).agg(
+        F.min("__b").alias("__b"), F.max("__e").alias("__e"), F.max("__open").alias("__open"))
 
 
 def _totals_before(rows, sums: dict, first: str | None = None):
@@ -288,12 +307,13 @@ def running_rows(df, order: list, sums: dict):
 
 def _sweep_sequence(pts, m: int, keep):
     """``sweep`` over one sequence of points ``(__p, __d0..)``: the running coverage of
-    ``running_sequence``, the kept segments packed by ``_pack_sequence``; returns rows
+    ``running_sequence``, the kept segments packed by ``_pack_islands``; returns rows
     ``(__b, __e, __open)``."""
     deltas = [f"__d{j}" for j in range(m)]
     segments = running_sequence(pts, deltas)
     kept = segments.where(keep([F.col(x) for x in deltas]))
-    return _pack_sequence(kept.select(F.col("__p").alias("__b"), F.col("__q").alias("__e")))
+    return _pack_islands(kept.select(F.col("__p").alias("__b"), F.col("__q").alias("__e")),
+                         [])
 
 
 def pack_dataframe(df, heading, names):

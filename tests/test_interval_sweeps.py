@@ -315,7 +315,7 @@ def _sequence(kind, rows):
 def test_spark_sequences_split_across_buckets_equal_the_python_engine(kind, left, right):
     """PACK, the pointwise set operators and SUMMARIZEBYUSING's counts of relations whose only
     attribute is the interval, on Spark, cut into buckets of their order
-    (sira_spark.packing._pack_sequence and running_sequence; every sequence split here, however
+    (sira_spark.packing._pack_islands and running_sequence; every sequence split here, however
     short): ties, long intervals reaching
     over several buckets, open ends and coverage carried from bucket to bucket, against the
     Python engine."""
@@ -327,6 +327,32 @@ def test_spark_sequences_split_across_buckets_equal_the_python_engine(kind, left
                      "summarizebyusing(r, (during), (n(plus(1))), (during))",
                      "joinusing(v, extend(q, (w(int(2)))), (during))",
                      "semiminususing(v, q, (during))"):
+            assert sira.evaluate(text, relvars, engine="spark") == \
+                sira.evaluate(text, relvars), text
+
+
+_grouped = st.tuples(st.sampled_from([0, 0, 0, 0, 1, 2]), st.integers(0, 2), _offsets)
+
+
+@pytest.mark.skipif("spark" not in ENGINES, reason="Spark is not available here")
+@settings(max_examples=3, deadline=None)
+@given(st.sampled_from(sorted(POINTS)), st.lists(_grouped, min_size=1, max_size=40))
+def test_spark_pack_per_group_split_across_buckets_equals_the_python_engine(kind, rows):
+    """PACK with other attributes on Spark, every group cut into buckets of begin and the state
+    carried from bucket to bucket per group (sira_spark.packing._pack_islands): one group
+    holding most tuples, long and open intervals reaching over several buckets, and a second
+    interval attribute among the grouping ones (open ends there: matched null-safe), against
+    the Python engine. PACK on both interval attributes splits first, then packs each."""
+    itype, point = POINTS[kind]
+    body = [{"k": k, "v": v,
+             "during": Interval(point(b), None if open_ == 0 else point(b + length)),
+             "also": Interval(point(v), None if v == 2 else point(v + 1 + open_ % 2))}
+            for k, v, (b, length, open_) in rows]
+    relvars = {"r": Relation.from_rows({"k": INT, "v": INT, "during": itype, "also": itype},
+                                       body)}
+    with every_sequence_split():
+        for text in ("pack(project(r, (k, during)), (during))", "pack(r, (during))",
+                     "pack(project(r, (k, v, also)), (also))", "pack(r, (also, during))"):
             assert sira.evaluate(text, relvars, engine="spark") == \
                 sira.evaluate(text, relvars), text
 
