@@ -12,7 +12,6 @@ SUMMARIZEBYUSING on one interval attribute whose aggregates are integer sums is 
 
 from __future__ import annotations
 
-from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from sira.algebra.aggregation import Aggregate, SummarizeBy, aggregations
@@ -144,13 +143,13 @@ def _swept(node, children, c):
     """SUMMARIZEBYUSING on one interval attribute with integer sums only (``plus`` of an
     integer, counts), by a sweep line instead of the split, or None.
 
-    Pointwise, a sum is over the distinct tuples present at a point: the source is packed on
-    the interval first (a rest's intervals then neither overlap nor meet, so each distinct rest
-    is present at a point at most once); every packed interval is a begin event (+1, +value)
-    and an end event (-1, -value), summed per (group, point) in DECIMAL(38); one window per
-    group ordered by point gives the running count and sums and the next point, so [point,
-    next) holds them where the count is positive; PACK then joins the segments that meet with
-    equal sums. O(n log n + output) however long the intervals (the split costs their
+    Pointwise, a sum is over the distinct tuples present at a point: the source is packed on the
+    interval first (a rest's intervals then neither overlap nor meet, so each distinct rest is
+    present at a point at most once); every packed interval is a begin event (+1, +value) and an end
+    event (-1, -value), summed per (group, point) in DECIMAL(38); per group in order of point
+    (``running_sequence``, over buckets of point) the running count and sums and the next point say
+    that [point, next) holds them where the count is positive; PACK then joins the segments that
+    meet with equal sums. O(n log n + output) however long the intervals (the split costs their
     overlaps), as on the DuckDB engine."""
     from sira.algebra.aggregation import sweepable
     from .packing import pack_one, running_sequence
@@ -172,13 +171,9 @@ def _swept(node, children, c):
         *[(-v).alias(x) for v, x in zip(values, sums)])
     points = starts.unionByName(ends).groupBy(*keys, "__p").agg(
         *[F.sum(x).alias(x) for x in ["__cnt"] + sums])
-    if keys:
-        w = Window.partitionBy(*keys).orderBy("__p")
-        run = w.rowsBetween(Window.unboundedPreceding, 0)
-        segments = points.select(*keys, "__p", F.lead("__p").over(w).alias("__q"),
-                                 *[F.sum(x).over(run).alias(x) for x in ["__cnt"] + sums])
-    else:  # one sequence of points: cut into buckets (seed 003, section 5)
-        segments = running_sequence(points, ["__cnt"] + sums)
+    # per group, cut into buckets of point (seed 003, section 5)
+    segments, _ = running_sequence(points, ["__cnt"] + sums,
+                                   [(n, h.type_of(n)) for n in node.by if n != during])
     result = segments.where(F.col("__cnt") > 0).select(
         *keys, F.struct(F.col("__p").alias("begin"), F.col("__q").alias("end")).alias(during),
         *[F.col(x).cast(spark_type(a.result_type)).alias(n)

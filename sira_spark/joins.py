@@ -4,25 +4,25 @@ hold a null inside (an interval's open end, nested tuple/relation values). A joi
 a set, so no ``distinct`` follows.
 
 A JOIN of two operands pointwise on one shared ordinal interval attribute is an overlap join
-(``overlap_join``), as on the Python and DuckDB engines, never a split: both operands are packed
-on the interval and numbered, then one window per key over every begin and end of both sides
-keeps two running counts (left begins, right begins so far; at one point ends first, then left
-begins, then right begins). A left tuple's partners are the right tuples numbered in (right
-count at its begin, right count at its end]: the right begins inside it. A right tuple's are the
-left begins strictly inside it. So every overlapping pair is found once, by whichever begin lies
-inside the other interval; ``sequence`` and ``explode`` spread each tuple over its partners'
-numbers and an equi-join on (key, number) meets them. Its size, the sum of the ranges, is known
-before it runs, and ``max_tuples`` is checked on it. SEMIJOIN and SEMIMINUS on such an attribute
-run as that JOIN with the right operand's projection (``sira.algebra.derived.semi_as_overlap_join``;
-SEMIMINUS then as a swept MINUS). O(n log n + output) however long the intervals: the split
-cut every interval at every boundary of its key inside it.
+(``overlap_join``), as on the Python and DuckDB engines, never a split: both operands are packed on
+the interval and numbered, then per key, in order over every begin and end of both sides
+(``packing.running_rows``: per key and bucket of position), two running counts are kept (left
+begins, right begins so far; at one point ends first, then left begins, then right begins). A left
+tuple's partners are the right tuples numbered in (right count at its begin, right count at its
+end]: the right begins inside it. A right tuple's are the left begins strictly inside it. So every
+overlapping pair is found once, by whichever begin lies inside the other interval; ``sequence`` and
+``explode`` spread each tuple over its partners' numbers and an equi-join on (key, number) meets
+them. Its size, the sum of the ranges, is known before it runs, and ``max_tuples`` is checked on it.
+SEMIJOIN and SEMIMINUS on such an attribute run as that JOIN with the right operand's projection
+(``sira.algebra.derived.semi_as_overlap_join``; SEMIMINUS then as a swept MINUS). O(n log n +
+output) however long the intervals: the split cut every interval at every boundary of its key inside
+it.
 """
 
 from __future__ import annotations
 
 from functools import reduce
 
-from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from sira.algebra.derived import overlap_attribute
@@ -83,15 +83,9 @@ def overlap_join(c, node, left, lh, right, rh, name):
                                       F.lit(isb).alias("__isb")))
     ev = reduce(lambda x, y: x.unionByName(y), events)
     begins = {"__cl": (F.col("__o") == 1).cast("long"), "__cr": (F.col("__o") == 2).cast("long")}
-    if key:
-        w = Window.partitionBy(*[_c(k) for k in key]).orderBy(
-            F.col("__pos").asc_nulls_last(), "__o").rowsBetween(Window.unboundedPreceding, 0)
-        counted = ev.select("__side", "__id", "__isb",
-                            *[F.sum(v).over(w).alias(n) for n, v in begins.items()])
-    else:  # one sequence of events: counted over buckets of position
-        from .packing import running_rows
-        counted = running_rows(ev, ["__pos", "__o"], begins).select(
-            "__side", "__id", "__isb", *begins)
+    from .packing import running_rows  # per key, counted over buckets of position
+    counted = running_rows(ev, ["__pos", "__o"], begins, [(k, lh.type_of(k)) for k in key]) \
+        .select("__side", "__id", "__isb", *begins)
     own = F.when(F.col("__side") == 0, F.col("__cl")).otherwise(F.col("__cr"))
     other = F.when(F.col("__side") == 0, F.col("__cr")).otherwise(F.col("__cl"))
     marks = counted.groupBy("__side", "__id").agg(

@@ -193,15 +193,26 @@ def _windowed(local, others: list):
     carry = states.withColumn("__rl", real_last).select(
         *[_c(n).alias(f"__k_{n}") for n, _ in others], F.col("__bk").alias("__kb"), "__ce",
         "__co", F.max("__rl").over(before).alias("__ck"))
-    match = [equal(local[f"`{n}`"], carry[f"`__k_{n}`"], t) for n, t in others]
-    return local.join(carry, reduce(lambda a, b: a & b, match + [local["__bk"] == carry["__kb"]]))
+    return _joined_per_group(local, carry, others)
 
 
-def _pack_islands(flat, others: list):
+def _joined_per_group(rows, carry, group: list):
+    """``rows`` (in buckets ``__bk``) joined with ``carry``, one row per group and bucket whose
+    group columns are named ``__k_<name>`` and bucket ``__kb``: on the group (``group``: pairs of
+    name and sira type; null-safe where a null may be inside) and the bucket."""
+    match = [equal(rows[f"`{n}`"], carry[f"`__k_{n}`"], t) for n, t in group]
+    on = reduce(lambda a, b: a & b, match + [rows["__bk"] == carry["__kb"]])
+    return rows.join(carry, on).drop(*[f"__k_{n}" for n, _ in group], "__kb")
+
+
+def _pack_islands(flat, others: list, several: bool | None = None):
     """Islands of the rows ``(others..., __b, __e)`` per value of the other attributes
     ``others`` (pairs of name and sira type; none: one sequence), as rows
-    ``(others..., __b, __e, __open)``."""
-    rows, several = _bucketed(flat, "__b")
+    ``(others..., __b, __e, __open)``. ``several``: the rows are in buckets of begin already
+    (``__bk``, as :func:`running_sequence` left them), several of them or not."""
+    rows = flat
+    if several is None:
+        rows, several = _bucketed(flat, "__b")
     local = _local_islands(rows, [*[_c(n) for n, _ in others], F.col("__bk")])
     if not several:
         return local.drop("__bk", "__lk")
@@ -213,12 +224,17 @@ def _pack_islands(flat, others: list):
         F.min("__b").alias("__b"), F.max("__e").alias("__e"), F.max("__open").alias("__open"))
 
 
-def _totals_before(rows, sums: dict, first: str | None = None):
+def _totals_before(rows, sums: dict, first: str | None = None, group: list = ()):
     """``rows`` (in several buckets ``__bk``) joined with what each bucket inherits from the
     buckets before it: for each ``sums`` entry (new name -> the column it sums), the total of
     that column over every earlier bucket (``__c_<name>``), and when ``first`` names a column,
     its least value in the next bucket that has rows (``__nf``). One summaries job; the driver
-    adds up the buckets' totals in order."""
+    adds up the buckets' totals in order.
+
+    With ``group`` (pairs of name and sira type) each group's buckets inherit from that group's
+    earlier buckets only: the buckets' totals run by a window per group ordered by bucket."""
+    if group:
+        return _totals_before_per_group(rows, sums, first, group)
     from decimal import Decimal
 
     from pyspark.sql import types as T
@@ -238,6 +254,25 @@ def _totals_before(rows, sums: dict, first: str | None = None):
     if first is not None:
         fields.append(("__nf", rows.schema[first].dataType))
     return _carried(rows, carried, fields)
+
+
+def _totals_before_per_group(rows, sums: dict, first, group: list):
+    """:func:`_totals_before` per group: one row per (group, bucket) holding its totals, a
+    window per group ordered by bucket runs them, and they are joined back."""
+    cols = [_c(n) for n, _ in group]
+    aggs = [F.sum(c).alias(f"__t_{n}") for n, c in sums.items()]
+    if first is not None:
+        aggs.append(F.min(first).alias("__first"))
+    summary = rows.groupBy(*cols, "__bk").agg(*aggs)
+    order = Window.partitionBy(*cols).orderBy("__bk")
+    before = order.rowsBetween(Window.unboundedPreceding, -1)
+    carried = [F.coalesce(F.sum(f"__t_{n}").over(before), F.lit(0)).alias(f"__c_{n}")
+               for n in sums]
+    if first is not None:
+        carried.append(F.lead("__first").over(order).alias("__nf"))
+    carry = summary.select(*[_c(n).alias(f"__k_{n}") for n, _ in group],
+                           F.col("__bk").alias("__kb"), *carried)
+    return _joined_per_group(rows, carry, group)
 
 
 def carried_across(rows, specs: dict):
@@ -269,51 +304,46 @@ def carried_across(rows, specs: dict):
                     [(f"__c_{n}", types[n]) for n in specs])
 
 
-def running_sequence(points, sums: list):
-    """One sequence of points ``(__p, <sums>...)`` (no key), cut into buckets of ``__p``: rows
-    ``(__p, __q, <sums>...)`` with ``__q`` the next point (null after the last) and each sum
-    running over every point up to this one. Each bucket starts from the totals of the buckets
-    before it, and its last point's next point is the next bucket's first; both are carried
-    from the driver (``_totals_before``). The sweeps without a key (``sweep``,
-    SUMMARIZEBYUSING by ``aggregation._swept``) read it."""
+def running_sequence(points, sums: list, group: list = ()):
+    """Sequences of points ``(<group>..., __p, <sums>...)``, one per group (``group``: pairs
+    of name and sira type; none: one sequence), cut into buckets of ``__p``: rows
+    ``(<group>..., __bk, __p, __q, <sums>...)`` with ``__q`` the group's next point (null after its
+    last) and each sum running over every point of the group up to this one; and whether there
+    are several buckets. Each bucket starts from the totals of its group's buckets before it,
+    and its last point's next point is the next bucket's first (``_totals_before``). The
+    sweeps (``sweep``, SUMMARIZEBYUSING by ``aggregation._swept``) read it."""
     rows, several = _bucketed(points, "__p")
-    w = Window.partitionBy("__bk").orderBy("__p")
+    cols = [_c(n) for n, _ in group]
+    w = Window.partitionBy(*cols, "__bk").orderBy("__p")
     run = w.rowsBetween(Window.unboundedPreceding, 0)
     carry, following = [F.lit(0)] * len(sums), F.lit(None)
     if several:
-        rows = _totals_before(rows, {x: F.col(x) for x in sums}, first="__p")
+        rows = _totals_before(rows, {x: F.col(x) for x in sums}, first="__p", group=group)
         carry, following = [F.col(f"__c_{x}") for x in sums], F.col("__nf")
-    return rows.select("__p", F.coalesce(F.lead("__p").over(w), following).alias("__q"),
-                       *[(F.sum(x).over(run) + c).alias(x) for x, c in zip(sums, carry)])
+    return rows.select(*cols, "__bk", "__p",
+                       F.coalesce(F.lead("__p").over(w), following).alias("__q"),
+                       *[(F.sum(x).over(run) + c).alias(x) for x, c in zip(sums, carry)]), \
+        several
 
 
-def running_rows(df, order: list, sums: dict):
-    """``df`` (one sequence, no key) with running sums over the order ``order`` (sort columns,
-    the first a column name), cut into buckets of that first column: ``sums`` maps a new
-    column's name to the column it sums (numbers), each running over every row up to this one
-    in the order, each bucket starting from the totals of the buckets before it
-    (``_totals_before``). A null first column sorts last (its rows are one bucket, the last)."""
+def running_rows(df, order: list, sums: dict, group: list = ()):
+    """``df`` with running sums over the order ``order`` (sort columns, the first a column
+    name) within each group (``group``: pairs of name and sira type; none: one sequence), cut
+    into buckets of that first column: ``sums`` maps a new column's name to the column it sums
+    (numbers), each running over every row of the group up to this one in the order, each
+    bucket starting from the totals of its group's buckets before it (``_totals_before``). A
+    null first column sorts last (its rows are one bucket, the last)."""
     rows, several = _bucketed(df.select("*", *[c.alias(f"__v_{n}") for n, c in sums.items()]),
                               order[0])
-    w = Window.partitionBy("__bk").orderBy(*[F.col(order[0]).asc_nulls_last(), *order[1:]])
+    w = Window.partitionBy(*[_c(n) for n, _ in group], "__bk").orderBy(
+        *[F.col(order[0]).asc_nulls_last(), *order[1:]])
     run = w.rowsBetween(Window.unboundedPreceding, 0)
     carry = {n: F.lit(0) for n in sums}
     if several:
-        rows = _totals_before(rows, {n: F.col(f"__v_{n}") for n in sums})
+        rows = _totals_before(rows, {n: F.col(f"__v_{n}") for n in sums}, group=group)
         carry = {n: F.col(f"__c_{n}") for n in sums}
     out = rows.select("*", *[(F.sum(f"__v_{n}").over(run) + carry[n]).alias(n) for n in sums])
     return out.drop("__bk", *[f"__v_{n}" for n in sums], *[f"__c_{n}" for n in sums])
-
-
-def _sweep_sequence(pts, m: int, keep):
-    """``sweep`` over one sequence of points ``(__p, __d0..)``: the running coverage of
-    ``running_sequence``, the kept segments packed by ``_pack_islands``; returns rows
-    ``(__b, __e, __open)``."""
-    deltas = [f"__d{j}" for j in range(m)]
-    segments = running_sequence(pts, deltas)
-    kept = segments.where(keep([F.col(x) for x in deltas]))
-    return _pack_islands(kept.select(F.col("__p").alias("__b"), F.col("__q").alias("__e")),
-                         [])
 
 
 def pack_dataframe(df, heading, names):
@@ -335,11 +365,12 @@ def sweep(dfs, heading, name, keep):
     is in the result: MINUS keeps ``c0 > 0 and c1 == 0``, UNION ``any > 0`` and so on. This is
     the same relation as splitting the inputs, applying the set operator and packing, but
     without arrays or joins: every interval becomes a begin event (+1 on its input's counter)
-    and an end event (-1; none for an open end); events are shuffled once by the other
-    attributes (the key), summed per (key, point), and one window per key ordered by point gives
-    the running coverage and the next point, so [point, next) is in the result when ``keep``
-    holds (next null: unbounded above). Consecutive kept segments meet, so gaps-and-islands
-    (lag / running sum on the same window: no new sort) and groupBy(key, island) pack them.
+    and an end event (-1; none for an open end), summed per (key, point) (the key: the other
+    attributes); per key, in order of point, the running coverage and the next point
+    (``running_sequence``: per key and bucket of point, each bucket starting from its key's
+    earlier buckets) say that [point, next) is in the result when ``keep`` holds (next null:
+    unbounded above). Consecutive kept segments meet, so gaps-and-islands (``_pack_islands``,
+    on the same buckets) packs them.
     Coverage counts ignore duplicate tuples, so the inputs need no ``distinct``.
     """
     key = [n for n in heading.names if n != name]
@@ -357,24 +388,13 @@ def sweep(dfs, heading, name, keep):
         return starts.unionByName(ends)
 
     ev = reduce(lambda a, b: a.unionByName(b), [events(df, i) for i, df in enumerate(dfs)])
-    if key:  # the only shuffle: the (key, point) sums and the window then need no other
-        ev = ev.repartition(*[_c(k) for k in key])
     pts = ev.groupBy(*[_c(k) for k in key], "__p").agg(
         *[F.sum(f"__d{j}").alias(f"__d{j}") for j in range(m)])
-    if not key:  # one sequence of points: cut into buckets (seed 003, section 5)
-        packed = _sweep_sequence(pts, m, keep)
-        return ordered(_rebuild(packed, name, F.col("__b"), F.col("__e"), F.col("__open")),
-                       heading)
-    w = Window.partitionBy(*[_c(k) for k in key]).orderBy("__p")
-    run = w.rowsBetween(Window.unboundedPreceding, 0)
-    cov = pts.select(*[_c(k) for k in key], "__p", F.lead("__p").over(w).alias("__q"),
-                     keep([F.sum(f"__d{j}").over(run) for j in range(m)]).alias("__in"))
-    flagged = cov.withColumn(
-        "__s", (F.col("__in") & ~F.lag("__in", 1, False).over(w)).cast("int"))
-    islands = flagged.withColumn("__island", F.sum("__s").over(run)).where("__in")
-    packed = islands.groupBy(*[_c(k) for k in key], "__island").agg(
-        F.min("__p").alias("__b"), F.max("__q").alias("__e"),
-        F.max(F.col("__q").isNull()).alias("__open"))
+    group = [(k, heading.type_of(k)) for k in key]
+    segments, several = running_sequence(pts, [f"__d{j}" for j in range(m)], group)
+    kept = segments.where(keep([F.col(f"__d{j}") for j in range(m)])).select(
+        *[_c(k) for k in key], "__bk", F.col("__p").alias("__b"), F.col("__q").alias("__e"))
+    packed = _pack_islands(kept, group, several)
     out = _rebuild(packed, name, F.col("__b"), F.col("__e"), F.col("__open"))
     return ordered(out, heading)
 

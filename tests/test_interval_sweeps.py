@@ -357,6 +357,30 @@ def test_spark_pack_per_group_split_across_buckets_equals_the_python_engine(kind
                 sira.evaluate(text, relvars), text
 
 
+@pytest.mark.skipif("spark" not in ENGINES, reason="Spark is not available here")
+@settings(max_examples=3, deadline=None)
+@given(st.sampled_from(sorted(POINTS)), st.lists(_grouped, min_size=1, max_size=30),
+       st.lists(_grouped, max_size=30))
+def test_spark_sweeps_per_group_split_across_buckets_equal_the_python_engine(kind, left, right):
+    """The pointwise set operators, SUMMARIZEBYUSING's sums and the overlap join with a key on
+    Spark, every group cut into buckets of point and its running coverage, sums and counts
+    carried from bucket to bucket per group (running_sequence and running_rows with a group):
+    one group holding most tuples, long and open intervals over several buckets, against the
+    Python engine."""
+    relvars = {"r": _relation(kind, [(k, v, o) for k, v, o in left]),
+               "q": _relation(kind, [(k, v, o) for k, v, o in right], "w")}
+    with every_sequence_split():
+        for text in ("unionusing(project(r, (k, during)), project(q, (k, during)), (during))",
+                     "minususing(project(r, (k, during)), project(q, (k, during)), (during))",
+                     "intersectusing(project(r, (k, during)), project(q, (k, during)),"
+                     " (during))",
+                     "summarizebyusing(r, (k, during), (t(plus(v)), n(plus(1))), (during))",
+                     "joinusing(r, q, (during))",
+                     "semiminususing(r, project(q, (k, during)), (during))"):
+            assert sira.evaluate(text, relvars, engine="spark") == \
+                sira.evaluate(text, relvars), text
+
+
 @pytest.mark.parametrize("engine", ["python", "duckdb"] + (["spark"] if "spark" in ENGINES
                                                            else []))
 def test_a_pointwise_semijoin_by_coverage_keeps_max_tuples(engine):
