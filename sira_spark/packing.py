@@ -405,11 +405,29 @@ def _key_condition(left, right, key, heading):
     return [equal(left[f"`{k}`"], right[f"`__k_{k}`"], heading.type_of(k)) for k in key]
 
 
+def _numbered(points, group: list):
+    """The distinct points ``(<group>..., __p)`` numbered in order within each group from 1
+    (``__si``), each with the group's next point (``__sq``, null after the last) and the
+    group's number of points (``__sn``): running counts over buckets of point
+    (:func:`running_sequence`), the last point (the one with no next) giving the count."""
+    cols = [_c(n) for n, _ in group]
+    numbered, _ = running_sequence(points.withColumn("__si", F.lit(1).cast("long")), ["__si"],
+                                   group)
+    numbered = numbered.select(*cols, "__p", "__si", F.col("__q").alias("__sq"))
+    last = numbered.where(F.col("__sq").isNull()).select(
+        *[_c(n).alias(f"__l_{n}") for n, _ in group], F.col("__si").alias("__sn"))
+    if not group:
+        return numbered.crossJoin(F.broadcast(last))
+    match = [equal(numbered[f"`{n}`"], last[f"`__l_{n}`"], t) for n, t in group]
+    return numbered.join(last, reduce(lambda a, b: a & b, match)).drop(
+        *[f"__l_{n}" for n, _ in group])
+
+
 def split_dataframes(dfs, headings, names, key, distinct=True):
     """Split several DataFrames together on interval attributes ``names`` within groups ``key``.
 
     For each attribute: the distinct boundaries (begins and ends of every input) of each key are
-    numbered by one window per key (``row_number``, the next boundary by ``lead``); each interval
+    numbered, each with the next one and the key's count (:func:`_numbered`); each interval
     finds the numbers of its begin and its end by equi-joins, is spread over the pieces between
     them (``sequence``/``explode``; an open end runs to the key's last boundary) and each piece
     number meets its boundaries by an equi-join on (key, number). O(n log n + pieces): no
@@ -427,12 +445,8 @@ def split_dataframes(dfs, headings, names, key, distinct=True):
             points.append(df.where(iv["end"].isNotNull())
                           .select(*[_c(k).alias(f"__k_{k}") for k in key],
                                   iv["end"].alias("__p")))
-        w = Window.partitionBy(*[F.col(f"`__k_{k}`") for k in key]).orderBy("__p")
-        bounds = reduce(lambda a, b: a.unionByName(b), points).distinct() \
-            .withColumn("__si", F.row_number().over(w)) \
-            .withColumn("__sq", F.lead("__p").over(w)) \
-            .withColumn("__sn", F.count(F.lit(1)).over(w.rowsBetween(
-                Window.unboundedPreceding, Window.unboundedFollowing))).localCheckpoint()
+        bounds = _numbered(reduce(lambda a, b: a.unionByName(b), points).distinct(),
+                           [(f"__k_{k}", headings[0].type_of(k)) for k in key]).localCheckpoint()
         split = []
         for df, heading in zip(out, headings):
             iv = _c(name)

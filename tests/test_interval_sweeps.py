@@ -342,7 +342,8 @@ def test_spark_pack_per_group_split_across_buckets_equals_the_python_engine(kind
     carried from bucket to bucket per group (sira_spark.packing._pack_islands): one group
     holding most tuples, long and open intervals reaching over several buckets, and a second
     interval attribute among the grouping ones (open ends there: matched null-safe), against
-    the Python engine. PACK on both interval attributes splits first, then packs each."""
+    the Python engine. PACK on both interval attributes splits first (its boundaries numbered
+    per group over buckets too), then packs each; so does SUMMARIZEBYUSING of a maximum."""
     itype, point = POINTS[kind]
     body = [{"k": k, "v": v,
              "during": Interval(point(b), None if open_ == 0 else point(b + length)),
@@ -352,7 +353,9 @@ def test_spark_pack_per_group_split_across_buckets_equals_the_python_engine(kind
                                        body)}
     with every_sequence_split():
         for text in ("pack(project(r, (k, during)), (during))", "pack(r, (during))",
-                     "pack(project(r, (k, v, also)), (also))", "pack(r, (also, during))"):
+                     "pack(project(r, (k, v, also)), (also))", "pack(r, (also, during))",
+                     "pack(project(r, (during, also)), (also, during))",
+                     "summarizebyusing(r, (k, during), (m(max(v))), (during))"):
             assert sira.evaluate(text, relvars, engine="spark") == \
                 sira.evaluate(text, relvars), text
 
