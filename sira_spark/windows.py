@@ -217,14 +217,15 @@ def _window(node, children, c):
             else:
                 begin, end = _ceil_to(t, slide), _ceil_to(t + rng, slide)
         elif s.slide_rows is not None:
-            df = _rows_slide_sequence(df, node, order) if _long_sequence(df, parts) \
+            df = _rows_slide_sequence(df, node, order) if _long_sequence(df) \
                 else _rows_slide(df, node, w)
             begin, end = F.col("__w_b"), F.col("__w_e")
         else:  # rows N, optionally with a range and a time slide
-            if not _long_sequence(df, parts):
+            if not _long_sequence(df):
                 end = F.lead(t, s.rows).over(w)
-            else:  # one sequence: the time N positions on, across buckets
-                df = _time_at(_positioned(df, order), F.col("__w_p") + s.rows, "__w_lead")
+            else:  # a long stream: the time N positions on, across buckets
+                df = _positioned(df, order, group=_group(node))
+                df = _time_at(df, F.col("__w_p") + s.rows, "__w_lead", group=_group(node))
                 end = F.col("__w_lead")
             begin = t
             if rng is not None:
@@ -238,33 +239,46 @@ def _window(node, children, c):
     return ordered(df.withColumn(node.during, during), node.heading)
 
 
-def _long_sequence(df, parts) -> bool:
-    """Whether a window's elements are one sequence (no partition) that may be longer than one
-    bucket of ``packing.SEQUENCE_BUCKET_ROWS``: then positions are counted across buckets
-    (:func:`_positioned`), else ``lead`` over the partition (or the one short sequence)."""
+def _long_sequence(df) -> bool:
+    """Whether a window's elements may be more than one bucket of
+    ``packing.SEQUENCE_BUCKET_ROWS``: then positions are counted across buckets of time, per
+    partition (:func:`_positioned`), else ``row_number`` or ``lead`` over each partition (one
+    short sequence, or partitions none of which can be long). A long stream is cut into buckets
+    whether it has partitions or not: one partition may hold most of it."""
     from . import packing
-    return not parts and not at_most(df, packing.SEQUENCE_BUCKET_ROWS)
+    return not at_most(df, packing.SEQUENCE_BUCKET_ROWS)
 
 
-def _positioned(df, order, totals: dict | None = None):
-    """``df`` (one sequence: a window with no partition) with ``__w_p``, each element's position
-    (from 1) in the window's order over the whole stream, counted over buckets of its time
-    (``running_rows``: a running count per bucket plus the earlier buckets' counts, seed 003
-    section 5), and a running total for each ``totals`` entry (name -> column). Stored once (a
-    lazy ``localCheckpoint``): :func:`_time_at` reads it twice."""
-    out = running_rows(df, ["__w_t", *order[1:]], {"__w_p": F.lit(1), **(totals or {})})
+def _group(node) -> list:
+    """The window's partition attributes, as pairs of name and sira type."""
+    h = node.source.heading
+    return [(n, h.type_of(n)) for n in node.spec.partition]
+
+
+def _positioned(df, order, totals: dict | None = None, group: list = ()):
+    """``df`` with ``__w_p``, each element's position (from 1) in the window's order within its
+    partition (``group``: pairs of name and sira type; none: one sequence), counted over
+    buckets of its time (``running_rows``: a running count per partition and bucket plus that
+    partition's earlier buckets' counts, seed 003 section 5), and a running total for each
+    ``totals`` entry (name -> column). Stored once (a lazy ``localCheckpoint``):
+    :func:`_time_at` reads it twice."""
+    out = running_rows(df, ["__w_t", *order[1:]], {"__w_p": F.lit(1), **(totals or {})}, group)
     return out.withColumn("__w_p", F.col("__w_p").cast("long")).localCheckpoint(eager=False)
 
 
-def _time_at(df, position, name: str, columns=("__w_t",)):
-    """``df`` (with ``__w_p``) joined with what ``columns`` hold at the element at
-    ``position`` (a column of positions): ``name`` for ``__w_t``, ``name_<column>`` for any
-    other column; null where no element is at that position. An equi-join on positions
-    (hash-partitioned), in place of ``lead`` over one partition."""
+def _time_at(df, position, name: str, columns=("__w_t",), group: list = ()):
+    """``df`` (with ``__w_p``) joined with what ``columns`` hold at the element of the same
+    partition (``group``) at ``position`` (a column of positions): ``name`` for ``__w_t``,
+    ``name_<column>`` for any other column; null where no element is at that position. An
+    equi-join on (partition, position) (hash-partitioned), in place of ``lead`` over each
+    partition."""
     names = {col: name if col == "__w_t" else f"{name}_{col}" for col in columns}
-    at = df.select(F.col("__w_p").alias(f"{name}__p"),
+    keys = [n for n, _ in group]
+    at = df.select(*[_c(k).alias(f"{name}__k_{k}") for k in keys],
+                   F.col("__w_p").alias(f"{name}__p"),
                    *[F.col(col).alias(out) for col, out in names.items()])
-    return df.join(at, position == F.col(f"{name}__p"), "left").drop(f"{name}__p")
+    on = _eq(keys, "", f"{name}__k_") & (position == F.col(f"{name}__p"))
+    return df.join(at, on, "left").drop(f"{name}__p", *[f"{name}__k_{k}" for k in keys])
 
 
 def _rows_slide_sequence(df, node, order):
@@ -272,11 +286,12 @@ def _rows_slide_sequence(df, node, order):
     ceil(p/M)*M (enter) and ceil((p+N)/M)*M (leave), found by equi-joins on positions."""
     s = node.spec
     n, m = s.rows, s.slide_rows
-    df = _positioned(df, order)
+    group = _group(node)
+    df = _positioned(df, order, group=group)
     p = F.col("__w_p")
     enter = F.floor((p + (m - 1)) / m).cast("long") * m
     leave = F.floor((p + (n + m - 1)) / m).cast("long") * m
-    return _time_at(_time_at(df, enter, "__w_b"), leave, "__w_e")
+    return _time_at(_time_at(df, enter, "__w_b", group=group), leave, "__w_e", group=group)
 
 
 def _rows_slide(df, node, w):
@@ -360,7 +375,7 @@ def _range_on(df, node, w, order, c):
     time (:func:`_positioned`)."""
     s = node.spec
     ev, thr = _on_values(node)
-    if _long_sequence(df, []):
+    if _long_sequence(df):
         df = _positioned(df.withColumn("__w_ev", ev), order)
         prev = _time_at(df, F.col("__w_p") - 1, "__w_prev", ("__w_ev",))
         previous = F.col("__w_prev___w_ev")
@@ -628,9 +643,10 @@ def _summarize_rows(node, win, c):
       the larger of level j here and 2^j positions back (a sparse table, k levels);
     * the next element's time ends the interval, and only the last element of each time is kept.
 
-    Values at earlier or later positions are ``lag``/``lead`` over each partition; over one long
-    sequence (no partition) they are equi-joins on positions counted across buckets
-    (:func:`_positioned`, seed 003 section 5), so no step holds the whole sequence. O(n log N)."""
+    Values at earlier or later positions are ``lag``/``lead`` over each partition; over a long
+    stream (one sequence, or partitions one of which may hold most of it) they are equi-joins
+    on (partition, position), positions counted per partition across buckets
+    (:func:`_positioned`, seed 003 section 5), so no step holds a whole sequence. O(n log N)."""
     from sira.algebra.aggregation import aggregations
     from sira.expressions.evaluate import infer_type
 
@@ -646,11 +662,12 @@ def _summarize_rows(node, win, c):
     sums = {f"__w_v{i}": v.cast("decimal(38,0)") for i, ((_, op, _), v)
             in enumerate(zip(node.specs, values.values())) if op == "plus"}
     framed = None
-    if _long_sequence(df, parts):
-        df = _positioned(df, order, sums)
+    if _long_sequence(df):
+        df = _positioned(df, order, sums, _group(win))
 
         def at(df, offset, name, cols):  # the values ``offset`` positions back (ahead: < 0)
-            return _time_at(df, F.col("__w_p") - offset, name, cols).localCheckpoint(eager=False)
+            return _time_at(df, F.col("__w_p") - offset, name, cols, _group(win)) \
+                .localCheckpoint(eager=False)
     else:
         w = W.partitionBy(*parts).orderBy(*order)
         if n <= MAX_FRAME_ROWS:  # a short frame is cheaper than the levels

@@ -340,6 +340,26 @@ def test_rows_windows_without_partition_split_across_buckets_give_the_python_win
                 sira.evaluate(text, {"s": stream}), text
 
 
+@settings(max_examples=3, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 60), st.sampled_from("aaaab"), st.integers(-4, 8)),
+                min_size=1, max_size=60),
+       st.integers(1, 12), st.integers(1, 5))
+def test_partitioned_rows_windows_split_across_buckets_give_the_python_windows(rows, n, m):
+    """CQL ``partition(p) rows(N)`` windows on Spark over a stream cut into buckets of time:
+    positions counted per partition across buckets and read by joins on (partition,
+    position), so one partition holding most elements is not one task; with a slide and as
+    fused sums; against the Python engine."""
+    stream = Relation.from_rows({"ts": LONG, "p": STRING, "v": INT}, sorted(set(rows)))
+    texts = [f"window(s, ts, partition(p) rows({n}))",
+             f"window(s, ts, partition(p) rows({n}) slide({m}))",
+             f"summarizebyusing(window(s, ts, partition(p) rows({n})), (p, during),"
+             f" (t(plus(v)), hi(max(v))), (during))"]
+    with every_sequence_split():
+        for text in texts:
+            assert sira.evaluate(text, {"s": stream}, engine="spark") == \
+                sira.evaluate(text, {"s": stream}), text
+
+
 @pytest.mark.parametrize("split", [False, True])
 def test_range_on_finds_the_first_later_element_reaching_e_plus_c(split):
     """``range(C) on(E)`` on Spark: E rising with time (the search per bucket of value, the
