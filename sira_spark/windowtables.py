@@ -4,9 +4,10 @@ Each element gets its window as the plain columns window_start, window_end and w
 minus one unit). Tumbling, hopping and cumulating windows are arithmetic on the timestamp
 (``explode`` of the window starts holding it); a session is gaps-and-islands with window
 functions: per partition, ordered by time, a new session starts where an element comes later
-than the previous one plus the gap, and the session is [first time, last time + gap). Without
-a partition the stream is one sequence, cut into buckets of time with the last time and the
-running session carried between them (``_session_sequence``, seed 003 section 5)."""
+than the previous one plus the gap, and the session is [first time, last time + gap). A long
+stream is cut into buckets of time, each partition's buckets scanned in their own tasks with
+the last time and the running session carried between them (``_sessions``, seed 003 section
+5): neither a stream without partition nor one partition holding most elements is one task."""
 
 from __future__ import annotations
 
@@ -91,51 +92,38 @@ def _window_table(node, children, c):
         result = _window_columns(out, back, period, period + F.col("__j") * slide).drop("__j")
         check_rows(c, node, result)  # max_tuples
         return result
-    gap = size
-    if not node.partition:  # one sequence: cut into buckets of time (seed 003, section 5)
-        return _session_sequence(df, t, back, gap)
-    w = SparkWindow.partitionBy(*[F.col(f"`{p}`") for p in node.partition]).orderBy(t)
-    prev = F.lag(t).over(w)
-    starts = df.withColumn("__u", t).withColumn(
-        "__new", F.when(prev.isNull() | (t > prev + gap), 1).otherwise(0))
-    # every element at one time together (a RANGE frame): lag and this sum may order equal
-    # times differently, and only the first of them in lag's order can start a session
-    sessions = starts.withColumn("__s", F.sum("__new").over(
-        w.rangeBetween(SparkWindow.unboundedPreceding, 0)))
-    per = SparkWindow.partitionBy(*[F.col(f"`{p}`") for p in node.partition], "__s")
-    out = _window_columns(sessions, back, F.min("__u").over(per), F.max("__u").over(per) + gap)
-    return out.drop("__u", "__new", "__s")
+    gap = size  # cut into buckets of time per partition (seed 003, section 5)
+    h = node.source.heading
+    return _sessions(df, t, back, gap, [(p, h.type_of(p)) for p in node.partition])
 
 
-def _session_sequence(df, t, back, gap: int):
-    """SESSION without a partition: one sequence, cut into buckets of time (seed 003, section
-    5; ``packing._bucketed``). A session starts at an element later than the one before it plus
-    the gap; past a bucket's first element that is known inside the bucket, and the first
-    element's predecessor is the last element of the buckets before (carried from the driver
-    with the key of the session running into the bucket, from one summaries job). A session is
-    keyed by its first time; its end is its last time plus the gap (a window per session)."""
+def _sessions(df, t, back, gap: int, group: list):
+    """SESSION, per partition (``group``: pairs of name and sira type; none: one sequence), cut
+    into buckets of time (seed 003, section 5; ``packing._bucketed``). A session starts at an
+    element later than the one before it plus the gap; past a bucket's first element that is
+    known inside the bucket, and the first element's predecessor is the last element of the
+    partition's buckets before (carried with the key of the session running into the bucket,
+    from one row per partition and bucket: walked on the driver without a partition, by a
+    window per partition ordered by bucket with one). A session is keyed by its first time; its
+    end is its last time plus the gap (a window per session)."""
     from pyspark.sql import types as T
 
-    from .packing import _bucketed, _carried
+    from .packing import _bucketed, _carried, _joined_per_group
+    cols = [F.col(f"`{n}`") for n, _ in group]
     rows, several = _bucketed(df.withColumn("__u", t), "__u")
-    w = SparkWindow.partitionBy("__bk").orderBy("__u")
+    w = SparkWindow.partitionBy(*cols, "__bk").orderBy("__u")
     prev = F.lag("__u").over(w)
     incoming_key = F.lit(None).cast("long")
     if several:
         later = prev.isNotNull() & (F.col("__u") > prev + gap)  # a start inside the bucket
-        summary = sorted(rows.select("__bk", "__u", later.alias("__in")).groupBy("__bk").agg(
-            F.min("__u").alias("__first"), F.max("__u").alias("__last"),
-            F.max(F.when(F.col("__in"), F.col("__u"))).alias("__key")).collect(),
-            key=lambda r: r["__bk"])
-        carried, last, key = [], None, None
-        for b in summary:
-            carried.append((b["__bk"], last, key))
-            if b["__key"] is not None:
-                key = b["__key"]
-            elif last is None or b["__first"] > last + gap:
-                key = b["__first"]
-            last = b["__last"]
-        rows = _carried(rows, carried, [("__cl", T.LongType()), ("__ck", T.LongType())])
+        summary = rows.select(*cols, "__bk", "__u", later.alias("__in")).groupBy(
+            *cols, "__bk").agg(F.min("__u").alias("__first"), F.max("__u").alias("__last"),
+                               F.max(F.when(F.col("__in"), F.col("__u"))).alias("__key"))
+        if group:
+            rows = _joined_per_group(rows, _carried_sessions(summary, group, gap), group)
+        else:
+            rows = _carried(rows, _walked_sessions(summary.collect(), gap),
+                            [("__cl", T.LongType()), ("__ck", T.LongType())])
         prev = F.coalesce(prev, F.col("__cl"))
         incoming_key = F.col("__ck")
     # every element at one time together (a RANGE frame): lag may order equal times either
@@ -143,9 +131,37 @@ def _session_sequence(df, t, back, gap: int):
     starts = F.when(prev.isNull() | (F.col("__u") > prev + gap), F.col("__u"))
     sessions = rows.withColumn("__s", F.coalesce(F.max(starts).over(
         w.rangeBetween(SparkWindow.unboundedPreceding, 0)), incoming_key))
-    per = SparkWindow.partitionBy("__s")
+    per = SparkWindow.partitionBy(*cols, "__s")
     out = _window_columns(sessions, back, F.min("__u").over(per), F.max("__u").over(per) + gap)
     return out.drop("__u", "__s", "__bk", "__cl", "__ck")
+
+
+def _walked_sessions(summary: list, gap: int) -> list:
+    """(bucket, the last time before it, the key of the session running into it) for each
+    bucket of one sequence, walked through the buckets' summaries in order."""
+    carried, last, key = [], None, None
+    for b in sorted(summary, key=lambda r: r["__bk"]):
+        carried.append((b["__bk"], last, key))
+        if b["__key"] is not None:
+            key = b["__key"]
+        elif last is None or b["__first"] > last + gap:
+            key = b["__first"]
+        last = b["__last"]
+    return carried
+
+
+def _carried_sessions(summary, group: list, gap: int):
+    """:func:`_walked_sessions` per partition, as a window per partition ordered by bucket over
+    the buckets' summaries: rows ``(__k_<name>..., __kb, __cl, __ck)``."""
+    cols = [F.col(f"`{n}`") for n, _ in group]
+    order = SparkWindow.partitionBy(*cols).orderBy("__bk")
+    last = F.lag("__last").over(order)
+    first_key = F.when(last.isNull() | (F.col("__first") > last + gap), F.col("__first"))
+    own = summary.withColumn("__cl", last).withColumn(
+        "__sk", F.coalesce(F.col("__key"), first_key))  # the session running out of it
+    return own.select(*[F.col(f"`{n}`").alias(f"__k_{n}") for n, _ in group],
+                      F.col("__bk").alias("__kb"), "__cl", F.max("__sk").over(
+                          order.rowsBetween(SparkWindow.unboundedPreceding, -1)).alias("__ck"))
 
 
 # ------------------------------------------------------------------ hop aggregates by panes

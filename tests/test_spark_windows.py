@@ -309,15 +309,17 @@ def test_sessions_take_elements_at_one_time_together_on_spark():
 @settings(max_examples=3, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 120), st.integers(0, 3)), min_size=1, max_size=60),
        st.integers(1, 6))
-def test_a_session_without_partition_split_across_buckets_gives_the_python_windows(rows, gap):
-    """SESSION over one sequence (no partition) on Spark, cut into buckets of time
-    (windowtables._session_sequence; every stream split here, however short): ties on the
-    time, sessions running over several buckets, against the Python engine."""
+def test_a_session_split_across_buckets_gives_the_python_windows(rows, gap):
+    """SESSION on Spark, cut into buckets of time (windowtables._sessions; every stream split
+    here, however short): over one sequence (no partition), and per partition with one
+    partition holding most elements (v below 3 of 0..3); ties on the time, sessions running over
+    several buckets, against the Python engine."""
     stream = Relation.from_rows({"ts": LONG, "v": INT}, sorted(set(rows)))
-    text = f"session(s, ts, gap({gap}))"
     with every_sequence_split():
-        assert sira.evaluate(text, {"s": stream}, engine="spark") == \
-            sira.evaluate(text, {"s": stream})
+        for text in (f"session(s, ts, gap({gap}))",
+                     f"session(extend(s, (p(lt(v, 3)))), ts, gap({gap}) partition(p))"):
+            assert sira.evaluate(text, {"s": stream}, engine="spark") == \
+                sira.evaluate(text, {"s": stream}), text
 
 
 @settings(max_examples=3, deadline=None)
