@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import sira
@@ -309,6 +309,8 @@ def test_sessions_take_elements_at_one_time_together_on_spark():
 @settings(max_examples=3, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 120), st.integers(0, 3)), min_size=1, max_size=60),
        st.integers(1, 6))
+# two long sessions with a break: a bucket where one session runs in and the next starts
+@example(rows=[(t, t % 4) for t in [*range(0, 31), *range(40, 71)]], gap=3)
 def test_a_session_split_across_buckets_gives_the_python_windows(rows, gap):
     """SESSION on Spark, cut into buckets of time (windowtables._sessions; every stream split
     here, however short): over one sequence (no partition), and per partition with one
