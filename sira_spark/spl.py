@@ -369,12 +369,11 @@ def _time_interval(node, df):
     em = joined.select(*keys, "__start", "__end",
                        F.explode(F.concat(first.cast(em_type), again.cast(em_type))).alias("__e"))
     e = F.col("__e")
-    if keys:
-        inst = F.row_number().over(W.partitionBy(*keys).orderBy(e["e"], F.col("__start")))
-    else:  # one sequence of emissions: numbered by a running count over buckets of e
-        em = running_rows(em.withColumn("__ee", e["e"]), ["__ee", F.col("__start")],
-                          {"__inst": F.lit(1)})
-        inst = F.col("__inst")
+    # numbered per partition by a running count over buckets of e (one partition may hold
+    # most emissions)
+    em = running_rows(em.withColumn("__ee", e["e"]), ["__ee", F.col("__start")],
+                      {"__inst": F.lit(1)}, [(k, h.type_of(k)) for k in node.partition])
+    inst = F.col("__inst")
     pane = F.struct(_from_time(F.col("__start"), t_type).alias("begin"),
                     _from_time(F.col("__end"), t_type).alias("end"))
     out = em.select(*keys, inst.cast("long").alias("instance"),
