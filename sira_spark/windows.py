@@ -158,26 +158,50 @@ def _checked_once(c, key) -> bool:
 
 
 def _check_arrival_order(df, node, parts):
-    """SiraValueError when, within a partition, an element arrived before a later timestamp."""
+    """SiraValueError when, within a partition, an element arrived before a later timestamp
+    (the first such arrival, as the Python engine names it).
+
+    An element is out of order when an element of its partition with an earlier time arrived
+    after it: when the largest arrival among the earlier times passes its own. That is a
+    running max over the time order, cut into buckets of time per partition (seed 003,
+    section 5): within a bucket a window over the strictly earlier times, from the partition's
+    earlier buckets their largest arrival (:func:`packing.carried_across` without a partition,
+    a window per partition over the buckets' maxima with one). Any arrival type that orders
+    serves; no step holds a whole partition."""
+    from .packing import _bucketed, _joined_per_group, carried_across
     s = node.spec
     h = node.source.heading
-    ts_t = h.type_of(node.ts)
-    # the elements arriving later, as a growing frame in reverse (an unbounded-following frame
-    # would recompute its aggregate for every row)
-    w = W.partitionBy(*parts).orderBy(_c(s.arrival).desc(), _c(node.ts).desc()) \
-        .rowsBetween(W.unboundedPreceding, -1)
-    later_min = F.min(_to_time(_c(node.ts), ts_t)).over(w)
-    later_t = F.min_by(_c(node.ts), _to_time(_c(node.ts), ts_t)).over(w)
-    bad = df.withColumn("__w_bad", _to_time(_c(node.ts), ts_t) > later_min) \
-        .withColumn("__w_later", later_t) \
-        .where(F.col("__w_bad")).orderBy(_c(s.arrival).asc()) \
-        .select(_c(s.arrival).alias("a"), _c(node.ts).alias("t"), F.col("__w_later")).first()
-    if bad is not None:
-        arrival, t, later = bad
-        raise SiraValueError(f"WINDOW: the stream is out of order on '{node.ts}': the element "
-                             f"with {s.arrival} {arrival} ({node.ts} {t}) arrived before an "
-                             f"element with an earlier {node.ts} ({later})",
-                             operator="WINDOW", value=arrival)
+    arrival, ts = _c(s.arrival), _c(node.ts)
+    time = _to_time(ts, h.type_of(node.ts))
+    rows, several = _bucketed(df.withColumn("__w_t", time), "__w_t")
+    earlier = F.max(arrival).over(W.partitionBy(*parts, "__bk").orderBy("__w_t").rangeBetween(
+        W.unboundedPreceding, -1))  # times are whole units: -1 is "strictly earlier"
+    if several and parts:
+        group = _group(node)
+        summary = rows.groupBy(*parts, "__bk").agg(F.max(arrival).alias("__ma"))
+        before = W.partitionBy(*parts).orderBy("__bk").rowsBetween(W.unboundedPreceding, -1)
+        carry = summary.select(*[_c(n).alias(f"__k_{n}") for n, _ in group],
+                               F.col("__bk").alias("__kb"), F.max("__ma").over(before)
+                               .alias("__c_a"))
+        rows = _joined_per_group(rows, carry, group)
+    elif several:
+        rows = carried_across(rows, {"a": (arrival, "max", "before")})
+    if several:
+        earlier = F.greatest(earlier, F.col("__c_a"))  # greatest skips nulls
+    first = rows.withColumn("__w_bad", earlier > arrival).where(F.col("__w_bad")) \
+        .orderBy(arrival.asc()).limit(1).select(
+        *[_c(n).alias(f"__o_{n}") for n in s.partition], arrival.alias("__o_a"),
+        ts.alias("__o_t")).localCheckpoint()  # read twice: one element
+    bad = first.first()
+    if bad is None:
+        return
+    later = df.join(F.broadcast(first), reduce(
+        lambda x, y: x & y, [_c(n).eqNullSafe(F.col(f"`__o_{n}`")) for n in s.partition],
+        arrival > F.col("__o_a"))).select(F.min_by(ts, time)).first()[0]
+    raise SiraValueError(f"WINDOW: the stream is out of order on '{node.ts}': the element "
+                         f"with {s.arrival} {bad['__o_a']} ({node.ts} {bad['__o_t']}) arrived "
+                         f"before an element with an earlier {node.ts} ({later})",
+                         operator="WINDOW", value=bad["__o_a"])
 
 
 def _element_order(df, node, c):

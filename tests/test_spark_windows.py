@@ -364,6 +364,36 @@ def test_partitioned_rows_windows_split_across_buckets_give_the_python_windows(r
                 sira.evaluate(text, {"s": stream}), text
 
 
+def _outcome(run, partitioned: bool):
+    """A window's relation, or the error's class and (over one sequence) the arrival it names:
+    the engines word the message differently, and with several partitions out of order the
+    Python engine names the first partition it meets, the others the least arrival."""
+    try:
+        return run()
+    except SiraValueError as e:
+        return ("SiraValueError", None if partitioned else e.value)
+
+
+@settings(max_examples=4, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 40), st.sampled_from("aaab")), min_size=1,
+                max_size=40, unique_by=lambda r: r[0]),
+       st.lists(st.integers(0, 3), min_size=40, max_size=40), st.booleans())
+def test_arrival_out_of_order_is_refused_as_on_the_python_engine(rows, shifts, split):
+    """CQL ``arrival(seq)`` on Spark: an element that arrived before an element of its
+    partition with an earlier time is refused (the first such arrival named), as on the Python
+    engine, over one sequence and per partition (one holding most elements), cut into buckets
+    of time or not; in-order streams pass. Arrivals are the times, some pushed later."""
+    stream = Relation.from_rows({"ts": LONG, "seq": INT, "p": STRING}, [
+        (t, t + shift * (t % 3 == 0) * 5, p) for (t, p), shift in zip(rows, shifts)])
+    with every_sequence_split(split):
+        for text in ("window(S, ts, rows(2) arrival(seq))",
+                     "window(S, ts, partition(p) rows(2) arrival(seq))"):
+            partitioned = "partition" in text
+            assert _outcome(lambda: sira.evaluate(text, {"S": stream}, engine="spark"),
+                            partitioned) == \
+                _outcome(lambda: sira.evaluate(text, {"S": stream}), partitioned), text
+
+
 @pytest.mark.parametrize("split", [False, True])
 def test_range_on_finds_the_first_later_element_reaching_e_plus_c(split):
     """``range(C) on(E)`` on Spark: E rising with time (the search per bucket of value, the
