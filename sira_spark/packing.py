@@ -506,12 +506,34 @@ def _points(t, iv):
     return F.unix_micros(iv["end"].cast("timestamp")) - F.unix_micros(iv["begin"].cast("timestamp"))
 
 
+#: an interval of more points than this is first cut into pieces of this many points, spread
+#: over partitions before each piece is exploded (one task never holds a long array)
+UNPACK_PIECE_POINTS = 100_000
+
+
+def _pieces(t, iv, size: int):
+    """``iv`` (bounded) cut into consecutive intervals of ``size`` points (the last shorter):
+    an array of structs, one per piece (``size`` points per element, not one)."""
+    point = t.point
+    count = F.call_function("div", _points(t, iv) - 1, F.lit(size).cast("long"))
+    if isinstance(point, IntegerType):
+        at = lambda j: (iv["begin"] + j * size).cast(spark_type(point))  # noqa: E731
+    elif point == DATE:
+        at = lambda j: F.date_add(iv["begin"], (j * size).cast("int"))  # noqa: E731
+    else:
+        at = lambda j: iv["begin"] + F.expr("INTERVAL 1 MICROSECOND") * (j * size)  # noqa: E731
+    return F.transform(F.sequence(F.lit(0).cast("long"), count), lambda j: F.struct(
+        at(j).alias("begin"), F.least(at(j + 1), iv["end"]).alias("end")))
+
+
 @translates(Unpack)
 def _unpack(node, children, c):
     """UNPACK, counted first: the points of every tuple are summed (one action); when the sum
     passes ``max_tuples`` the input is packed (points covered by overlapping tuples then count
     once) and summed again, and only a result really over the limit is refused, before any
-    tuple is exploded. The points are made distinct over partitions sized by that sum."""
+    tuple is exploded. An interval longer than ``UNPACK_PIECE_POINTS`` is first cut into pieces
+    of that many points, spread over partitions sized by the sum, so a long interval is
+    exploded by many tasks. The points are made distinct over partitions sized by that sum."""
     (df,) = children
     h = node.heading
     limit = max_tuples(c.options)
@@ -521,21 +543,29 @@ def _unpack(node, children, c):
     if df.where(unbounded).limit(1).count():
         raise IntervalError("UNPACK: an interval is unbounded, so it holds no finite set of "
                             "points", operator="UNPACK")
-    points = _point_total(df, h, node.on)
+    points, longest = _point_total(df, h, node.on)
     if points > limit:
         df = pack_dataframe(df, h, node.on).localCheckpoint()
-        points = _point_total(df, h, node.on)
+        points, longest = _point_total(df, h, node.on)
         if points > limit:
             raise Guard("UNPACK", limit).error()
+    parts = partitions_for(df, points)
     for n in node.on:  # an empty interval (IINTERSECT) holds no point: its tuple goes
-        df = _nonempty(df, n).withColumn(n, F.explode(_unit_intervals(h.type_of(n), _c(n))))
+        df = _nonempty(df, n)
+        if longest > UNPACK_PIECE_POINTS:
+            df = df.withColumn(n, F.explode(_pieces(h.type_of(n), _c(n), UNPACK_PIECE_POINTS))) \
+                .repartition(parts, *[_c(x) for x in h.names])
+        df = df.withColumn(n, F.explode(_unit_intervals(h.type_of(n), _c(n))))
     # made distinct in partitions of about ROWS_PER_CHUNK points: in the shuffle partitions
     # alone, the 40M points of 10M short intervals ran the heap out
-    return df.repartition(partitions_for(df, points), *[_c(n) for n in h.names]).distinct()
+    return df.repartition(parts, *[_c(n) for n in h.names]).distinct()
 
 
-def _point_total(df, heading, names) -> int:
-    """The combinations of points the rows of ``df`` hold, one count per row (an action)."""
-    size = reduce(lambda a, b: a * b,
-                  [F.greatest(_points(heading.type_of(n), _c(n)), F.lit(0)) for n in names])
-    return df.select(F.sum(size).alias("n")).first()["n"] or 0
+def _point_total(df, heading, names) -> tuple:
+    """The combinations of points the rows of ``df`` hold: their sum, and the most points one
+    interval of ``names`` holds (one action)."""
+    counts = [F.greatest(_points(heading.type_of(n), _c(n)), F.lit(0)) for n in names]
+    size = reduce(lambda a, b: a * b, counts)
+    row = df.select(F.sum(size).alias("n"), F.greatest(*[F.max(x) for x in counts], F.lit(0))
+                    .alias("m")).first()
+    return row["n"] or 0, row["m"] or 0

@@ -590,6 +590,27 @@ def test_a_dead_jvm_is_engine_unavailable_never_a_py4j_error(tmp_path):
     assert done.stdout.strip() == "EngineUnavailable", done.stderr[-2000:]
 
 
+def test_unpack_cuts_long_intervals_into_pieces_before_exploding_them(engine, monkeypatch):
+    """UNPACK on Spark cuts an interval longer than ``UNPACK_PIECE_POINTS`` into pieces of
+    that many points (the last shorter), spread over partitions, before each piece is exploded:
+    one interval of 10,000,000 points was one array in one task and ran the heap out. INT, DATE
+    and TIMESTAMP points, two attributes, lengths around the piece size, against the Python
+    engine."""
+    import datetime as dt
+
+    import sira_spark.packing
+    from sira.intervals import DATEINTERVAL, TIMESTAMPINTERVAL
+    monkeypatch.setattr(sira_spark.packing, "UNPACK_PIECE_POINTS", 3)
+    day, noon = dt.date(2020, 1, 1), dt.datetime(2020, 1, 1, 12)
+    r = Relation.from_rows(
+        {"k": INT, "during": INTINTERVAL, "on": DATEINTERVAL, "at": TIMESTAMPINTERVAL},
+        [(k, Interval(k, k + length), Interval(day, day + dt.timedelta(days=k % 4 + 1)),
+          Interval(noon, noon + dt.timedelta(microseconds=length)))
+         for k, length in enumerate([1, 2, 3, 4, 6, 7, 10])])
+    for text in ("unpack(r, (during))", "unpack(r, (on, during))", "unpack(r, (at))"):
+        assert engine.evaluate(text, {"r": r}) == sira.evaluate(text, {"r": r}), text
+
+
 def test_unpack_and_tclose_spread_their_rows_over_partitions_sized_by_their_counts(
         engine, monkeypatch):
     """UNPACK makes its points distinct, and TCLOSE joins and dedups each round, over about
