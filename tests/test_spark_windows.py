@@ -325,39 +325,24 @@ def test_a_session_split_across_buckets_gives_the_python_windows(rows, gap):
 
 
 @settings(max_examples=3, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 60), st.integers(-4, 8)), min_size=1, max_size=60),
-       st.integers(1, 12), st.integers(1, 5), st.sampled_from(["", " range(7)"]))
-def test_rows_windows_without_partition_split_across_buckets_give_the_python_windows(
-        rows, n, m, with_range):
-    """CQL ``rows(N)`` windows over one sequence (no partition) on Spark: each element's
-    position counted over buckets of time (``windows._positioned``; every stream split here,
-    however short) and the times N positions on, or at the slide's positions, read by joins
-    on positions; the fused sums over ``rows(N)`` the same way. Ties on the time, windows
-    reaching over several buckets, against the Python engine."""
-    stream = Relation.from_rows({"ts": LONG, "v": INT}, sorted(set(rows)))
-    texts = [f"window(s, ts, rows({n}){with_range})", f"window(s, ts, rows({n}) slide({m}))",
-             f"summarizebyusing(window(s, ts, rows({n})), (during), (t(plus(v)), c(plus(1))), "
-             f"(during))"]
-    with every_sequence_split():
-        for text in texts:
-            assert sira.evaluate(text, {"s": stream}, engine="spark") == \
-                sira.evaluate(text, {"s": stream}), text
-
-
-@settings(max_examples=3, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 60), st.sampled_from("aaaab"), st.integers(-4, 8)),
+@given(st.lists(st.tuples(st.integers(0, 60), st.integers(-4, 8), st.sampled_from("aaaab")),
                 min_size=1, max_size=60),
-       st.integers(1, 12), st.integers(1, 5))
-def test_partitioned_rows_windows_split_across_buckets_give_the_python_windows(rows, n, m):
-    """CQL ``partition(p) rows(N)`` windows on Spark over a stream cut into buckets of time:
-    positions counted per partition across buckets and read by joins on (partition,
-    position), so one partition holding most elements is not one task; with a slide and as
-    fused sums; against the Python engine."""
-    stream = Relation.from_rows({"ts": LONG, "p": STRING, "v": INT}, sorted(set(rows)))
-    texts = [f"window(s, ts, partition(p) rows({n}))",
-             f"window(s, ts, partition(p) rows({n}) slide({m}))",
-             f"summarizebyusing(window(s, ts, partition(p) rows({n})), (p, during),"
-             f" (t(plus(v)), hi(max(v))), (during))"]
+       st.integers(1, 12), st.integers(1, 5), st.sampled_from(["", " range(7)"]))
+def test_rows_windows_split_across_buckets_give_the_python_windows(rows, n, m, with_range):
+    """CQL ``rows(N)`` windows on Spark over a stream cut into buckets of time (every stream
+    split here, however short): each element's position counted over buckets
+    (``windows._positioned``) and the times N positions on, or at the slide's positions, read
+    by joins on positions; the fused sums over ``rows(N)`` the same way. Over one sequence,
+    and per partition (positions counted per partition, the joins on (partition, position)),
+    one partition holding most elements. Ties on the time, windows reaching over several
+    buckets, against the Python engine."""
+    stream = Relation.from_rows({"ts": LONG, "v": INT, "p": STRING}, sorted(set(rows)))
+    texts = []
+    for part, by in (("", ""), ("partition(p) ", "p, ")):
+        texts += [f"window(s, ts, {part}rows({n}){with_range})",
+                  f"window(s, ts, {part}rows({n}) slide({m}))",
+                  f"summarizebyusing(window(s, ts, {part}rows({n})), ({by}during),"
+                  f" (t(plus(v)), c(plus(1)), hi(max(v))), (during))"]
     with every_sequence_split():
         for text in texts:
             assert sira.evaluate(text, {"s": stream}, engine="spark") == \
