@@ -8,13 +8,15 @@
   attribute is the interval nor one group holding most tuples is one task.
 * A set operator pointwise on one interval attribute is a sweep line (``sweep``): begin/end
   events, running coverage per input, gaps-and-islands; its result comes out packed.
-* Splitting numbers the distinct boundaries of each group of key attributes (one window per
-  key), finds each interval's begin and end numbers by equi-joins and spreads it over the
-  pieces between them (``sequence``, ``explode``, an equi-join back to the boundaries): the
-  cost follows the pieces made, never the interval lengths.
+* Splitting numbers the distinct boundaries of each group of key attributes (running counts
+  per key over buckets of point, ``_numbered``), finds each interval's begin and end numbers by
+  equi-joins and spreads it over the pieces between them (``sequence``, ``explode``, an
+  equi-join back to the boundaries): the cost follows the pieces made, never the interval
+  lengths.
 * PACK on several attributes splits first, then packs on each in order (as the Python engine).
-* UNPACK counts first (an action) and refuses results beyond ``max_tuples``. A split is part of
-  the plan and is not counted before it runs (the Python engine counts its splits).
+* UNPACK counts first (an action) and refuses results beyond ``max_tuples``; a long interval is
+  cut into pieces spread over partitions before it is exploded. A split is part of the plan
+  and is not counted before it runs (the Python engine counts its splits).
 """
 
 from __future__ import annotations

@@ -19,8 +19,9 @@ ordered by (timestamp, arrival attribute, or else every attribute in heading ord
   else the least over the later buckets) finds the first element reaching it; otherwise (E
   going up and down) seed 003's two passes over buckets of positions do
   (``_first_reaching_by_buckets``). A
-  long sequence's positions and the check are counted across buckets (no window without a
-  partition), and no element is compared with every later one.
+  long stream's positions (per partition) and the arrival check are counted across buckets of
+  time (no window over a whole partition, none without one), and no element is compared with
+  every later one.
 
 Elements never visible (begin >= end) are dropped; WINDOW does not pack its result. With
 ``arrival(A)`` the stream must be in order: one action (once per stream in an evaluation) looks
