@@ -105,24 +105,26 @@ def ordered_partitions(relation, node):
     groups: dict = {}
     for row in relation.body:
         groups.setdefault(part(row), []).append(row)
-    out = []
+    out, late = [], []
     for rows in groups.values():
         rows.sort(key=order)
         if spec.arrival is not None:
             arr = h.index(spec.arrival)
-            by_arrival = sorted(rows, key=lambda r: r[arr])
+            by_arrival = sorted(rows, key=lambda r: (r[arr], r[ts]))
             if [r[ts] for r in by_arrival] != [r[ts] for r in rows]:
-                # the first arrival whose element is not the next in time order: it has a
-                # later timestamp than some element arriving after it
+                # the partition's first arrival whose element is not the next in time order:
+                # it has a later timestamp than some element arriving after it
                 i = next(i for i, (a, b) in enumerate(zip(by_arrival, rows)) if a[ts] != b[ts])
                 bad = by_arrival[i]
-                after = next(r for r in by_arrival[i + 1:] if r[ts] < bad[ts])
-                raise SiraValueError(
-                    f"WINDOW: the stream is out of order on '{node.ts}': the element with "
-                    f"{spec.arrival} {bad[arr]} ({node.ts} {bad[ts]}) arrived before the element "
-                    f"with {spec.arrival} {after[arr]} ({node.ts} {after[ts]}), whose "
-                    f"{node.ts} is earlier", operator="WINDOW", value=bad[arr])
+                late.append((bad, next(r for r in by_arrival[i + 1:] if r[ts] < bad[ts])))
         out.append(rows)
+    if late:  # the first such arrival over every partition, as the other engines name it
+        bad, after = min(late, key=lambda pair: pair[0][arr])
+        raise SiraValueError(
+            f"WINDOW: the stream is out of order on '{node.ts}': the element with "
+            f"{spec.arrival} {bad[arr]} ({node.ts} {bad[ts]}) arrived before the element "
+            f"with {spec.arrival} {after[arr]} ({node.ts} {after[ts]}), whose "
+            f"{node.ts} is earlier", operator="WINDOW", value=bad[arr])
     return out
 
 
