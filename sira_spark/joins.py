@@ -34,6 +34,7 @@ from .compiler import Packed, ordered, translates
 from .functions import column
 from .guards import check_join, check_rows
 from .packing import _c, split_dataframes
+from .rowbound import stored
 from .types import equal
 
 
@@ -72,8 +73,8 @@ def overlap_join(c, node, left, lh, right, rh, name):
     from .guards import check_size
     from .packing import pack_one
     key = [n for n in lh.names if n in rh and n != name]
-    sides = [pack_one(df, h, name).withColumn("__id", F.monotonically_increasing_id())
-             .localCheckpoint() for df, h in ((left, lh), (right, rh))]
+    sides = [stored(pack_one(df, h, name).withColumn("__id", F.monotonically_increasing_id()))
+             for df, h in ((left, lh), (right, rh))]
     events = []
     for j, side in enumerate(sides):  # j: 0 left, 1 right
         iv = _c(name)

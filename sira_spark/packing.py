@@ -32,7 +32,7 @@ from sira.errors import IntervalError
 from sira.types import DATE, IntegerType
 
 from .compiler import ordered, translates
-from .rowbound import at_most, partitions_for
+from .rowbound import at_most, partitions_for, stored
 from .types import equal, spark_type
 
 #: The limit UNPACK had before ``max_tuples`` covered every operator; kept as an alias.
@@ -447,8 +447,8 @@ def split_dataframes(dfs, headings, names, key, distinct=True):
             points.append(df.where(iv["end"].isNotNull())
                           .select(*[_c(k).alias(f"__k_{k}") for k in key],
                                   iv["end"].alias("__p")))
-        bounds = _numbered(reduce(lambda a, b: a.unionByName(b), points).distinct(),
-                           [(f"__k_{k}", headings[0].type_of(k)) for k in key]).localCheckpoint()
+        bounds = stored(_numbered(reduce(lambda a, b: a.unionByName(b), points).distinct(),
+                                  [(f"__k_{k}", headings[0].type_of(k)) for k in key]))
         split = []
         for df, heading in zip(out, headings):
             iv = _c(name)
@@ -547,7 +547,7 @@ def _unpack(node, children, c):
                             "points", operator="UNPACK")
     points, longest = _point_total(df, h, node.on)
     if points > limit:
-        df = pack_dataframe(df, h, node.on).localCheckpoint()
+        df = stored(pack_dataframe(df, h, node.on))
         points, longest = _point_total(df, h, node.on)
         if points > limit:
             raise Guard("UNPACK", limit).error()

@@ -44,27 +44,81 @@ def remember_rows(df, rows: int) -> None:
 def at_most(df, limit: int) -> bool:
     """Whether ``df`` surely has at most ``limit`` rows, read from its plan (no job); False
     when the plan does not say (a file, a DataFrame from elsewhere, a step making rows)."""
-    if limit <= 0:
-        return False
+    return limit > 0 and bound(df, limit) is not None
+
+
+def bound(df, limit: int) -> int | None:
+    """A number of rows ``df`` surely does not exceed, read from its plan (no job), when it
+    is at most ``limit``; None when the plan does not say or the bound is larger.
+
+    A ``Generate`` step (an ``explode``) is bounded when it explodes an array written out in
+    the plan (``explode(array(a, b))``, as the events of an interval's two ends are made): it
+    makes at most that many rows of each row."""
     try:
         plan = df._jdf.queryExecution().optimizedPlan()
         steps = {re.sub(r"^[\s:|+\-]*", "", line).split(" ", 1)[0]
                  for line in plan.treeString().splitlines() if line.strip()}
-        if not steps <= _BOUNDED_STEPS:
-            return False
+        if not steps <= _BOUNDED_STEPS | {"Generate"}:
+            return None
         app = df.sparkSession.sparkContext.applicationId
+        total = 1
+        if "Generate" in steps:
+            total = _generated(plan, limit)
+            if total is None:
+                return None
         leaves = plan.collectLeaves()
-        bound = 1
         for i in range(leaves.length()):
             rows = _leaf_rows(leaves.apply(i), app)
             if rows is None:
-                return False
-            bound *= rows + 1
-            if bound > limit + 1:
-                return False
-        return True
+                return None
+            total *= rows + 1
+            if total > limit + 1:
+                return None
+        return total - 1
     except Exception:  # noqa: BLE001 - the plan could not be read: no bound
-        return False
+        return None
+
+
+def _generated(node, limit: int) -> int | None:
+    """The product of the rows each ``Generate`` step of the plan ``node`` makes of one row
+    (None: one explodes an array of unknown length)."""
+    factor = 1
+    if node.getClass().getSimpleName() == "Generate":
+        generator = node.generator()
+        if generator.getClass().getSimpleName() not in ("Explode", "PosExplode"):
+            return None
+        array = generator.child()
+        if array.getClass().getSimpleName() != "CreateArray":
+            return None
+        factor = max(1, array.children().length())
+    children = node.children()
+    for i in range(children.length()):
+        below = _generated(children.apply(i), limit)
+        if below is None or factor * below > limit + 1:
+            return None
+        factor *= below
+    return factor
+
+
+def stored(df, eager: bool = True):
+    """``df.localCheckpoint(eager)``, its bound (:func:`bound`, up to ``KNOWN_LIMIT``) kept
+    for the stored DataFrame, whose plan is a scan of what was stored and says nothing of its
+    size.
+
+        >>> from sira_spark import default_engine
+        >>> df = default_engine().spark.range(10)
+        >>> at_most(stored(df.where("id > 3")), 10)
+        True
+    """
+    rows = bound(df, KNOWN_LIMIT)
+    out = df.localCheckpoint(eager=eager)
+    if rows is not None:
+        remember_rows(out, rows)
+    return out
+
+
+#: the largest bound :func:`stored` keeps (more than any limit sira asks about)
+KNOWN_LIMIT = 1 << 40
 
 
 def _leaf_rows(leaf, app):

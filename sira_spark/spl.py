@@ -877,9 +877,11 @@ def _reach(base, keys: list, span):
                          F.lit(1).alias("__one")).unionByName(
         base.select(*[_c(k) for k in keys], time_plus(t, span).alias("__v"), F.lit(1).alias("__q"),
                     "__g", F.lit(0).alias("__one")))
+    # stored: _running reads the numbers twice, and a second sort could cut the partitions
+    # elsewhere (its range bounds come from a sample seeded by the plan's RDD ids)
     points = points.orderBy(*[_c(k) for k in keys], "__v", "__q", "__g").withColumn(
         "__pg", F.monotonically_increasing_id()).withColumn(
-        "__b", F.shiftright(F.col("__pg"), 33))
+        "__b", F.shiftright(F.col("__pg"), 33)).localCheckpoint()
     return _running(points, keys, {"__end": F.col("__one")}, [F.col("__pg")]) \
         .where(F.col("__q") == 1).select("__g", "__end")
 
@@ -1038,9 +1040,11 @@ def least_above(queries, records, group: list):
     partitions); in each partition the answer is the last record before the query (a frame
     growing from the start, computed incrementally), else the least record of the group in the
     partitions before (a join of one row per partition and group). O((Q + R) log(Q + R)), no
-    task holding more than a partition's share. The rows are stored once (``localCheckpoint``):
-    the range partitioning samples them before it moves them, and each row's key is unique, so
-    both reads of the partitioning (the window, the least records) put it in one partition.
+    task holding more than a partition's share. The rows are stored once (``localCheckpoint``),
+    and so are they range-partitioned: the partitioning is read twice (the window, the least
+    records), and a range partitioning computed twice need not cut at the same values (its
+    bounds come from a sample seeded by the plan's RDD ids; without adaptive execution's reuse
+    of the exchange a row was put in two partitions, a wrong answer).
 
     >>> from sira_spark import default_engine
     >>> spark = default_engine().spark
@@ -1055,9 +1059,11 @@ def least_above(queries, records, group: list):
     rows = queries.select(*group, "__v", F.lit(1).alias("__q"), F.col("__g").alias("__id")) \
         .unionByName(records.select(*group, "__v", F.lit(0).alias("__q"),
                                     F.col("__rg").alias("__id"))).localCheckpoint()
+    # stored: read twice, and a second range partitioning could cut elsewhere (its bounds come
+    # from a sample seeded by the plan's RDD ids), giving a row two partition numbers
     ranged = rows.repartitionByRange(parts, *group, F.col("__v").desc(), F.col("__q").desc(),
                                      "__id") \
-        .withColumn("__pid", F.spark_partition_id())
+        .withColumn("__pid", F.spark_partition_id()).localCheckpoint()
     before = W.partitionBy("__pid", *group).orderBy(F.col("__v").desc(), F.col("__q").desc()) \
         .rowsBetween(W.unboundedPreceding, -1)
     local = ranged.withColumn("__rg", F.last(F.when(F.col("__q") == 0, F.col("__id")),

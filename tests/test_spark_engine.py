@@ -245,6 +245,25 @@ def test_a_hop_summarized_by_panes_runs_no_job_of_the_window_table(engine, spark
             {"ts": sira.LONG, "v": sira.LONG}, [(i, i) for i in range(200)])})
 
 
+def test_row_bounds_count_written_out_explodes_and_survive_a_store(spark):
+    """``rowbound.bound`` reads a plan: an explode of an array written out in it (an
+    interval's two ends as events) makes at most that many rows of each, one of an array of
+    unknown length (``sequence``) has no bound, and a stored DataFrame keeps its input's."""
+    from pyspark.sql import functions as F
+
+    from sira_spark.rowbound import at_most, bound, stored
+    ten = spark.range(10)
+    ends = ten.select(F.explode(F.array(F.col("id"), F.col("id") + 1)).alias("p"))
+    assert bound(ends, 1000) == 21 and at_most(ends, 21) and not at_most(ends, 19)
+    twice = ends.select(F.explode(F.array(F.col("p"), F.col("p"))).alias("q"))
+    assert bound(twice, 1000) == 43
+    spans = ten.select(F.explode(F.sequence(F.lit(0), F.col("id"))).alias("p"))
+    assert bound(spans, 10 ** 9) is None
+    assert bound(stored(ends.where("p > 3")), 1000) == 21
+    assert bound(stored(spans), 10 ** 9) is None
+    assert bound(ten.localCheckpoint(), 10 ** 9) is None  # stored elsewhere: not known
+
+
 def test_a_packed_result_gets_no_second_distinct(engine, spark):
     """PACK reads a DataFrame relvar without distinct() (duplicates cannot change its islands)
     and yields one row per island of each rest: a final distinct() of that is a wasted
