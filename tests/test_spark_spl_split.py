@@ -524,3 +524,40 @@ def test_windows_counted_before_they_are_made_are_not_counted_again(engine, monk
     assert engine.evaluate(text, {"s": spread(engine, s)}, max_tuples=held) == windows
     with pytest.raises(sira.errors.TooManyTuples):
         engine.evaluate(text, {"s": spread(engine, s)}, max_tuples=held - 1)
+
+
+def test_least_above_reads_one_range_partitioning(engine):
+    """``least_above`` reads its range partitioning twice (the window within each partition,
+    the least records of the partitions before); with more rows than the partitioner samples
+    and no reuse of the exchange (adaptive execution off, and Spark's own reuse of equal
+    exchanges off, as a plan whose two reads differ gets), a partitioning computed twice can
+    cut the rows at different values. Against a brute-force answer."""
+    import bisect
+
+    from sira_spark.spl import least_above
+    rng = random.Random(7)
+    records = {}
+    for rg in range(3000):  # one value per id, distinct within a group
+        records.setdefault(rng.choice("abc"), {})[rng.randrange(10 ** 6)] = rg
+    queries = [(rng.choice("abc"), rng.randrange(10 ** 6), g) for g in range(3000)]
+    expected = set()
+    for k, v, g in queries:
+        values = sorted(records[k])
+        i = bisect.bisect_right(values, v)
+        if i < len(values):
+            expected.add((g, records[k][values[i]]))
+    spark = engine.spark
+    conf = spark.conf
+    settings = {"spark.sql.adaptive.enabled": "false", "spark.sql.exchange.reuse": "false"}
+    saved = {k: conf.get(k) for k in settings}
+    for k, v in settings.items():
+        conf.set(k, v)
+    try:
+        r = spark.createDataFrame([(k, v, rg) for k, vs in records.items() for v, rg in vs.items()],
+                                  "__k string, __v long, __rg long")
+        q = spark.createDataFrame(queries, "__k string, __v long, __g long")
+        got = {tuple(row) for row in least_above(q, r, ["__k"]).collect()}
+    finally:
+        for k, v in saved.items():
+            conf.set(k, v)
+    assert got == expected
