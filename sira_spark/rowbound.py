@@ -53,7 +53,9 @@ def bound(df, limit: int) -> int | None:
 
     A ``Generate`` step (an ``explode``) is bounded when it explodes an array written out in
     the plan (``explode(array(a, b))``, as the events of an interval's two ends are made): it
-    makes at most that many rows of each row."""
+    makes at most that many rows of each row. A global aggregation over no rows makes one row
+    the bound does not count, so it chooses plans (one bucket or several) and never decides a
+    limit such as ``max_tuples``."""
     try:
         plan = df._jdf.queryExecution().optimizedPlan()
         steps = {re.sub(r"^[\s:|+\-]*", "", line).split(" ", 1)[0]
