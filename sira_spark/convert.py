@@ -86,7 +86,7 @@ def to_row(heading, values) -> tuple:
                  for t, v in zip(heading.types, values))
 
 
-def to_dataframe(spark, relation: Relation, num_slices=None):
+def to_dataframe(spark, relation: Relation):
     """A DataFrame holding the relation (one column per attribute)."""
     h = relation.heading
     schema = schema_of(h)
@@ -98,9 +98,42 @@ def to_dataframe(spark, relation: Relation, num_slices=None):
         # Spark has no zero-column DataFrames: a dummy column that to_relation drops
         df = spark.range(len(relation.body)).select()
         return df
-    df = spark.createDataFrame(rows, schema=schema, verifySchema=False)
+    df = local_dataframe(spark, rows, schema)
     remember_rows(df, len(rows))
     return df
+
+
+def local_dataframe(spark, rows, schema):
+    """A DataFrame of ``rows`` (tuples in the order of ``schema``, a StructType or a DDL
+    string), made from driver-side data as ``spark.createDataFrame`` makes it, without the
+    Python worker each read of that DataFrame would start.
+
+        >>> from sira_spark.session import default_engine
+        >>> spark = default_engine().spark
+        >>> sorted(local_dataframe(spark, [(2, "b"), (1, "a")], "n long, s string").collect())
+        [Row(n=1, s='a'), Row(n=2, s='b')]
+
+    ``createDataFrame`` hands the JVM the rows pickled in batches, then adds a Python step
+    that pickles them again in the batch form the JVM's unpickler was once written for
+    (``RDD._pickled``); that step runs in a Python worker at every read, about 60 ms per read
+    of a small relation on local[2], and a query reads its inputs many times. The unpickler
+    reads either form (``SerDeUtil.pythonToJava(rdd, batched=True)``), so the batches go to it
+    as they are. The plan is the same (a scan of the driver's rows). A session without the
+    classic JVM gateway (Spark Connect) gets ``createDataFrame``.
+    """
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType, _parse_datatype_string
+    try:
+        sc = spark.sparkContext
+        jvm, jsession = sc._jvm, spark._jsparkSession
+    except Exception:  # noqa: BLE001 - Spark Connect: no gateway to the JVM
+        return spark.createDataFrame(rows, schema=schema, verifySchema=False)
+    if not isinstance(schema, StructType):
+        schema = _parse_datatype_string(schema)
+    internal = [schema.toInternal(row) for row in rows]
+    pickled = sc.parallelize(internal)._jrdd  # the rows' pickled batches, in the JVM
+    objects = jvm.SerDeUtil.toJavaArray(jvm.SerDeUtil.pythonToJava(pickled, True))
+    return DataFrame(jsession.applySchemaToPythonRDD(objects.rdd(), schema.json()), spark)
 
 
 def _from_spark_value(t, v):

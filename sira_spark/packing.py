@@ -32,6 +32,7 @@ from sira.errors import IntervalError
 from sira.types import DATE, IntegerType
 
 from .compiler import ordered, translates
+from .convert import local_dataframe
 from .rowbound import at_most, partitions_for, stored
 from .types import equal, spark_type
 
@@ -143,7 +144,8 @@ def _carried(df, rows: list, fields: list):
     from pyspark.sql import types as T
     schema = T.StructType([T.StructField("__bk", T.IntegerType())]
                           + [T.StructField(n, t) for n, t in fields])
-    return df.join(F.broadcast(df.sparkSession.createDataFrame(rows, schema)), "__bk", "left")
+    carried = local_dataframe(df.sparkSession, rows, schema)
+    return df.join(F.broadcast(carried), "__bk", "left")
 
 
 def _local_islands(rows, part: list):

@@ -75,6 +75,7 @@ from sira.engine.spl import (FEW_WINDOWS, RecentKeys, SplScanner, by_recency, fl
 from sira.types import FLOAT
 
 from .compiler import ordered, reported, translates
+from .convert import local_dataframe
 from .guards import check_held, check_held_before, guard_of, windows_counted_in_workers
 from .packing import _bucketed, carried_across, running_rows
 from .rowbound import partitions_for
@@ -248,8 +249,9 @@ def _coupled(node, df, c):
     kept = first.where(kind == WINDOW)
     decided = walk.decisions()
     if decided:
-        d = spark.createDataFrame([(chunk, tag, met) for chunk, (tag, met) in decided.items()],
-                                  "__dc long, __dtag long, __dmet long")
+        d = local_dataframe(spark,
+                            [(chunk, tag, met) for chunk, (tag, met) in decided.items()],
+                            "__dc long, __dtag long, __dmet long")
         kept = kept.join(F.broadcast(d), F.col("c") == F.col("__dc"), "left") \
             .where(F.col("__dmet").isNull() | (F.col("g") > F.col("__dmet"))) \
             .select(*kept.columns)
@@ -1166,13 +1168,14 @@ def _delta_chain(node, positioned, n: int, keys: list, policy):
     # its chain's path (from the meeting row on, after a correction) and the corrected ones
     kept, corrected = chain.kept()
     members = first.where(kind == MEMBER)
-    standing = spark.createDataFrame(kept or [(-1, -1, 0)], "kc long, kgrp long, kfrom long")
+    standing = local_dataframe(spark, kept or [(-1, -1, 0)],
+                               "kc long, kgrp long, kfrom long")
     out = members.where(~F.col("spec")).select("g").unionByName(
         members.where("spec").join(F.broadcast(standing), (F.col("c") == F.col("kc"))
                                    & (F.col("tag") == F.col("kgrp"))
                                    & (F.col("g") >= F.col("kfrom"))).select("g"))
     if corrected:
-        d = spark.createDataFrame(list(corrected.items()), "dc long, dtag long")
+        d = local_dataframe(spark, list(corrected.items()), "dc long, dtag long")
         for part in fixed:
             out = out.unionByName(part.join(
                 F.broadcast(d), (F.col("c") == F.col("dc")) & (F.col("tag") == F.col("dtag")),

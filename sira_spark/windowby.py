@@ -38,6 +38,7 @@ from sira.values import Heading
 
 from .basic import fenced_node
 from .compiler import ordered, reported, translates
+from .convert import local_dataframe
 from .guards import check_held, guard_of
 from .functions import aggregated_column
 from .types import schema_of
@@ -359,16 +360,16 @@ def _split(node, df, c):
             wanted = chain.wanted()
             if not wanted:
                 break
-            jobs = spark.createDataFrame(
-                [(cid, codec.dumps(("job", entry, entry_tag(entry))))
-                 for cid, entry in wanted], "__c long, blob binary")
+            jobs = local_dataframe(
+                spark, [(cid, codec.dumps(("job", entry, entry_tag(entry))))
+                        for cid, entry in wanted], "__c long, blob binary")
             out = run_round(jobs, sorted({cid for cid, _ in wanted}))
             for r in out.where(kind == REPORT).collect():
                 chain.learn(r["c"], codec.loads(r["blob"]))
             fixed.append(out.where(kind == WINDOW))
-        decided = spark.createDataFrame(
-            [(cid, -2 if tag is None else tag, drop)
-             for cid, (tag, drop) in chain.decisions().items()],
+        decided = local_dataframe(
+            spark, [(cid, -2 if tag is None else tag, drop)
+                    for cid, (tag, drop) in chain.decisions().items()],
             "c long, dtag long, drop long")
         windows = windows.join(F.broadcast(decided), "c", "left").where(
             ~F.col("spec") | F.col("drop").isNull() | (F.col("gs") >= F.col("drop"))) \
