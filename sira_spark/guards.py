@@ -36,6 +36,8 @@ from pyspark.sql import functions as F
 
 from sira.engine.guards import Guard, operator_label, windows_error
 
+from .rowbound import at_most
+
 #: (compiler, node) of the translation running now, for checks deep inside shared helpers
 _CURRENT = contextvars.ContextVar("sira_spark_guarded", default=None)
 
@@ -62,6 +64,8 @@ def guard_of(c, node) -> tuple:
 def check_rows(c, node, df, making: str | None = None) -> None:
     """Refuse ``df`` (made by ``node``) when it holds more than ``max_tuples`` rows."""
     guard, inside = guard_of(c, node)
+    if at_most(df, guard.limit):  # the plan alone shows it (rowbound): no job
+        return
     with _quiet(c):
         count = df.limit(guard.limit + 1).count()
     guard.check(count, inside or making)

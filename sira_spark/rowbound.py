@@ -5,7 +5,9 @@ knows (``remember_rows``), but Spark's optimizer does not (its plan reads an RDD
 statistics). :func:`at_most` reads the optimized plan: when every leaf is such a DataFrame
 (or ``spark.range``), and every step between them keeps, filters, groups, sorts or joins
 rows -- none makes several rows of one (``explode``, Python functions over partitions) --
-the result has at most the product of (rows + 1) over the leaves. The sequence scans
+the result has at most the product of (rows + 1) over the leaves (doubled for each
+aggregation, which makes a row of none when it has no grouping). The guards (``max_tuples``)
+skip their count when that bound is within the limit; the sequence scans
 (``packing._bucketed``) and the CQL ``rows`` windows use it to keep a short sequence in one
 bucket without first counting it::
 
@@ -53,17 +55,25 @@ def bound(df, limit: int) -> int | None:
 
     A ``Generate`` step (an ``explode``) is bounded when it explodes an array written out in
     the plan (``explode(array(a, b))``, as the events of an interval's two ends are made): it
-    makes at most that many rows of each row. A global aggregation over no rows makes one row
-    the bound does not count, so it chooses plans (one bucket or several) and never decides a
-    limit such as ``max_tuples``."""
+    makes at most that many rows of each row. An aggregation without grouping makes one row
+    of none, so each ``Aggregate`` step doubles the bound: a step's rows + 1 are at most the
+    product of its inputs' rows + 1, and an aggregation's at most twice its input's.
+
+        >>> from sira_spark import default_engine
+        >>> none = default_engine().spark.range(0)
+        >>> bound(none, 10), bound(none.agg({"id": "count"}), 10)
+        (0, 1)
+    """
     try:
         plan = df._jdf.queryExecution().optimizedPlan()
-        steps = {re.sub(r"^[\s:|+\-]*", "", line).split(" ", 1)[0]
-                 for line in plan.treeString().splitlines() if line.strip()}
-        if not steps <= _BOUNDED_STEPS | {"Generate"}:
+        steps = [re.sub(r"^[\s:|+\-]*", "", line).split(" ", 1)[0]
+                 for line in plan.treeString().splitlines() if line.strip()]
+        if not set(steps) <= _BOUNDED_STEPS | {"Generate"}:
             return None
         app = df.sparkSession.sparkContext.applicationId
-        total = 1
+        total = 2 ** steps.count("Aggregate")
+        if total > limit + 1:
+            return None
         if "Generate" in steps:
             total = _generated(plan, limit)
             if total is None:

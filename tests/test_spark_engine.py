@@ -264,6 +264,22 @@ def test_row_bounds_count_written_out_explodes_and_survive_a_store(spark):
     assert bound(ten.localCheckpoint(), 10 ** 9) is None  # stored elsewhere: not known
 
 
+def test_row_bounds_count_the_row_an_aggregation_without_grouping_makes_of_none(spark):
+    """An aggregation without grouping makes one row of an empty input, so the bound (which
+    lets the ``max_tuples`` guards skip their count) doubles at each ``Aggregate``: two such
+    rows made of nothing are never bounded by 0 or 1."""
+    from pyspark.sql import functions as F
+
+    from sira_spark.rowbound import at_most, bound
+    none = spark.range(0)
+    counted = none.agg(F.count("*").alias("n"))
+    both = counted.union(none.agg(F.count("*").alias("n")))
+    assert both.count() == 2
+    assert bound(counted, 1000) >= 1 and bound(both, 1000) >= 2
+    assert not at_most(both, 1)
+    assert bound(none.groupBy("id").count(), 1000) >= 0  # grouped: doubled too, still bounded
+
+
 def test_a_packed_result_gets_no_second_distinct(engine, spark):
     """PACK reads a DataFrame relvar without distinct() (duplicates cannot change its islands)
     and yields one row per island of each rest: a final distinct() of that is a wasted
