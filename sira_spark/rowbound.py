@@ -3,11 +3,11 @@
 A relation handed to Spark as a ``Relation`` (or literal) becomes a DataFrame whose size sira
 knows (``remember_rows``), but Spark's optimizer does not (its plan reads an RDD and has no
 statistics). :func:`at_most` reads the optimized plan: when every leaf is such a DataFrame
-(or ``spark.range``), and every step between them keeps, filters, groups, sorts or joins
-rows -- none makes several rows of one (``explode``, Python functions over partitions) --
-the result has at most the product of (rows + 1) over the leaves (doubled for each
-aggregation, which makes a row of none when it has no grouping). The guards (``max_tuples``)
-skip their count when that bound is within the limit; the sequence scans
+(or ``spark.range``), and every step between them keeps, filters, groups, sorts, unions or
+joins rows -- none makes several rows of one (``explode``, Python functions over
+partitions) -- the result's rows are bounded step by step from the leaves' (:func:`bound`).
+The guards (``max_tuples``) skip their count when that bound is within the limit; the
+sequence scans
 (``packing._bucketed``) and the CQL ``rows`` windows use it to keep a short sequence in one
 bucket without first counting it::
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-#: steps whose output has no more rows than the product of their inputs' (rows + 1)
+#: steps whose rows are bounded by their inputs' (:func:`bound` says how)
 _BOUNDED_STEPS = frozenset({
     "Project", "Filter", "Aggregate", "Join", "Union", "Window", "Sort", "Deduplicate",
     "Distinct", "LocalLimit", "GlobalLimit", "RepartitionByExpression", "Repartition",
@@ -53,63 +53,124 @@ def bound(df, limit: int) -> int | None:
     """A number of rows ``df`` surely does not exceed, read from its plan (no job), when it
     is at most ``limit``; None when the plan does not say or the bound is larger.
 
-    A ``Generate`` step (an ``explode``) is bounded when it explodes an array written out in
-    the plan (``explode(array(a, b))``, as the events of an interval's two ends are made): it
-    makes at most that many rows of each row. An aggregation without grouping makes one row
-    of none, so each ``Aggregate`` step doubles the bound: a step's rows + 1 are at most the
-    product of its inputs' rows + 1, and an aggregation's at most twice its input's.
+    The optimized plan's tree is read bottom up: a leaf has the rows sira remembered for it
+    (or a range's, a literal's), a join at most the product of its inputs' rows + 1, less one
+    (any join type: an outer join keeps each unmatched row once), a semi or anti join its left
+    input's, a union the sum of its inputs', an aggregation at most its input's and at least
+    one (an aggregation without grouping makes a row of none), every other step (a filter, a
+    projection, a sort, a window, a limit...) its input's. A ``Generate`` step (an
+    ``explode``) is bounded when it explodes an array written out in the plan
+    (``explode(array(a, b))``, as the events of an interval's two ends are made): it makes at
+    most that many rows of each row. A relation read several times is counted at each read.
 
         >>> from sira_spark import default_engine
         >>> none = default_engine().spark.range(0)
         >>> bound(none, 10), bound(none.agg({"id": "count"}), 10)
         (0, 1)
+        >>> ten = none.sparkSession.range(10)
+        >>> bound(ten.join(ten.groupBy("id").count(), "id"), 1000)
+        120
     """
     try:
         plan = df._jdf.queryExecution().optimizedPlan()
-        steps = [re.sub(r"^[\s:|+\-]*", "", line).split(" ", 1)[0]
-                 for line in plan.treeString().splitlines() if line.strip()]
-        if not set(steps) <= _BOUNDED_STEPS | {"Generate"}:
+        lines = [line for line in plan.treeString().splitlines() if line.strip()]
+        nodes = []
+        for line in lines:
+            step = _STEP.match(line)
+            nodes.append((len(step.group(1)) // 3, step.group(2), step.group(3)))
+        if not {name for _, name, _ in nodes} <= _BOUNDED_STEPS | {"Generate"}:
+            return None
+        children = _children(nodes)
+        if children is None:
             return None
         app = df.sparkSession.sparkContext.applicationId
-        total = 2 ** steps.count("Aggregate")
-        if total > limit + 1:
-            return None
-        if "Generate" in steps:
-            total = _generated(plan, limit)
-            if total is None:
-                return None
         leaves = plan.collectLeaves()
-        for i in range(leaves.length()):
-            rows = _leaf_rows(leaves.apply(i), app)
-            if rows is None:
+        if leaves.length() != sum(1 for kids in children if not kids):
+            return None  # a plan inside an expression (a subquery) printed in the tree
+        leaf_rows = [_leaf_rows(leaves.apply(i), app) for i in range(leaves.length())]
+        if None in leaf_rows:
+            return None
+        factors = []
+        if any(name == "Generate" for _, name, _ in nodes):
+            factors = _generated(plan)
+            if factors is None:
                 return None
-            total *= rows + 1
-            if total > limit + 1:
-                return None
-        return total - 1
+        rows = _rows_of_steps(nodes, children, leaf_rows, factors)
+        return rows if rows <= limit else None
     except Exception:  # noqa: BLE001 - the plan could not be read: no bound
         return None
 
 
-def _generated(node, limit: int) -> int | None:
-    """The product of the rows each ``Generate`` step of the plan ``node`` makes of one row
-    (None: one explodes an array of unknown length)."""
-    factor = 1
-    if node.getClass().getSimpleName() == "Generate":
-        generator = node.generator()
-        if generator.getClass().getSimpleName() not in ("Explode", "PosExplode"):
+#: a line of a plan's tree: its indentation (3 characters a level), the step, the rest
+_STEP = re.compile(r"^([\s:|+\-]*)(\S+)\s*(.*)$")
+
+#: the join types that keep only rows of their left input
+_LEFT_ONLY_JOINS = ("LeftSemi", "LeftAnti", "ExistenceJoin")
+
+#: bounds past this are no bound (keeps the numbers small)
+_HUGE = 1 << 62
+
+
+def _children(nodes) -> list | None:
+    """Each node's children (indices), from the nodes' depths in pre-order; None when the
+    depths are not a tree (a step printing lines of its own)."""
+    children, path = [[] for _ in nodes], []
+    for i, (depth, _, _) in enumerate(nodes):
+        if depth > len(path) or (i and depth == 0):
             return None
-        array = generator.child()
-        if array.getClass().getSimpleName() != "CreateArray":
-            return None
-        factor = max(1, array.children().length())
-    children = node.children()
-    for i in range(children.length()):
-        below = _generated(children.apply(i), limit)
-        if below is None or factor * below > limit + 1:
-            return None
-        factor *= below
-    return factor
+        del path[depth:]
+        if path:
+            children[path[-1]].append(i)
+        path.append(i)
+    return children
+
+
+def _rows_of_steps(nodes, children, leaf_rows, factors) -> int:
+    """The bound of the root, each node's from its children's (see :func:`bound`)."""
+    leaves, generates = iter(leaf_rows), iter(factors)
+    order = list(range(len(nodes)))
+    leaf_of = {i: next(leaves) for i in order if not children[i]}
+    factor_of = {i: next(generates) for i in order if nodes[i][1] == "Generate"}
+    rows = [0] * len(nodes)
+    for i in reversed(order):
+        _, name, rest = nodes[i]
+        below = [rows[k] for k in children[i]]
+        if not below:
+            n = leaf_of[i]
+        elif name == "Join" and rest.startswith(_LEFT_ONLY_JOINS):
+            n = below[0]
+        elif name == "Union":
+            n = sum(below)
+        else:  # a join (any other type), or a step over one input
+            n = 1
+            for b in below:
+                n *= b + 1
+            n -= 1
+            if name == "Aggregate":
+                n = max(n, 1)
+            elif name == "Generate":
+                n *= factor_of[i]
+        rows[i] = min(n, _HUGE)
+    return rows[0]
+
+
+def _generated(plan) -> list | None:
+    """The rows each ``Generate`` step of ``plan`` makes of one row, in pre-order (None: one
+    explodes an array of unknown length)."""
+    factors, pending = [], [plan]
+    while pending:
+        node = pending.pop()
+        if node.getClass().getSimpleName() == "Generate":
+            generator = node.generator()
+            if generator.getClass().getSimpleName() not in ("Explode", "PosExplode"):
+                return None
+            array = generator.child()
+            if array.getClass().getSimpleName() != "CreateArray":
+                return None
+            factors.append(max(1, array.children().length()))
+        kids = node.children()
+        pending.extend(kids.apply(i) for i in reversed(range(kids.length())))
+    return factors
 
 
 def stored(df, eager: bool = True):
