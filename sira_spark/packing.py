@@ -94,8 +94,27 @@ def pack_one(df, heading, name):
 #: a sequence of at most this many rows is one bucket (one task, no summaries job)
 SEQUENCE_BUCKET_ROWS = 200_000
 
-#: buckets per shuffle partition
+#: buckets per shuffle partition (the least a long sequence is cut into)
 BUCKETS_PER_PARTITION = 4
+
+#: about the most rows of a long sequence a bucket holds (more buckets for a longer one):
+#: the windows over (key, bucket) buffer a bucket, so its size must not grow with the input
+ROWS_PER_BUCKET = 100_000
+
+#: the most buckets a sequence is cut into (the quantiles of its order asked for at once)
+MOST_BUCKETS = 256
+
+
+def bucket_count(rows: int, partitions: int) -> int:
+    """How many buckets a sequence of ``rows`` rows is cut into: ``BUCKETS_PER_PARTITION``
+    per shuffle partition, more when that leaves more than ``ROWS_PER_BUCKET`` rows in each,
+    at most ``MOST_BUCKETS``.
+
+        >>> bucket_count(1_000, 4), bucket_count(10_000_000, 4), bucket_count(10 ** 9, 4)
+        (16, 100, 256)
+    """
+    least = BUCKETS_PER_PARTITION * partitions
+    return max(least, min(MOST_BUCKETS, -(-rows // ROWS_PER_BUCKET)))
 
 
 def _bucket_of(value, bounds, lo, hi):
@@ -120,20 +139,27 @@ def _numeric(col, dtype):
 def _bucketed(df, order: str):
     """``df`` (read three times: stored once by a lazy ``localCheckpoint``) with an INT column
     ``__bk``: contiguous ranges of the column ``order``, numbered in its order (equal values
-    share a bucket), and whether there are several buckets. One job: the row count and the
-    quantiles of ``order``; up to ``SEQUENCE_BUCKET_ROWS`` rows are one bucket, and when the
-    plan alone shows there are no more (``rowbound.at_most``) neither the job nor the store
-    is needed."""
+    share a bucket; :func:`bucket_count` of them), and whether there are several buckets. One
+    job: the row count and the quantiles of ``order``; up to ``SEQUENCE_BUCKET_ROWS`` rows are
+    one bucket, and when the plan alone shows there are no more (``rowbound.at_most``)
+    neither the job nor the store is needed."""
     if at_most(df, SEQUENCE_BUCKET_ROWS):
         return df.withColumn("__bk", F.lit(0).cast("int")), False
     spark = df.sparkSession
     df = df.localCheckpoint(eager=False)
     image = _numeric(F.col(order), df.schema[order].dataType)
-    wanted = BUCKETS_PER_PARTITION * int(spark.conf.get("spark.sql.shuffle.partitions"))
-    probs = [i / wanted for i in range(1, wanted)]
+    parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    # the quantiles of every bucket count up to MOST_BUCKETS' (a multiple of the least count,
+    # whose own quantiles are then among them), in the same job as the count
+    least = bucket_count(0, parts)
+    asked = least * max(1, -(-MOST_BUCKETS // least))
+    probs = [i / asked for i in range(1, asked)]
     row = df.agg(F.count(F.lit(1)).alias("n"),
                  F.percentile_approx(image, probs or [0.5], 10_000).alias("q")).first()
-    bounds = sorted(set(row["q"] or [])) if row["n"] > SEQUENCE_BUCKET_ROWS else []
+    quantiles, bounds = row["q"] or [], []
+    if row["n"] > SEQUENCE_BUCKET_ROWS and quantiles and probs:
+        buckets = min(asked, bucket_count(row["n"], parts))
+        bounds = sorted({quantiles[round(i * asked / buckets) - 1] for i in range(1, buckets)})
     return df.withColumn("__bk", _bucket_of(image, bounds, 0, len(bounds)).cast("int")), \
         bool(bounds)
 

@@ -472,7 +472,7 @@ def _first_reaching_by_buckets(df):
     from . import packing
     n = df.agg(F.max("__w_p")).first()[0] or 0
     parts = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
-    buckets = 1 if n <= packing.SEQUENCE_BUCKET_ROWS else packing.BUCKETS_PER_PARTITION * parts
+    buckets = 1 if n <= packing.SEQUENCE_BUCKET_ROWS else packing.bucket_count(n, parts)
     size = max(1, -(-n // buckets))  # positions per bucket
     from pyspark.sql import types as T
     from pyspark.sql.pandas.types import to_arrow_schema
