@@ -98,15 +98,18 @@ def to_dataframe(spark, relation: Relation):
         # Spark has no zero-column DataFrames: a dummy column that to_relation drops
         df = spark.range(len(relation.body)).select()
         return df
-    df = local_dataframe(spark, rows, schema)
+    df = local_dataframe(spark, rows, schema, verify=False)  # typed by the heading
     remember_rows(df, len(rows))
     return df
 
 
-def local_dataframe(spark, rows, schema):
+def local_dataframe(spark, rows, schema, verify: bool = True):
     """A DataFrame of ``rows`` (tuples in the order of ``schema``, a StructType or a DDL
     string), made from driver-side data as ``spark.createDataFrame`` makes it, without the
-    Python worker each read of that DataFrame would start.
+    Python worker each read of that DataFrame would start. Each row is checked against the
+    schema first, as ``createDataFrame`` checks it (a TypeError naming the field), unless
+    ``verify`` is False: the JVM would read a value of another type (an int in a DOUBLE
+    column) as NULL, without an error.
 
         >>> from sira_spark.session import default_engine
         >>> spark = default_engine().spark
@@ -122,14 +125,18 @@ def local_dataframe(spark, rows, schema):
     classic JVM gateway (Spark Connect) gets ``createDataFrame``.
     """
     from pyspark.sql import DataFrame
-    from pyspark.sql.types import StructType, _parse_datatype_string
+    from pyspark.sql.types import StructType, _make_type_verifier, _parse_datatype_string
     try:
         sc = spark.sparkContext
         jvm, jsession = sc._jvm, spark._jsparkSession
     except Exception:  # noqa: BLE001 - Spark Connect: no gateway to the JVM
-        return spark.createDataFrame(rows, schema=schema, verifySchema=False)
+        return spark.createDataFrame(rows, schema=schema, verifySchema=verify)
     if not isinstance(schema, StructType):
         schema = _parse_datatype_string(schema)
+    if verify:
+        check = _make_type_verifier(schema)
+        for row in rows:
+            check(row)
     internal = [schema.toInternal(row) for row in rows]
     pickled = sc.parallelize(internal)._jrdd  # the rows' pickled batches, in the JVM
     objects = jvm.SerDeUtil.toJavaArray(jvm.SerDeUtil.pythonToJava(pickled, True))

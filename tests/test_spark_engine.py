@@ -264,6 +264,17 @@ def test_row_bounds_count_written_out_explodes_and_survive_a_store(spark):
     assert bound(ten.localCheckpoint(), 10 ** 9) is None  # stored elsewhere: not known
 
 
+def test_driver_tables_refuse_a_value_of_another_type_rather_than_read_it_as_null(spark):
+    """``convert.local_dataframe`` (the driver's small tables: what each bucket inherits,
+    decided chunks) hands rows to the JVM's unpickler, which reads a value of another type
+    (an int in a DOUBLE column) as NULL; each row is checked first, as createDataFrame does."""
+    from sira_spark.convert import local_dataframe
+    rows = local_dataframe(spark, [(1, 2.5, None)], "a int, x double, y long").collect()
+    assert [tuple(r) for r in rows] == [(1, 2.5, None)]
+    with pytest.raises(TypeError, match="field x"):
+        local_dataframe(spark, [(1, 0)], "a int, x double")
+
+
 def test_row_bounds_count_the_row_an_aggregation_without_grouping_makes_of_none(spark):
     """``rowbound.bound`` reads the plan step by step (it lets the ``max_tuples`` guards skip
     their count): an aggregation without grouping makes one row of an empty input, a join
