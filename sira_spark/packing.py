@@ -149,16 +149,16 @@ def _bucketed(df, order: str):
     df = df.localCheckpoint(eager=False)
     image = _numeric(F.col(order), df.schema[order].dataType)
     parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
-    # the quantiles of every bucket count up to MOST_BUCKETS' (a multiple of the least count,
-    # whose own quantiles are then among them), in the same job as the count
-    least = bucket_count(0, parts)
-    asked = least * max(1, -(-MOST_BUCKETS // least))
+    # the quantiles of every bucket count (a multiple of the least count, whose own quantiles
+    # are then among them, and at least MOST_BUCKETS), in the same job as the count
+    least = BUCKETS_PER_PARTITION * parts
+    asked = least * -(-MOST_BUCKETS // least)
     probs = [i / asked for i in range(1, asked)]
     row = df.agg(F.count(F.lit(1)).alias("n"),
-                 F.percentile_approx(image, probs or [0.5], 10_000).alias("q")).first()
+                 F.percentile_approx(image, probs, 10_000).alias("q")).first()
     quantiles, bounds = row["q"] or [], []
-    if row["n"] > SEQUENCE_BUCKET_ROWS and quantiles and probs:
-        buckets = min(asked, bucket_count(row["n"], parts))
+    if row["n"] > SEQUENCE_BUCKET_ROWS and quantiles:
+        buckets = bucket_count(row["n"], parts)
         bounds = sorted({quantiles[round(i * asked / buckets) - 1] for i in range(1, buckets)})
     return df.withColumn("__bk", _bucket_of(image, bounds, 0, len(bounds)).cast("int")), \
         bool(bounds)

@@ -127,12 +127,10 @@ def _children(nodes) -> list | None:
 
 def _rows_of_steps(nodes, children, leaf_rows, factors) -> int:
     """The bound of the root, each node's from its children's (see :func:`bound`)."""
-    leaves, generates = iter(leaf_rows), iter(factors)
-    order = list(range(len(nodes)))
-    leaf_of = {i: next(leaves) for i in order if not children[i]}
-    factor_of = {i: next(generates) for i in order if nodes[i][1] == "Generate"}
+    leaf_of = dict(zip((i for i, kids in enumerate(children) if not kids), leaf_rows))
+    factor_of = dict(zip((i for i, node in enumerate(nodes) if node[1] == "Generate"), factors))
     rows = [0] * len(nodes)
-    for i in reversed(order):
+    for i in reversed(range(len(nodes))):
         _, name, rest = nodes[i]
         below = [rows[k] for k in children[i]]
         if not below:
