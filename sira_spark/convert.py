@@ -444,12 +444,26 @@ def _struct_names(t) -> list:
     return list(t.heading.names)
 
 
+def in_order(df, names):
+    """``df`` with exactly the columns ``names``, in that order: ``df`` itself when it has them.
+
+        >>> from sira_spark import default_engine
+        >>> df = default_engine().spark.range(1).selectExpr("id AS a", "id AS b")
+        >>> in_order(df, ["a", "b"]) is df, in_order(df, ["b", "a"]).columns
+        (True, ['b', 'a'])
+    """
+    names = list(names)
+    if df.columns == names:
+        return df
+    return df.select(*[f"`{n}`" for n in names])
+
+
 def to_relation(df, heading) -> Relation:
     """Collect a DataFrame into a relation of ``heading`` (duplicates collapse)."""
     if heading.degree == 0:
         return Relation(heading, frozenset({()}) if df.limit(1).count() else frozenset())
     try:
-        rows = df.select(*heading.names).collect()
+        rows = in_order(df, heading.names).collect()
     except (OverflowError, ValueError) as err:  # Spark's TIMESTAMP reaches past year 9999
         if "out of range" not in str(err):
             raise
