@@ -117,6 +117,7 @@ def local_session(master: str = "local[2]", shuffle_partitions: int = 4,
         EngineUnavailable: pyspark or Java is missing, or Spark could not start.
     """
     require_spark()
+    forget_dead_jvm()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -152,6 +153,54 @@ def local_session(master: str = "local[2]", shuffle_partitions: int = 4,
                                 f"{spark_message(err)}") from err
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def forget_dead_jvm() -> bool:
+    """When the JVM that PySpark started has died or stopped answering (out of memory, killed),
+    forget it and its context, so that the next session starts a new JVM: PySpark would
+    otherwise hand back the dead context, whose every call fails with
+    ``ConnectionRefusedError``. Returns whether there was one to forget (a JVM PySpark did not
+    start, or one that answers, is left alone; one still exiting is killed).
+
+        >>> forget_dead_jvm()  # this process's JVM, if any, runs
+        False
+    """
+    from pyspark import SparkContext
+    gateway = SparkContext._gateway
+    proc = getattr(gateway, "proc", None)
+    if proc is None or (proc.poll() is None and _answers(gateway)):
+        return False
+    if proc.poll() is None:  # out of memory, it stopped answering and is still exiting
+        proc.kill()
+    from pyspark.sql import SparkSession
+    from pyspark.sql.context import SQLContext
+    with SparkContext._lock:
+        sc = SparkContext._active_spark_context
+        if sc is not None:
+            sc._jsc = None  # engines still holding it report themselves stopped
+            if getattr(sc, "_accumulatorServer", None) is not None:
+                sc._accumulatorServer.shutdown()
+                sc._accumulatorServer = None
+        SparkContext._active_spark_context = None
+        SparkContext._gateway = None
+        SparkContext._jvm = None
+    SparkSession._instantiatedSession = None
+    SparkSession._activeSession = None
+    SQLContext._instantiatedContext = None
+    try:
+        gateway.close()
+    except Exception:  # noqa: BLE001 - its sockets lead nowhere now
+        pass
+    return True
+
+
+def _answers(gateway) -> bool:
+    """Whether a Py4J gateway's JVM answers a call."""
+    try:
+        gateway.jvm.java.lang.System.nanoTime()
+        return True
+    except Exception:  # noqa: BLE001 - refused, reset: nobody is listening any more
+        return False
 
 
 #: errors only on the console for the sessions sira starts
