@@ -195,12 +195,16 @@ def forget_dead_jvm() -> bool:
 
 
 def _answers(gateway) -> bool:
-    """Whether a Py4J gateway's JVM answers a call."""
+    """Whether a Py4J gateway's JVM answers a call (only a failure to reach it says no: a
+    JVM that answers with an error is alive, and is never killed)."""
+    from py4j.protocol import Py4JNetworkError
     try:
         gateway.jvm.java.lang.System.nanoTime()
-        return True
-    except Exception:  # noqa: BLE001 - refused, reset: nobody is listening any more
+    except (Py4JNetworkError, ConnectionError, EOFError):  # refused, reset: nobody listens
         return False
+    except Exception:  # noqa: BLE001 - an answer, if an error
+        return True
+    return True
 
 
 #: errors only on the console for the sessions sira starts
