@@ -127,8 +127,11 @@ def _children(nodes) -> list | None:
 
 def _rows_of_steps(nodes, children, leaf_rows, factors) -> int:
     """The bound of the root, each node's from its children's (see :func:`bound`)."""
-    leaf_of = dict(zip((i for i, kids in enumerate(children) if not kids), leaf_rows))
-    factor_of = dict(zip((i for i, node in enumerate(nodes) if node[1] == "Generate"), factors))
+    # strict: a step without its count (or a count without its step) is no bound (ValueError)
+    leaf_of = dict(zip((i for i, kids in enumerate(children) if not kids), leaf_rows,
+                       strict=True))
+    factor_of = dict(zip((i for i, node in enumerate(nodes) if node[1] == "Generate"), factors,
+                         strict=True))
     rows = [0] * len(nodes)
     for i in reversed(range(len(nodes))):
         _, name, rest = nodes[i]
