@@ -108,14 +108,20 @@ def _gtclose(node, children, c):
     result = base.localCheckpoint()
     size = result.count()
     guard.check(size)
+    ends = h.project(froms + tos)
     key_pairs = base.select(*[_c(n) for n in froms + tos]).distinct().localCheckpoint()
     delta = result
     quiet = 0
     while True:
-        l_ = delta.select(*[_c(n).alias(f"__L_{n}") for n in h.names])
+        # the join, the distinct and the left-anti join over partitions of about
+        # ROWS_PER_CHUNK of the closure's tuples each, as TCLOSE's (a round may make as many
+        # as the closure holds; the shuffle partitions alone would not grow with it)
+        parts = partitions_for(result, size)
+        l_ = delta.select(*[_c(n).alias(f"__L_{n}") for n in h.names]) \
+            .repartition(parts, *[F.col(f"`__L_{b}`") for _, b in pairs])
         cond = reduce(lambda x, y: x & y, [_eq(F.col(f"`__L_{b}`"), F.col(f"`__R_{a}`"), h, a)
                                            for a, b in pairs])
-        joined = l_.join(r_, cond)
+        joined = l_.join(r_.repartition(parts, *[F.col(f"`__R_{a}`") for a, _ in pairs]), cond)
         out = []
         for n in h.names:
             if n in froms:
@@ -124,12 +130,15 @@ def _gtclose(node, children, c):
                 out.append(F.col(f"`__R_{n}`").alias(n))
             else:
                 out.append(formulas[n].alias(n))
-        fresh = joined.select(*out).distinct().subtract(result).localCheckpoint()
+        made = joined.select(*out).repartition(parts, *[_c(n) for n in h.names]).distinct()
+        fresh = natural_join(made, h, result, h, "left_anti").localCheckpoint()
         fresh_count = fresh.count()
         if fresh_count == 0:
             return result
-        new_pairs = fresh.select(*[_c(n) for n in froms + tos]).distinct() \
-            .subtract(key_pairs).localCheckpoint()
+        new_pairs = natural_join(
+            fresh.select(*[_c(n) for n in froms + tos])
+            .repartition(parts, *[_c(n) for n in froms + tos]).distinct(),
+            ends, key_pairs, ends, "left_anti").localCheckpoint()
         if new_pairs.isEmpty():
             quiet += 1
         else:

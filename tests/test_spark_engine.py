@@ -663,11 +663,11 @@ def test_unpack_cuts_long_intervals_into_pieces_before_exploding_them(engine, mo
         assert engine.evaluate(text, {"r": r}) == sira.evaluate(text, {"r": r}), text
 
 
-def test_unpack_and_tclose_spread_their_rows_over_partitions_sized_by_their_counts(
+def test_unpack_and_closures_spread_their_rows_over_partitions_sized_by_their_counts(
         engine, monkeypatch):
-    """UNPACK makes its points distinct, and TCLOSE joins and dedups each round, over about
-    ``ROWS_PER_CHUNK`` rows a partition (sized by the points counted first, by the closure so
-    far), not the shuffle partitions alone: at 10,000,000 tuples those held 10M rows a task
+    """UNPACK makes its points distinct, and TCLOSE and GTCLOSE join and dedup each round, over
+    about ``ROWS_PER_CHUNK`` rows a partition (sized by the points counted first, by the closure
+    so far), not the shuffle partitions alone: at 10,000,000 tuples those held 10M rows a task
     and ran the default heap out."""
     import sira_spark.closure
     import sira_spark.windowby
@@ -693,3 +693,11 @@ def test_unpack_and_tclose_spread_their_rows_over_partitions_sized_by_their_coun
     assert engine.evaluate("tclose(e, (a, b))", {"e": e}) == sira.evaluate("tclose(e, (a, b))",
                                                                            {"e": e})
     assert sizes[0] == (40, 4) and sizes[-1][1] > sizes[0][1], sizes
+    # GTCLOSE, one edge a round: a chain of 6 edges closes into 21 paths, one shorter a round;
+    # 6 tuples get the shuffle partitions (2), the last round's 21 get 3
+    sizes.clear()
+    g = "gtclose(extend(e, (n(int(1)))), (a, b), (n(plus(__L__n, __R__n))))"
+    chain = Relation.from_rows({"a": INT, "b": INT}, [(i, i + 1) for i in range(6)])
+    assert engine.evaluate(g, {"e": chain}) == sira.evaluate(g, {"e": chain})
+    assert [rows for rows, _ in sizes] == [6, 11, 15, 18, 20, 21], sizes
+    assert sizes[-1][1] > sizes[0][1], sizes
