@@ -105,6 +105,9 @@ class Compiler:
         self.need_distinct: frozenset | None = None
         self.undeduped = False
         self._distinct: set = set()  # nodes whose DataFrame holds distinct rows, whatever it read
+        #: the innermost operator whose translation failed (its own jobs: a closure's rounds, a
+        #: guard's count, a sequence's quantiles), so a dead JVM's error can name it
+        self.failed_in = None
 
     def compile(self, node):
         """The DataFrame of ``node`` (not collected)."""
@@ -112,6 +115,14 @@ class Compiler:
             return self._memo[node]
         except KeyError:
             pass
+        try:
+            return self._translated(node)
+        except Exception:
+            if self.failed_in is None and node.children:
+                self.failed_in = self.lowering[0] if self.lowering else node
+            raise
+
+    def _translated(self, node):
         lower = LOWERED.get(type(node))
         if lower is not None:
             for child in node.children:  # its operands keep their own names in errors
@@ -178,6 +189,7 @@ class Compiler:
 
     def _run(self, node, action):
         from .session import session_stopped
+        self.failed_in = None
         try:
             with quiet_task_failures(self.spark):
                 try:
@@ -187,11 +199,11 @@ class Compiler:
                 except Exception as err:  # a Spark/Java failure: say which node was running
                     failure = err
                 if session_stopped(self.spark):  # the JVM died (out of memory, killed...)
-                    raise _jvm_gone(node, failure) from None
+                    raise _jvm_gone(node, failure, self.failed_in) from None
                 error = self.sira_error(failure, node)
         except (ConnectionError, EOFError, OSError) as err:  # the gateway is gone
             if session_stopped(self.spark):
-                raise _jvm_gone(node, err) from None
+                raise _jvm_gone(node, err, self.failed_in) from None
             raise
         if isinstance(error, ExecutionError):
             raise error from failure  # not understood: Spark's own account is the cause
@@ -223,11 +235,23 @@ class Compiler:
         return node
 
 
-def _jvm_gone(node, failure) -> EngineUnavailable:
-    """The error for a query whose Spark JVM died under it: never a Py4J error."""
+def _jvm_gone(node, failure, inner=None) -> EngineUnavailable:
+    """The error for a query whose Spark JVM died under it: never a Py4J error. It names
+    ``inner`` when the JVM died in that operator's own jobs while the query was being planned
+    (within ``node``), else ``node``: the query's final job runs every operator at once.
+
+        >>> from sira import INT, parse
+        >>> q = parse("project(tclose(e, (a, b)), (a))", {"e": {"a": INT, "b": INT}})
+        >>> str(_jvm_gone(q, OSError("refused"), q.children[0])).split(" (most")[0]
+        'the spark engine is not available: its JVM stopped while running TCLOSE (in PROJECT)'
+        >>> str(_jvm_gone(q, OSError("refused"))).split(" (most")[0]
+        'the spark engine is not available: its JVM stopped while running PROJECT'
+    """
     from .session import spark_message
+    where = _name(node) if inner is None or inner is node else \
+        f"{_name(inner)} (in {_name(node)})"
     return EngineUnavailable(engine="spark", reason=(
-        f"its JVM stopped while running {_name(node)} (most often out of memory: give the "
+        f"its JVM stopped while running {where} (most often out of memory: give the "
         f"driver more with SparkEngine.local(driver_memory='8g') or spark.driver.memory, or "
         f"use more partitions; Spark said: {spark_message(failure)}); make a new SparkEngine "
         f"(sira.evaluate(..., engine='spark') starts a new shared session by itself)"))
