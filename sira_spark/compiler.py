@@ -31,7 +31,7 @@ from sira.algebra.joins import DivideBy
 from sira.algebra.windows import Changes
 from sira.errors import (ArithmeticFault, DataSourceError, DivisionByZero, EngineUnavailable,
                          ExecutionError,
-                         IntOverflow, NotSupportedOnSpark, SiraError)
+                         IntOverflow, NotSupportedOnSpark, SiraError, SiraTypeError)
 from sira.expressions.nodes import Expr
 from sira import errors as sira_errors
 from sira.values import Heading
@@ -118,7 +118,7 @@ class Compiler:
         try:
             return self._translated(node)
         except Exception:
-            if self.failed_in is None and node.children:
+            if self.failed_in is None and getattr(node, "children", ()):
                 self.failed_in = self.lowering[0] if self.lowering else node
             raise
 
@@ -177,6 +177,9 @@ class Compiler:
         """``compile`` with Spark failures while planning (a closure's iterations, a relation
         operand's count...) turned into sira errors, as ``evaluate`` does; distinct when a
         relvar's duplicates were left to the end."""
+        if isinstance(node, Expr):  # a scalar has no DataFrame of its own
+            raise SiraTypeError(operator="dataframe", expected="a relational expression",
+                                got=f"{node} (a scalar: evaluate() gives its value)")
         self._root(node)
         df = self._run(node, lambda: self.compile(node))
         return df.distinct() if self.undeduped and node not in self._distinct else df

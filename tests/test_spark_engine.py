@@ -641,6 +641,14 @@ print(len(sira.evaluate("restrict(r, gt(a, 1))", {"r": r}, engine="spark")))
 """
 
 
+def test_the_dataframe_of_a_scalar_expression_is_refused_by_name(engine):
+    from sira.errors import SiraTypeError
+    with pytest.raises(SiraTypeError, match=r"dataframe: expected a relational expression, "
+                                            r"got plus\(1, ?2\) \(a scalar"):
+        engine.dataframe("plus(1, 2)")
+    assert engine.evaluate("plus(1, 2)") == 3
+
+
 def test_a_dead_jvm_is_engine_unavailable_never_a_py4j_error(tmp_path):
     import subprocess
     import sys
