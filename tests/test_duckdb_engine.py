@@ -52,6 +52,14 @@ def files_frame(duplicates=True):
 
 # --------------------------------------------------------------------------- relvar kinds
 
+@pytest.mark.parametrize("method", ["arrow", "relation", "sql", "explain"])
+def test_a_table_of_a_scalar_expression_is_refused_by_name(engine, method):
+    with pytest.raises(SiraTypeError, match=r"expected a relational expression, "
+                                            r"got plus\(1, ?2\) \(a scalar"):
+        getattr(engine, method)("plus(1, 2)")
+    assert engine.evaluate("plus(1, 2)") == 3
+
+
 def test_relvar_given_as_a_relation(engine):
     assert engine.evaluate(QUERY, {"files": FILES}) == EXPECTED
     assert sira.evaluate(QUERY, {"files": FILES}, engine="duckdb") == EXPECTED
