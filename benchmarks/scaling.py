@@ -272,7 +272,8 @@ def main(argv=None):
     sizes = (args.n, args.n * args.factor)
     print(f"scaling benchmark: n = {sizes[0]:,} and {sizes[1]:,}; engines {engines}; "
           f"{os.cpu_count()} cpus")
-    print(f"{'family':<22}{'shape':<12}{'engine':<8}" + "".join(
+    width = max(len(f) for f in families) + 2  # the longest name apart from its shape
+    print(f"{'family':<{width}}{'shape':<12}{'engine':<8}" + "".join(
         f"{'s@' + _short(n):>10}{'MiB':>7}" for n in sizes) + f"{'growth':>8}{'vs py':>8}")
     for family in families:
         shapes = FAMILIES[family][1]
@@ -296,7 +297,8 @@ def main(argv=None):
                           else f"{'-':>8}")
                 ratio = (f"{times[1] / reference[sizes[1]]:>8.2f}"
                          if times[1] is not None and reference.get(sizes[1]) else f"{'-':>8}")
-                print(f"{family:<22}{shape:<12}{engine:<8}{cells}{growth}{ratio}", flush=True)
+                print(f"{family:<{width}}{shape:<12}{engine:<8}{cells}{growth}{ratio}",
+                      flush=True)
     return 0
 
 
