@@ -113,6 +113,20 @@ class SiraTypeError(SiraError, TypeError):
         return f"{_prefix(self.operator)}expected {self.expected}, got {self.got}"
 
 
+def scalar_not_a_relation(expr, operator: str | None = None) -> SiraTypeError:
+    """The error for a scalar expression given where only a relation will do (the DataFrame,
+    table or SQL query of ``plus(1, 2)``): the engines' ``evaluate`` gives a scalar's value.
+
+        >>> err = scalar_not_a_relation("plus(1, 2)", "dataframe")
+        >>> str(err).startswith("dataframe: expected a relational expression, got plus(1, 2)")
+        True
+        >>> err.got
+        'plus(1, 2) (a scalar: evaluate() gives its value)'
+    """
+    return SiraTypeError(operator=operator, expected="a relational expression",
+                         got=f"{expr} (a scalar: evaluate() gives its value)")
+
+
 class SiraValueError(SiraError, ValueError):
     """A value is of the right type but not acceptable (a malformed date, an inverted interval...)."""
 

@@ -29,7 +29,8 @@ from sira import errors as sira_errors
 from sira.algebra.derived import lower_changes, lower_divideby
 from sira.algebra.joins import DivideBy
 from sira.algebra.windows import Changes
-from sira.errors import DivisionByZero, ExecutionError, IntOverflow, SiraError, SiraTypeError
+from sira.errors import (DivisionByZero, ExecutionError, IntOverflow, SiraError,
+                         scalar_not_a_relation)
 from sira.expressions.nodes import Aggregated, Call, Expr, FieldOf, RelationArg
 from sira.types import RelationType, TupleType
 from sira.values import Heading
@@ -315,8 +316,7 @@ class Compiler:
         """The whole SQL query computing ``node`` (distinct: relvars whose duplicates could not
         change it were read as they are)."""
         if isinstance(node, Expr):  # a scalar has no table of its own
-            raise SiraTypeError(expected="a relational expression",
-                                got=f"{node} (a scalar: evaluate() gives its value)")
+            raise scalar_not_a_relation(node)
         name = self.compile(node)
         distinct = "DISTINCT " if self.undeduped and not _distinct_rows(node) and \
             name not in self.distinct else ""

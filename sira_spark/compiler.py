@@ -30,8 +30,8 @@ from sira.algebra.derived import lower_changes, lower_divideby
 from sira.algebra.joins import DivideBy
 from sira.algebra.windows import Changes
 from sira.errors import (ArithmeticFault, DataSourceError, DivisionByZero, EngineUnavailable,
-                         ExecutionError,
-                         IntOverflow, NotSupportedOnSpark, SiraError, SiraTypeError)
+                         ExecutionError, IntOverflow, NotSupportedOnSpark, SiraError,
+                         scalar_not_a_relation)
 from sira.expressions.nodes import Expr
 from sira import errors as sira_errors
 from sira.values import Heading
@@ -178,8 +178,7 @@ class Compiler:
         operand's count...) turned into sira errors, as ``evaluate`` does; distinct when a
         relvar's duplicates were left to the end."""
         if isinstance(node, Expr):  # a scalar has no DataFrame of its own
-            raise SiraTypeError(operator="dataframe", expected="a relational expression",
-                                got=f"{node} (a scalar: evaluate() gives its value)")
+            raise scalar_not_a_relation(node, "dataframe")
         self._root(node)
         df = self._run(node, lambda: self.compile(node))
         return df.distinct() if self.undeduped and node not in self._distinct else df
