@@ -433,7 +433,20 @@ class SparkEngine:
 
     def dataframe(self, expr, relvars=None, **options):
         """The DataFrame plan of a relational expression, not collected (relvars from outside
-        sira are checked for NULL and NaN now, one Spark job each)."""
+        sira are checked for NULL and NaN now, one Spark job each), for Spark's own actions
+        (``write.parquet``, ``show``) or more DataFrame steps:
+
+            >>> import sira
+            >>> from sira_spark import default_engine
+            >>> r = sira.Relation.from_rows({"a": sira.INT}, [{"a": 1}, {"a": 2}])
+            >>> df = default_engine().dataframe("restrict(r, gt(a, 1))", {"r": r})
+            >>> [row.a for row in df.collect()]
+            [2]
+
+        The steps that run while the plan is made (a closure's rounds, a guard's count) fail
+        with sira's errors, as ``evaluate`` does. An action of yours runs the rest: its
+        failures are Spark's own exceptions (an INT overflow is Spark's ``ArithmeticException``
+        under ANSI mode, where ``evaluate`` raises ``IntOverflow`` naming the operator)."""
         self.require_running()
         options = dict(options)
         relvars = self._intake(relvars, options)
