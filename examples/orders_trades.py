@@ -10,7 +10,9 @@ import sira
 from sira.streams import StreamEngine
 
 
-def main():
+def main() -> bool:
+    """Feed the two streams, print each result as it becomes available; True when the live
+    results equal the batch algebra's over the whole input."""
     engine = StreamEngine()
     orders = engine.create_stream("orders", {"ticker": sira.STRING})
     trades = engine.create_stream("trades", {"ticker": sira.STRING})
@@ -50,7 +52,8 @@ def main():
              "trades": sira.Relation.from_rows(trades.heading, seen["trades"])}
     same = counts.relation() == sira.evaluate(counts.node, batch)
     print(f"live results equal the batch algebra on the whole input: {same}")
+    return same
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(0 if main() else 1)
