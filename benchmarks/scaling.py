@@ -272,7 +272,7 @@ def main(argv=None):
     sizes = (args.n, args.n * args.factor)
     print(f"scaling benchmark: n = {sizes[0]:,} and {sizes[1]:,}; engines {engines}; "
           f"{os.cpu_count()} cpus")
-    width = max(len(f) for f in families) + 2  # the longest name apart from its shape
+    width = max(len(f) for f in ["family", *families]) + 2  # the longest name, then a gap
     print(f"{'family':<{width}}{'shape':<12}{'engine':<8}" + "".join(
         f"{'s@' + _short(n):>10}{'MiB':>7}" for n in sizes) + f"{'growth':>8}{'vs py':>8}")
     for family in families:
@@ -303,7 +303,10 @@ def main(argv=None):
 
 
 def _short(n) -> str:
-    return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}k"
+    """``1M``, ``100k``, or the number itself (``1,500``) when it is not a whole thousand."""
+    if n and n % 1_000_000 == 0:
+        return f"{n // 1_000_000}M"
+    return f"{n // 1000}k" if n and n % 1000 == 0 else f"{n:,}"
 
 
 if __name__ == "__main__":
