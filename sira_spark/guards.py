@@ -36,7 +36,7 @@ from pyspark.sql import functions as F
 
 from sira.engine.guards import Guard, operator_label, windows_error
 
-from .rowbound import at_most
+from .rowbound import at_most, bound
 
 #: (compiler, node) of the translation running now, for checks deep inside shared helpers
 _CURRENT = contextvars.ContextVar("sira_spark_guarded", default=None)
@@ -138,8 +138,14 @@ def check_held_before(df, sizes) -> tuple:
 def check_join(c, node, left, lh, right, rh) -> None:
     """Refuse a natural join of ``left`` and ``right`` whose result would hold more than
     ``max_tuples`` tuples, from the operands' counts per join key: both operands' keys, tagged
-    by side, in one aggregation (one shuffle, no join of the counts)."""
+    by side, in one aggregation (one shuffle, no join of the counts). No job when the
+    operands' plans alone bound them (:mod:`sira_spark.rowbound`: relations sira holds and
+    the steps over them) and the product of those bounds is within the limit: a join makes at
+    most one row of each pair."""
     guard, inside = guard_of(c, node)
+    sizes = bound(left, guard.limit), bound(right, guard.limit)
+    if None not in sizes and sizes[0] * sizes[1] <= guard.limit:
+        return
     common = [n for n in lh.names if n in rh]
     with _quiet(c):
         if not common:

@@ -294,6 +294,33 @@ def test_row_bounds_count_the_row_an_aggregation_without_grouping_makes_of_none(
     assert both.count() == 2 and not at_most(both, 1)
 
 
+def test_a_join_whose_operands_plans_bound_it_within_the_limit_runs_no_count(engine, spark,
+                                                                             tmp_path):
+    """The JOIN guard first reads the operands' bounds from their plans (relations sira holds,
+    ``rowbound``): when their product is within ``max_tuples`` no job counts the join keys.
+    Past it, or with an operand whose plan says nothing (a file), the count still runs and
+    refuses a join over the limit."""
+    from sira.errors import TooManyTuples
+    r = Relation.from_rows({"k": INT, "a": INT}, [(i % 3, i) for i in range(30)])
+    s = Relation.from_rows({"k": INT, "b": INT}, [(i % 3, i) for i in range(20)])
+    relvars = {"r": r, "s": s}
+    expected = sira.evaluate("join(r, s)", relvars)
+    assert len(expected) == 200
+    with JobCounter(spark) as bounded:  # 30 x 20 = 600: within the limit without a count
+        assert engine.evaluate("join(r, s)", relvars, max_tuples=600) == expected
+    with JobCounter(spark) as counted:
+        assert engine.evaluate("join(r, s)", relvars, max_tuples=599) == expected
+    assert len(counted.jobs) == len(bounded.jobs) + 1, (counted.jobs, bounded.jobs)
+    with pytest.raises(TooManyTuples, match="JOIN"):
+        engine.evaluate("join(r, s)", relvars, max_tuples=199)
+    path = str(tmp_path / "r.parquet")
+    engine.dataframe("r", relvars).write.parquet(path)
+    from_file = {"r": spark.read.parquet(path), "s": s}
+    with pytest.raises(TooManyTuples, match="JOIN"):
+        engine.evaluate("join(r, s)", from_file, max_tuples=199)
+    assert engine.evaluate("join(r, s)", from_file, max_tuples=200) == expected
+
+
 def test_a_packed_result_gets_no_second_distinct(engine, spark):
     """PACK reads a DataFrame relvar without distinct() (duplicates cannot change its islands)
     and yields one row per island of each rest: a final distinct() of that is a wasted
