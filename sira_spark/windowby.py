@@ -40,6 +40,7 @@ from .basic import fenced_node
 from .compiler import ordered, reported, translates
 from .convert import local_dataframe
 from .guards import check_held, guard_of
+from .rowbound import KNOWN_LIMIT, bound
 from .functions import aggregated_column
 from .types import schema_of
 from .windows import canonical_key
@@ -198,7 +199,7 @@ def _records(recs):
 
 def _estimated_rows(df) -> int:
     """The optimizer's estimate of the rows of ``df`` (its size over the width of a row), or
-    the count when the optimizer has no estimate."""
+    the bound its plan shows (relations sira holds, ``rowbound``), or else its count."""
     return estimated_or_counted(df)[0]
 
 
@@ -214,6 +215,9 @@ def estimated_or_counted(df) -> tuple:
         size = 1 << 63
     if size < 1 << 50:
         return size // 8, False  # rows of 8 bytes at least: more chunks rather than fewer
+    known = bound(df, KNOWN_LIMIT)  # no job: the rows sira made it from, at most
+    if known is not None:
+        return known, False
     return df.count(), True
 
 

@@ -321,6 +321,23 @@ def test_a_join_whose_operands_plans_bound_it_within_the_limit_runs_no_count(eng
     assert engine.evaluate("join(r, s)", from_file, max_tuples=200) == expected
 
 
+def test_a_sequence_of_a_relation_is_sized_from_its_plan_without_a_count(spark):
+    """WINDOWBY and SPLWINDOW size their chunks by the rows of their input: the optimizer's
+    estimate, else the bound the plan shows (a relation sira holds), else a count (a job)."""
+    from sira_spark.convert import to_dataframe
+    from sira_spark.windowby import estimated_or_counted
+    r = Relation.from_rows({"k": INT, "a": INT}, [(i % 3, i) for i in range(30)])
+    df = to_dataframe(spark, r).where("a > 3").repartition(4)
+    with JobCounter(spark) as planned:
+        assert estimated_or_counted(df) == (30, False)  # at most 30: no job
+    assert planned.jobs == []
+    rdd = spark.sparkContext.parallelize([(i % 3, i) for i in range(30)])
+    unknown = spark.createDataFrame(rdd, "k int, a int").where("a > 3")  # no estimate, no bound
+    with JobCounter(spark) as counted:
+        assert estimated_or_counted(unknown) == (26, True)
+    assert len(counted.jobs) == 1
+
+
 def test_a_packed_result_gets_no_second_distinct(engine, spark):
     """PACK reads a DataFrame relvar without distinct() (duplicates cannot change its islands)
     and yields one row per island of each rest: a final distinct() of that is a wasted
