@@ -581,14 +581,13 @@ def _unpack(node, children, c):
     limit = max_tuples(c.options)
     if not node.on:
         return df
-    unbounded = reduce(lambda a, b: a | b, [_c(n)["end"].isNull() for n in node.on])
-    if df.where(unbounded).limit(1).count():
+    points, longest, unbounded = _point_total(df, h, node.on, limit)
+    if unbounded:
         raise IntervalError("UNPACK: an interval is unbounded, so it holds no finite set of "
                             "points", operator="UNPACK")
-    points, longest = _point_total(df, h, node.on)
     if points > limit:
         df = stored(pack_dataframe(df, h, node.on))
-        points, longest = _point_total(df, h, node.on)
+        points, longest, _ = _point_total(df, h, node.on, limit)
         if points > limit:
             raise Guard("UNPACK", limit).error()
     parts = partitions_for(df, points)
@@ -603,11 +602,26 @@ def _unpack(node, children, c):
     return df.repartition(parts, *[_c(n) for n in h.names]).distinct()
 
 
-def _point_total(df, heading, names) -> tuple:
-    """The combinations of points the rows of ``df`` hold: their sum, and the most points one
-    interval of ``names`` holds (one action)."""
-    counts = [F.greatest(_points(heading.type_of(n), _c(n)), F.lit(0)) for n in names]
-    size = reduce(lambda a, b: a * b, counts)
-    row = df.select(F.sum(size).alias("n"), F.greatest(*[F.max(x) for x in counts], F.lit(0))
-                    .alias("m")).first()
-    return row["n"] or 0, row["m"] or 0
+def _point_total(df, heading, names, limit: int) -> tuple:
+    """``(total, longest, unbounded)`` in one action: the combinations of points the rows of
+    ``df`` hold, summed; the most points one interval of ``names`` holds; whether an interval
+    of ``names`` is unbounded (it holds no finite set of points). Counted exactly (DECIMAL: an
+    INT or LONG interval may hold more points than a LONG, which overflowed on Spark where
+    the other engines said TooManyTuples), each count and product held at ``limit + 1`` at
+    most: a total past the limit is only ever compared with it."""
+    cap = F.lit(min(limit + 1, 1 << 62)).cast("decimal(38,0)")
+    counts = [F.least(F.greatest(_exact_points(heading.type_of(n), _c(n)), F.lit(0)), cap)
+              for n in names]
+    size = reduce(lambda a, b: F.least(a * b, cap), counts)
+    unbounded = reduce(lambda a, b: a | b, [_c(n)["end"].isNull() for n in names])
+    row = df.select(F.sum(size).alias("n"),
+                    F.greatest(*[F.max(x) for x in counts], F.lit(0)).alias("m"),
+                    F.max(unbounded).alias("u")).first()
+    return int(row["n"] or 0), int(row["m"] or 0), bool(row["u"])
+
+
+def _exact_points(t, iv):
+    """The points of ``iv`` (null when it is unbounded) as DECIMAL(38, 0)."""
+    if isinstance(t.point, IntegerType):
+        return iv["end"].cast("decimal(38,0)") - iv["begin"].cast("decimal(38,0)")
+    return _points(t, iv).cast("decimal(38,0)")
