@@ -541,8 +541,8 @@ def _unit_intervals(t, iv):
 
 def _points(t, iv):
     point = t.point
-    if isinstance(point, IntegerType):
-        return (iv["end"] - iv["begin"]).cast("long")
+    if isinstance(point, IntegerType):  # as LONGs: an INT interval may hold 2**32 - 1 points
+        return iv["end"].cast("long") - iv["begin"].cast("long")
     if point == DATE:
         return F.datediff(iv["end"], iv["begin"]).cast("long")
     return F.unix_micros(iv["end"].cast("timestamp")) - F.unix_micros(iv["begin"].cast("timestamp"))
