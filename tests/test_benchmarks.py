@@ -25,28 +25,29 @@ RUNS = {
 SCALING = ["--engines", "python,duckdb", "--families", "join", "--n", "300", "--factor", "2"]
 
 
-@pytest.mark.parametrize("script", sorted(RUNS))
-def test_the_benchmark_runs_on_a_tiny_input(script):
+def _run(script: str, args: list) -> str:
+    """The output of ``benchmarks/<script> args`` run as a user runs it; it must exit 0."""
     pytest.importorskip("duckdb")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *RUNS[script]],
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *args],
                           capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert done.stdout.strip(), "the benchmark printed nothing"
+    return done.stdout
+
+
+@pytest.mark.parametrize("script", sorted(RUNS))
+def test_the_benchmark_runs_on_a_tiny_input(script):
+    assert _run(script, RUNS[script]).strip(), "the benchmark printed nothing"
 
 
 def test_the_scaling_table_has_a_row_per_engine_and_columns_apart():
-    pytest.importorskip("duckdb")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "scaling.py"), *SCALING],
-                          capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    header, *rows = [line.split() for line in done.stdout.splitlines()[1:]]
+    out = _run("scaling.py", SCALING)
+    header, *rows = [line.split() for line in out.splitlines()[1:]]
     assert header == ["family", "shape", "engine", "s@300", "MiB", "s@600", "MiB", "growth",
-                      "vs", "py"], done.stdout
+                      "vs", "py"], out
     # time and memory at both sizes, the growth, the ratio to the Python engine
     assert [r[:3] for r in rows] == [["join", "ten", "python"], ["join", "ten", "duckdb"]]
-    assert all(len(r) == 9 for r in rows), done.stdout
+    assert all(len(r) == 9 for r in rows), out
 
 
 def test_sizes_are_shown_short_and_exact():
