@@ -53,9 +53,9 @@ def _partition(names) -> str:
     return f"PARTITION BY {', '.join(ident(n) for n in names)} " if names else ""
 
 
-def pack_one(c, source: str, heading, name: str, twins: bool = False) -> str:
-    """PACK on one interval attribute (the SQL of a SELECT over ``source``). ``twins``: the
-    source may hold equal tuples (it does after a split)."""
+def pack_one(c, source: str, heading, name: str) -> str:
+    """PACK on one interval attribute (the SQL of a SELECT over ``source``, a set: equal tuples
+    would tie in both windows, and one that does not start an island could come first)."""
     others = [n for n in heading.names if n != name]
     b, e = c.helper("b"), c.helper("e")
     pm, po, st, isl = c.helper("pm"), c.helper("po"), c.helper("st"), c.helper("isl")
@@ -70,11 +70,8 @@ def pack_one(c, source: str, heading, name: str, twins: bool = False) -> str:
     prev_end = f"max(coalesce({e}, {top})) OVER {before}"
     starts = (f"SELECT *, CASE WHEN {prev_end} IS NULL OR {b} > {prev_end} THEN 1 ELSE 0 END "
               f"AS {st} FROM ({flat}) AS f")
-    # equal tuples (after a split) tie in both windows: the one that starts an island must come
-    # first in the second, or a twin before it would be counted in the island before
-    tie = f", {st} DESC" if twins else ""
     islands = (f"SELECT *, sum({st}) OVER ({_partition(others)}ORDER BY {b}, {e} NULLS LAST"
-               f"{tie} ROWS UNBOUNDED PRECEDING) AS {isl} FROM ({starts}) AS s")
+               f" ROWS UNBOUNDED PRECEDING) AS {isl} FROM ({starts}) AS s")
     end = f"CASE WHEN bool_or({e} IS NULL) THEN NULL ELSE max({e}) END"
     packed = interval(f"min({b})", end)
     return select(keep + [f"{packed} AS {iv}"], f"({islands}) AS i",
@@ -92,15 +89,16 @@ def greatest_point(point) -> str:
 
 
 def pack_sql(c, source: str, heading, names, node=None) -> str:
-    """PACK on ``names`` in order (split first when there are several)."""
+    """PACK on ``names`` in order (split first when there are several: the split relation is
+    made distinct, as ``max_tuples`` counts its tuples, not the pieces cut from overlapping
+    tuples that coincide, as on the Python engine)."""
     names = list(names)
-    twins = len(names) > 1
-    if twins:
+    if len(names) > 1:
         key = [n for n in heading.names if n not in names]
-        (split_sql,) = split(c, [source], [heading], names, key, distinct=False, node=node)
+        (split_sql,) = split(c, [source], [heading], names, key, node=node)
         source = c.define(split_sql, "split")
     for n in names:
-        source = c.define(pack_one(c, source, heading, n, twins), "pack")
+        source = c.define(pack_one(c, source, heading, n), "pack")
     return f"SELECT * FROM {source}"
 
 
@@ -112,10 +110,12 @@ def _key_join(left: str, right: str, key, heading) -> str:
 SPLITTING = "splitting the intervals at their boundaries"
 
 
-def split(c, sources, headings, names, key, distinct=True, node=None) -> list:
+def split(c, sources, headings, names, key, node=None) -> list:
     """Split several relations together on interval attributes ``names`` within groups
     ``key``: every interval is cut at every boundary of its group (begins and ends of that
-    attribute in every input) strictly inside it. Returns one SELECT per input.
+    attribute in every input) strictly inside it. Returns one SELECT per input, each a set
+    (pieces cut from overlapping tuples coincide: with ``node``, ``max_tuples`` counts the
+    distinct ones).
 
     The boundaries of each group are numbered in order (``i``), each with the next one
     (``q``); an interval from the boundary numbered ``i_b`` to the one numbered ``i_e`` (the
@@ -159,7 +159,7 @@ def split(c, sources, headings, names, key, distinct=True, node=None) -> list:
                 f"SELECT {', '.join(picked)} FROM {numbered} AS pc JOIN {index} AS bd ON {on}",
                 "split"))
         out = split_out
-    selects = [f"SELECT {'DISTINCT ' if distinct else ''}* FROM {name}" for name in out]
+    selects = [f"SELECT DISTINCT * FROM {name}" for name in out]
     if node is not None:  # max_tuples counts the pieces (sira.engine.guards)
         from .guards import limited
         selects = [f"SELECT * FROM {limited(c, node, sql, 'split', SPLITTING)}"

@@ -389,12 +389,13 @@ def running_rows(df, order: list, sums: dict, group: list = ()):
 
 
 def pack_dataframe(df, heading, names):
-    """PACK on ``names`` in order (split first when there are several; no ``distinct`` after
-    the split: packing ignores duplicates and its groupBy yields a set)."""
+    """PACK on ``names`` in order (split first when there are several: the split relation is
+    made distinct, as ``max_tuples`` counts its tuples, not the pieces cut from overlapping
+    tuples that coincide, as on the Python engine)."""
     names = list(names)
     if len(names) > 1:
         key = [n for n in heading.names if n not in names]
-        (df,) = split_dataframes([df], [heading], names, key, distinct=False)
+        (df,) = split_dataframes([df], [heading], names, key)
     for name in names:
         df = pack_one(df, heading, name)
     return df
@@ -465,7 +466,7 @@ def _numbered(points, group: list):
         *[f"__l_{n}" for n, _ in group])
 
 
-def split_dataframes(dfs, headings, names, key, distinct=True):
+def split_dataframes(dfs, headings, names, key):
     """Split several DataFrames together on interval attributes ``names`` within groups ``key``.
 
     For each attribute: the distinct boundaries (begins and ends of every input) of each key are
@@ -475,7 +476,7 @@ def split_dataframes(dfs, headings, names, key, distinct=True):
     number meets its boundaries by an equi-join on (key, number). O(n log n + pieces): no
     interval is compared with the boundaries outside it. Cutting can make equal pieces of
     different tuples, so each result gets one ``distinct`` (after the last attribute, not per
-    attribute) unless the caller (PACK) does not need it.
+    attribute): ``max_tuples`` counts the split relation's tuples, as on the Python engine.
     """
     out = list(dfs)
     for name in names:
@@ -512,11 +513,22 @@ def split_dataframes(dfs, headings, names, key, distinct=True):
                                                 F.col("__sq").alias("end")))
             split.append(ordered(cut, heading))
         out = split
-    out = [df.distinct() for df in out] if distinct else out
+    out = [df.distinct() for df in out]
     from .guards import check_current
-    for df in out:  # max_tuples counts the pieces
-        check_current(df, "splitting the intervals at their boundaries")
-    return out
+    # max_tuples counts the pieces; a count kept with them lets the PACK after the split keep
+    # a short sequence in one bucket without counting it again (_bucketed)
+    return [_with_known_rows(df, check_current(df, "splitting the intervals at their "
+                                                   "boundaries")) for df in out]
+
+
+def _with_known_rows(df, rows: int | None):
+    """``df``, stored lazily with its number of rows ``rows`` (None: unknown) when that
+    number is news to its plan (:mod:`rowbound`) and at most ``SEQUENCE_BUCKET_ROWS``: a PACK
+    over it is then one bucket with no job to count and cut it (:func:`_bucketed`). A longer
+    ``df`` is left as it is: :func:`_bucketed` counts it with its quantiles, in one job."""
+    if rows is None or rows > SEQUENCE_BUCKET_ROWS or at_most(df, SEQUENCE_BUCKET_ROWS):
+        return df
+    return stored(df, eager=False, rows=rows)
 
 
 @translates(Pack)
@@ -598,8 +610,10 @@ def _unpack(node, children, c):
                 .repartition(parts, *[_c(x) for x in h.names])
         df = df.withColumn(n, F.explode(_unit_intervals(h.type_of(n), _c(n))))
     # made distinct in partitions of about ROWS_PER_CHUNK points: in the shuffle partitions
-    # alone, the 40M points of 10M short intervals ran the heap out
-    return df.repartition(parts, *[_c(n) for n in h.names]).distinct()
+    # alone, the 40M points of 10M short intervals ran the heap out. The points counted are
+    # kept with a short result (a PACK after UNPACK then counts nothing: _with_known_rows)
+    return _with_known_rows(df.repartition(parts, *[_c(n) for n in h.names]).distinct(),
+                            points)
 
 
 def _point_total(df, heading, names, limit: int) -> tuple:
