@@ -36,7 +36,7 @@ from pyspark.sql import functions as F
 
 from sira.engine.guards import Guard, operator_label, windows_error
 
-from .rowbound import at_most, bound
+from .rowbound import bound
 
 #: (compiler, node) of the translation running now, for checks deep inside shared helpers
 _CURRENT = contextvars.ContextVar("sira_spark_guarded", default=None)
@@ -61,14 +61,17 @@ def guard_of(c, node) -> tuple:
     return guard, None
 
 
-def check_rows(c, node, df, making: str | None = None) -> None:
-    """Refuse ``df`` (made by ``node``) when it holds more than ``max_tuples`` rows."""
+def check_rows(c, node, df, making: str | None = None) -> int:
+    """Refuse ``df`` (made by ``node``) when it holds more than ``max_tuples`` rows; else
+    return a number of rows it does not exceed (its plan's bound, or its count)."""
     guard, inside = guard_of(c, node)
-    if at_most(df, guard.limit):  # the plan alone shows it (rowbound): no job
-        return
+    rows = bound(df, guard.limit)
+    if rows is not None:  # the plan alone shows it (rowbound): no job
+        return rows
     with _quiet(c):
         count = df.limit(guard.limit + 1).count()
     guard.check(count, inside or making)
+    return count
 
 
 def check_sizes(c, node, df, sizes) -> None:
@@ -82,11 +85,11 @@ def check_sizes(c, node, df, sizes) -> None:
     guard.check(total or 0, inside)
 
 
-def check_current(df, making: str | None = None) -> None:
-    """:func:`check_rows` against the translation running now (no-op outside one)."""
+def check_current(df, making: str | None = None) -> int | None:
+    """:func:`check_rows` against the translation running now (None outside one: nothing
+    checked, nothing known)."""
     current = _CURRENT.get()
-    if current is not None:
-        check_rows(*current, df, making)
+    return None if current is None else check_rows(*current, df, making)
 
 
 def check_held(c, node, df, column: str = "tuples"):

@@ -174,17 +174,20 @@ def _generated(plan) -> list | None:
     return factors
 
 
-def stored(df, eager: bool = True):
-    """``df.localCheckpoint(eager)``, its bound (:func:`bound`, up to ``KNOWN_LIMIT``) kept
-    for the stored DataFrame, whose plan is a scan of what was stored and says nothing of its
-    size.
+def stored(df, eager: bool = True, rows: int | None = None):
+    """``df.localCheckpoint(eager)``, its bound kept for the stored DataFrame, whose plan is a
+    scan of what was stored and says nothing of its size: ``rows`` when the caller knows it
+    (it counted ``df``, or summed what each row makes), else :func:`bound` (up to
+    ``KNOWN_LIMIT``).
 
         >>> from sira_spark import default_engine
         >>> df = default_engine().spark.range(10)
         >>> at_most(stored(df.where("id > 3")), 10)
         True
+        >>> at_most(stored(df.selectExpr("explode(sequence(0, id))"), False, rows=55), 55)
+        True
     """
-    rows = bound(df, KNOWN_LIMIT)
+    rows = bound(df, KNOWN_LIMIT) if rows is None else rows
     out = df.localCheckpoint(eager=eager)
     if rows is not None:
         remember_rows(out, rows)

@@ -15,8 +15,8 @@ import textwrap
 import pytest
 
 import sira
-from sira import (INT, INTINTERVAL, STRING, TABLE_DEE, TABLE_DUM, Interval, Relation,
-                  RelationType, attr, lit)
+from sira import (INT, INTINTERVAL, LONGINTERVAL, STRING, TABLE_DEE, TABLE_DUM, Interval,
+                  Relation, RelationType, attr, lit)
 from sira.errors import DivisionByZero, HeadingMismatch, IntervalError, IntOverflow, SiraTypeError
 
 from conftest import spark_available
@@ -336,6 +336,32 @@ def test_a_sequence_of_a_relation_is_sized_from_its_plan_without_a_count(spark):
     with JobCounter(spark) as counted:
         assert estimated_or_counted(unknown) == (26, True)
     assert len(counted.jobs) == 1
+
+
+def test_a_pack_after_an_unpack_or_a_split_needs_no_count_to_cut_its_sequence(engine,
+                                                                             monkeypatch):
+    """UNPACK and the split before a PACK on several attributes count what they make (for
+    max_tuples); a short result keeps that count, so the PACK after it is one bucket with no
+    job to count and cut its sequence (``packing._bucketed``)."""
+    import sira_spark.packing as packing
+    from sira_spark.rowbound import at_most
+    seen = []
+    real = packing._bucketed
+
+    def bucketed(df, order):
+        seen.append(at_most(df, packing.SEQUENCE_BUCKET_ROWS))
+        return real(df, order)
+
+    monkeypatch.setattr(packing, "_bucketed", bucketed)
+    r = Relation.from_rows({"k": INT, "x": LONGINTERVAL, "y": LONGINTERVAL},
+                           [(i % 2, Interval(i, i + 6), Interval(i, i + 6)) for i in range(8)])
+    for text in ("pack(unpack(r, (x)), (x))", "pack(r, (x, y))"):
+        seen.clear()
+        assert engine.evaluate(text, {"r": r}) == sira.evaluate(text, {"r": r})
+        # the split on y cuts the pieces of the split on x, whose number no plan shows
+        assert seen.count(False) == (0 if "unpack" in text else 1), (text, seen)
+    df = engine.dataframe("unpack(r, (x))", {"r": r})
+    assert at_most(df, 48) and not at_most(df, 47)  # 8 x 6 points counted, some equal
 
 
 def test_a_packed_result_gets_no_second_distinct(engine, spark):
@@ -733,12 +759,13 @@ def test_unpack_and_closures_spread_their_rows_over_partitions_sized_by_their_co
     import sira_spark.windowby
     from sira_spark.convert import to_relation
 
-    from conftest import executed_plan
     monkeypatch.setattr(sira_spark.windowby, "ROWS_PER_CHUNK", 10)
     r = Relation.from_rows({"k": INT, "during": INTINTERVAL},
                            [(k % 3, Interval(k, k + 4)) for k in range(20)])
     df = engine.dataframe("unpack(r, (during))", {"r": r})
-    assert re.search(r"hashpartitioning\([^)]*, 8\), REPARTITION_BY_NUM", executed_plan(df))
+    # 80 points: stored with their count for the steps after (packing._with_known_rows), in
+    # the 8 partitions of the distinct that made them (the shuffle partitions are 2)
+    assert df.rdd.getNumPartitions() == 8
     assert to_relation(df, r.heading) == sira.evaluate("unpack(r, (during))", {"r": r})
 
     sizes = []
