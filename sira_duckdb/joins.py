@@ -24,6 +24,7 @@ from __future__ import annotations
 from sira.algebra.derived import overlap_attribute
 from sira.algebra.fallible import fallible_attributes
 from sira.algebra.joins import Join, LeftJoin, SemiJoin, SemiMinus
+from sira.engine.guards import join_is_counted
 
 from .basic import computed_on_every_row, guarded
 from .compiler import Packed, translates
@@ -154,9 +155,13 @@ def _join(node, children, c):
     for source, other in zip(node.sources[1:], children[1:]):
         name, other = pointwise_pair(node, c, name, h, other, source.heading)
         out = h.union(source.heading)
-        if not any(n in source.heading for n in h.names):
-            refuse_product(c, node, (name, other))  # its size is known now: refuse it early
-        name = limited(c, node, natural_join(name, h, other, source.heading, out), "join")
+        joined = natural_join(name, h, other, source.heading, out)
+        if not join_is_counted(h, source.heading):  # one operand's attributes all the other's:
+            name = c.define(joined, "join")  # a semijoin, which max_tuples does not count
+        else:
+            if not any(n in source.heading for n in h.names):
+                refuse_product(c, node, (name, other))  # its size is known now: refuse early
+            name = limited(c, node, joined, "join")
         h = out
     return f"SELECT * FROM {name}"
 

@@ -34,7 +34,7 @@ import contextvars
 
 from pyspark.sql import functions as F
 
-from sira.engine.guards import Guard, operator_label, windows_error
+from sira.engine.guards import Guard, join_is_counted, operator_label, windows_error
 
 from .rowbound import bound
 
@@ -144,7 +144,10 @@ def check_join(c, node, left, lh, right, rh) -> None:
     by side, in one aggregation (one shuffle, no join of the counts). No job when the
     operands' plans alone bound them (:mod:`sira_spark.rowbound`: relations sira holds and
     the steps over them) and the product of those bounds is within the limit: a join makes at
-    most one row of each pair."""
+    most one row of each pair. None either when one operand's attributes are all the other's
+    (a semijoin, not counted: ``sira.engine.guards.join_is_counted``)."""
+    if not join_is_counted(lh, rh):
+        return
     guard, inside = guard_of(c, node)
     sizes = bound(left, guard.limit), bound(right, guard.limit)
     if None not in sizes and sizes[0] * sizes[1] <= guard.limit:

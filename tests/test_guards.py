@@ -292,6 +292,18 @@ def test_pack_on_two_attributes_counts_its_split(engine):
     assert len(sira.evaluate("pack(R, (x, y))", {"R": r}, engine=engine)) > 0
 
 
+@pytest.mark.parametrize("engine", GUARDED_ENGINES)
+def test_a_join_one_of_whose_operands_adds_no_attribute_is_not_counted(engine):
+    # a semijoin of the wider operand, which makes no more tuples than that operand holds: the
+    # Python engine never counted it; DuckDB and Spark refused join(R, S) of 3 tuples at 2
+    r = Relation.from_rows({"a": INT, "b": INT}, [(i, i) for i in range(3)])
+    s = Relation.from_rows({"a": INT}, [(i,) for i in range(3)])
+    relvars = {"R": r, "S": s, "T": Relation.from_rows({"b": INT, "c": INT}, [(0, 0), (0, 1)])}
+    for text in ("join(R, S)", "join(S, R)", "join(R, R)", "join(TABLE_DEE, R)"):
+        assert sira.evaluate(text, relvars, engine=engine, max_tuples=2) == r, text
+    assert_refused("join(S, R, T)", relvars, "JOIN", 1, engine=engine)  # T adds c: counted
+
+
 def overlapping_squares(n: int) -> Relation:
     """n tuples of one key whose x and y run from i to i + n: cut at the key's 2n boundaries,
     each tuple makes n x n pieces (n**3 in all), and pieces of different tuples coincide."""

@@ -36,7 +36,8 @@ The limit is ``max_tuples`` (default :data:`DEFAULT_MAX_TUPLES`, 50 million), pa
 The count is of distinct tuples, so the limit is exact: an operator whose result holds exactly
 ``max_tuples`` tuples passes, one more is refused (a split is refused when the split relation,
 not the final result, passes it). Operators that cannot make more tuples than they read
-(RESTRICT, PROJECT, UNION, SEMIJOIN, SUMMARIZEBY...) are not counted.
+(RESTRICT, PROJECT, UNION, SEMIJOIN, SUMMARIZEBY...) are not counted, nor is a JOIN one of
+whose operands has no attribute the other lacks (a semijoin: :func:`join_is_counted`).
 
 On Spark, TCLOSE and GTCLOSE count the closure after every round (a round is computed whole
 before it is counted), UNPACK and JOIN count before they run (a JOIN from its operands' counts
@@ -155,6 +156,21 @@ class Guard:
         return TooManyTuples(f"{self.operator}: {what} more than {self.limit} tuples (raise "
                              f"max_tuples to allow it){hint}", operator=self.operator,
                              limit=self.limit)
+
+
+def join_is_counted(left, right) -> bool:
+    """Whether a natural join of operands of headings ``left`` and ``right`` counts against
+    ``max_tuples``: not when one heading's attributes are all in the other (TABLE_DEE and
+    TABLE_DUM, an equal heading), as such a join is a semijoin of the wider operand and makes
+    no more tuples than that operand holds. Every engine asks this.
+
+        >>> from sira import INT
+        >>> from sira.values import Heading
+        >>> ab, a = Heading.of({"a": INT, "b": INT}), Heading.of({"a": INT})
+        >>> join_is_counted(ab, a), join_is_counted(a, Heading.of({"c": INT}))
+        (False, True)
+    """
+    return not (set(left.names) <= set(right.names) or set(right.names) <= set(left.names))
 
 
 #: What a pointwise split makes, for the messages.
