@@ -147,7 +147,8 @@ def _join(node, children, c):
     if swept is not None:
         lh, rh = node.sources[0].heading, node.sources[1].heading
         joined = overlap_join(c, node, children[0], lh, children[1], rh, swept)
-        sql = f"SELECT * FROM {limited(c, node, joined, 'join')}"
+        sql = f"SELECT * FROM {limited(c, node, joined, 'join')}" if counts_inside(c) else \
+            joined
         # packed on that attribute only: the compiler packs it again when the result is to
         # be packed on another interval attribute as well (one operand's own)
         return Packed(sql) if tuple(node.pack_list) == (swept,) else sql
@@ -180,9 +181,17 @@ def _by_overlap_join(node, c):
         name = c.compile(lowered)
     finally:
         c.lowering.pop()
-    if isinstance(node, SemiMinus):  # its result counts, as on the Python engine (the JOIN
-        name = limited(c, node, f"SELECT * FROM {name}", "semiminus")  # inside counts too)
+    # its result counts, as on the Python engine (the JOIN inside does not: counts_inside)
+    name = limited(c, node, f"SELECT * FROM {name}", "semi")
     return Packed(f"SELECT * FROM {name}")
+
+
+def counts_inside(c) -> bool:
+    """Whether the overlap JOIN being compiled counts against ``max_tuples``: not the one a
+    pointwise SEMIJOIN or SEMIMINUS is lowered to (:func:`_by_overlap_join`), which counts
+    its own result instead, as the Python engine counts the pieces it keeps and nothing else
+    (a SEMIMINUS whose left operand is mostly covered keeps few)."""
+    return not (c.lowering and isinstance(c.lowering[-1], (SemiJoin, SemiMinus)))
 
 
 @translates(SemiJoin)

@@ -93,9 +93,10 @@ def overlap_join(c, node, left, lh, right, rh, name):
         F.max(F.when(F.col("__isb"), own)).alias("__rn"),
         F.max(F.when(F.col("__isb"), other)).alias("__lo"),
         F.max(F.when(~F.col("__isb"), other)).alias("__hi")).localCheckpoint()
-    size = marks.select(F.sum(F.greatest(F.col("__hi") - F.col("__lo"), F.lit(0))
-                              ).cast("decimal(38,0)")).first()[0]
-    check_size(c, node, int(size or 0))
+    if counts_inside(c):
+        size = marks.select(F.sum(F.greatest(F.col("__hi") - F.col("__lo"), F.lit(0))
+                                  ).cast("decimal(38,0)")).first()[0]
+        check_size(c, node, int(size or 0))
     marked = [side.join(marks.where(F.col("__side") == j).drop("__side"), "__id")
               for j, side in enumerate(sides)]
     out = []
@@ -154,9 +155,16 @@ def _by_overlap_join(node, c):
         df = c.compile(lowered)
     finally:
         c.lowering.pop()
-    if isinstance(node, SemiMinus):  # its result counts, as on the Python engine (the JOIN
-        check_rows(c, node, df)  # inside counts too)
-    return Packed(df)
+    check_rows(c, node, df)  # its result counts, as on the Python engine (the JOIN inside
+    return Packed(df)  # does not: counts_inside)
+
+
+def counts_inside(c) -> bool:
+    """Whether the overlap JOIN being compiled counts against ``max_tuples``: not the one a
+    pointwise SEMIJOIN or SEMIMINUS is lowered to (:func:`_by_overlap_join`), which counts
+    its own result instead, as the Python engine counts the pieces it keeps and nothing else
+    (a SEMIMINUS whose left operand is mostly covered keeps few)."""
+    return not (c.lowering and isinstance(c.lowering[-1], (SemiJoin, SemiMinus)))
 
 
 @translates(SemiJoin)

@@ -11,7 +11,7 @@ import tracemalloc
 import pytest
 
 import sira
-from sira import INT, LONG, LONGINTERVAL, TIMESTAMP, Interval, Relation
+from sira import INT, INTINTERVAL, LONG, LONGINTERVAL, TIMESTAMP, Interval, Relation
 from sira.cli import main
 from sira.engine.guards import DEFAULT_MAX_TUPLES
 from sira.engine.packing import split_relations
@@ -302,6 +302,24 @@ def test_a_join_one_of_whose_operands_adds_no_attribute_is_not_counted(engine):
     for text in ("join(R, S)", "join(S, R)", "join(R, R)", "join(TABLE_DEE, R)"):
         assert sira.evaluate(text, relvars, engine=engine, max_tuples=2) == r, text
     assert_refused("join(S, R, T)", relvars, "JOIN", 1, engine=engine)  # T adds c: counted
+
+
+@pytest.mark.parametrize("engine", GUARDED_ENGINES)
+def test_a_pointwise_semiminus_counts_the_pieces_it_keeps_not_those_it_drops(engine):
+    # DuckDB and Spark compute it as the left operand minus its join with what the right
+    # covers; they counted that join too (5 tuples here), and refused at 1 what the Python
+    # engine computes (its result is one piece)
+    left = Relation.from_rows({"k": INT, "x": INTINTERVAL}, [
+        (0, Interval(6, None)), (1, Interval(6, 7)), (2, Interval(0, 3)), (2, Interval(7, 9)),
+        (3, Interval(2, 3))])
+    right = Relation.from_rows({"x": INTINTERVAL}, [
+        (Interval(1, 3),), (Interval(1, None),), (Interval(7, 9),)])
+    relvars = {"L": left, "R": right}
+    for text, operator in (("semiminus(L, R)", "SEMIMINUS"), ("semijoin(L, R)", "SEMIJOIN")):
+        full = sira.evaluate(text, relvars)
+        assert sira.evaluate(text, relvars, engine=engine, max_tuples=len(full)) == full
+        err = assert_refused(text, relvars, operator, len(full) - 1, engine=engine)
+        assert "the result would hold" in str(err)
 
 
 def overlapping_squares(n: int) -> Relation:
