@@ -183,7 +183,9 @@ def _by_overlap_join(node, c):
         c.lowering.pop()
     # its result counts, as on the Python engine (the JOIN inside does not: counts_inside)
     name = limited(c, node, f"SELECT * FROM {name}", "semi")
-    return Packed(f"SELECT * FROM {name}")
+    # packed on the shared attribute: the compiler packs it on the others the result keeps
+    sql = f"SELECT * FROM {name}"
+    return Packed(sql) if tuple(node.pack_list) == tuple(lowered.using) else sql
 
 
 def counts_inside(c) -> bool:

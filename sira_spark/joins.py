@@ -156,7 +156,9 @@ def _by_overlap_join(node, c):
     finally:
         c.lowering.pop()
     check_rows(c, node, df)  # its result counts, as on the Python engine (the JOIN inside
-    return Packed(df)  # does not: counts_inside)
+    # does not: counts_inside); packed on the shared attribute: the compiler packs it on the
+    # others the result keeps
+    return Packed(df) if tuple(node.pack_list) == tuple(lowered.using) else df
 
 
 def counts_inside(c) -> bool:

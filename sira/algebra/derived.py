@@ -58,7 +58,8 @@ def overlap_attribute(node: Join):
 def semi_as_overlap_join(node):
     """SEMIJOIN or SEMIMINUS pointwise on one interval attribute ``x`` that both operands hold,
     as a JOIN with what the right operand covers, or None for any other (several shared
-    pointwise attributes, a result packed on more than ``x``, points that are not ordinal).
+    pointwise attributes, points that are not ordinal). The result is packed on ``x``; one to
+    be packed on the left operand's other pointwise attributes too is packed on them after.
 
     Only the attributes the operands share matter in the right operand, so
     ``semijoinusing(L, R, (x))`` is ``joinusing(L, project(R, shared), (x))`` when ``x`` is the
@@ -76,7 +77,7 @@ def semi_as_overlap_join(node):
     """
     left, right = node.left.heading, node.right.heading
     shared = [n for n in node.pointwise if n in left and n in right]
-    if len(shared) != 1 or tuple(node.pack_list) != tuple(shared):
+    if len(shared) != 1:
         return None
     if not left.type_of(shared[0]).point.ordinal:
         return None  # the engines' overlap joins take ordinal points (as their sweeps)
