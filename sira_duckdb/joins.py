@@ -24,7 +24,7 @@ from __future__ import annotations
 from sira.algebra.derived import overlap_attribute
 from sira.algebra.fallible import fallible_attributes
 from sira.algebra.joins import Join, LeftJoin, SemiJoin, SemiMinus
-from sira.engine.guards import join_is_counted
+from sira.engine.guards import inner_join_is_counted, join_is_counted
 
 from .basic import computed_on_every_row, guarded
 from .compiler import Packed, translates
@@ -147,11 +147,11 @@ def _join(node, children, c):
     if swept is not None:
         lh, rh = node.sources[0].heading, node.sources[1].heading
         joined = overlap_join(c, node, children[0], lh, children[1], rh, swept)
-        sql = f"SELECT * FROM {limited(c, node, joined, 'join')}" if counts_inside(c) else \
-            joined
+        if inner_join_is_counted(c.lowering):
+            joined = f"SELECT * FROM {limited(c, node, joined, 'join')}"
         # packed on that attribute only: the compiler packs it again when the result is to
         # be packed on another interval attribute as well (one operand's own)
-        return Packed(sql) if tuple(node.pack_list) == (swept,) else sql
+        return Packed(joined) if tuple(node.pack_list) == (swept,) else joined
     name, h = children[0], node.sources[0].heading
     for source, other in zip(node.sources[1:], children[1:]):
         name, other = pointwise_pair(node, c, name, h, other, source.heading)
@@ -181,19 +181,12 @@ def _by_overlap_join(node, c):
         name = c.compile(lowered)
     finally:
         c.lowering.pop()
-    # its result counts, as on the Python engine (the JOIN inside does not: counts_inside)
+    # its result counts, as on the Python engine (not the JOIN inside: inner_join_is_counted)
     name = limited(c, node, f"SELECT * FROM {name}", "semi")
     # packed on the shared attribute: the compiler packs it on the others the result keeps
     sql = f"SELECT * FROM {name}"
     return Packed(sql) if tuple(node.pack_list) == tuple(lowered.using) else sql
 
-
-def counts_inside(c) -> bool:
-    """Whether the overlap JOIN being compiled counts against ``max_tuples``: not the one a
-    pointwise SEMIJOIN or SEMIMINUS is lowered to (:func:`_by_overlap_join`), which counts
-    its own result instead, as the Python engine counts the pieces it keeps and nothing else
-    (a SEMIMINUS whose left operand is mostly covered keeps few)."""
-    return not (c.lowering and isinstance(c.lowering[-1], (SemiJoin, SemiMinus)))
 
 
 @translates(SemiJoin)

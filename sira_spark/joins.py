@@ -28,6 +28,7 @@ from pyspark.sql import functions as F
 from sira.algebra.derived import overlap_attribute
 from sira.algebra.fallible import fallible_attributes
 from sira.algebra.joins import Join, LeftJoin, SemiJoin, SemiMinus
+from sira.engine.guards import inner_join_is_counted
 
 from .basic import computed_on_every_row, formula_column
 from .compiler import Packed, ordered, translates
@@ -93,7 +94,7 @@ def overlap_join(c, node, left, lh, right, rh, name):
         F.max(F.when(F.col("__isb"), own)).alias("__rn"),
         F.max(F.when(F.col("__isb"), other)).alias("__lo"),
         F.max(F.when(~F.col("__isb"), other)).alias("__hi")).localCheckpoint()
-    if counts_inside(c):
+    if inner_join_is_counted(c.lowering):
         size = marks.select(F.sum(F.greatest(F.col("__hi") - F.col("__lo"), F.lit(0))
                                   ).cast("decimal(38,0)")).first()[0]
         check_size(c, node, int(size or 0))
@@ -156,17 +157,10 @@ def _by_overlap_join(node, c):
     finally:
         c.lowering.pop()
     check_rows(c, node, df)  # its result counts, as on the Python engine (the JOIN inside
-    # does not: counts_inside); packed on the shared attribute: the compiler packs it on the
-    # others the result keeps
+    # does not: inner_join_is_counted); packed on the shared attribute: the compiler packs it
+    # on the others the result keeps
     return Packed(df) if tuple(node.pack_list) == tuple(lowered.using) else df
 
-
-def counts_inside(c) -> bool:
-    """Whether the overlap JOIN being compiled counts against ``max_tuples``: not the one a
-    pointwise SEMIJOIN or SEMIMINUS is lowered to (:func:`_by_overlap_join`), which counts
-    its own result instead, as the Python engine counts the pieces it keeps and nothing else
-    (a SEMIMINUS whose left operand is mostly covered keeps few)."""
-    return not (c.lowering and isinstance(c.lowering[-1], (SemiJoin, SemiMinus)))
 
 
 @translates(SemiJoin)

@@ -173,6 +173,23 @@ def join_is_counted(left, right) -> bool:
     return not (set(left.names) <= set(right.names) or set(right.names) <= set(left.names))
 
 
+def inner_join_is_counted(lowering) -> bool:
+    """Whether a JOIN an engine compiles under ``lowering`` (the derived operators it is
+    compiling as their definitions, innermost last) counts against ``max_tuples``: not the
+    overlap join a pointwise SEMIJOIN or SEMIMINUS is lowered to
+    (``sira.algebra.derived.semi_as_overlap_join``), which counts its own result instead, as
+    the Python engine counts the pieces it keeps and nothing else (a SEMIMINUS whose left
+    operand is mostly covered keeps few).
+
+        >>> from sira import relvar, INT, INTINTERVAL
+        >>> l = relvar("l", {"k": INT, "x": INTINTERVAL})
+        >>> inner_join_is_counted([]), inner_join_is_counted([l.semiminus(l)])
+        (True, False)
+    """
+    from ..algebra.joins import SemiJoin, SemiMinus
+    return not (lowering and isinstance(lowering[-1], (SemiJoin, SemiMinus)))
+
+
 #: What a pointwise split makes, for the messages.
 SPLITTING = "splitting the intervals at their boundaries"
 
