@@ -188,7 +188,6 @@ def _by_overlap_join(node, c):
     return Packed(sql) if tuple(node.pack_list) == tuple(lowered.using) else sql
 
 
-
 @translates(SemiJoin)
 def _semijoin(node, children, c):
     covered = _by_overlap_join(node, c)

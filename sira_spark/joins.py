@@ -162,7 +162,6 @@ def _by_overlap_join(node, c):
     return Packed(df) if tuple(node.pack_list) == tuple(lowered.using) else df
 
 
-
 @translates(SemiJoin)
 def _semijoin(node, children, c):
     covered = _by_overlap_join(node, c)
