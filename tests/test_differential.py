@@ -469,11 +469,12 @@ def _splits_a_semi(tree) -> bool:
 @given(st.one_of(trees(max_depth=4), interval_trees().map(lambda t: (t, {}))))
 def test_duckdb_counts_no_more_tuples_than_the_python_engine(tree_and_relvars):
     """``max_tuples``: DuckDB evaluates every tree under the least limit the Python engine
-    evaluates it under, and where it refuses one below, names the same operator. (DuckDB may
-    accept one below: it skips an operand under a restriction false for every tuple, and that
-    operand's guard with it, README "Guarantees".) Four engine disagreements were of this kind:
-    a split counted with its repeats, a join that is a semijoin counted, the join inside a
-    pointwise SEMIMINUS counted, a pointwise SEMIJOIN split.
+    evaluates it under. Four engine disagreements were of this kind: a split counted with its
+    repeats, a join that is a semijoin counted, the join inside a pointwise SEMIMINUS counted,
+    a pointwise SEMIJOIN split. One below that limit nothing is asserted: DuckDB may accept
+    (it skips an operand under a restriction false for every tuple, and that operand's guard
+    with it, README "Guarantees"), and where several operators pass the limit the engines may
+    name different ones first (a cartesian product is refused before the rest runs).
 
     Left out, a known disagreement not yet mended: a SEMIJOIN or SEMIMINUS pointwise on one
     interval attribute that also shares another interval attribute matched by equality (or
@@ -487,14 +488,6 @@ def test_duckdb_counts_no_more_tuples_than_the_python_engine(tree_and_relvars):
         return
     assert sira.evaluate(tree, relvars, engine="duckdb", max_tuples=limit) == \
         sira.evaluate(tree, relvars), f"tree: {tree!r}\nrelvars: {relvars!r}"
-    if limit == 0:
-        return
-    with pytest.raises(TooManyTuples) as python:
-        sira.evaluate(tree, relvars, max_tuples=limit - 1)
-    try:
-        sira.evaluate(tree, relvars, engine="duckdb", max_tuples=limit - 1)
-    except TooManyTuples as err:
-        assert err.operator == python.value.operator, f"tree: {tree!r}\nrelvars: {relvars!r}"
 
 
 @duckdb_only
