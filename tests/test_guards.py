@@ -12,6 +12,7 @@ import pytest
 
 import sira
 from sira import INT, INTINTERVAL, LONG, LONGINTERVAL, TIMESTAMP, Interval, Relation
+from sira.intervals import FLOATINTERVAL
 from sira.cli import main
 from sira.engine.guards import DEFAULT_MAX_TUPLES
 from sira.engine.packing import split_relations
@@ -324,6 +325,35 @@ def test_a_pointwise_semiminus_counts_the_pieces_it_keeps_not_those_it_drops(eng
         full = sira.evaluate(text, relvars)
         assert sira.evaluate(text, relvars, engine=engine, max_tuples=len(full)) == full
         err = assert_refused(text, relvars, operator, len(full) - 1, engine=engine)
+        assert "the result would hold" in str(err)
+
+
+@pytest.mark.parametrize("engine", GUARDED_ENGINES)
+def test_a_pointwise_semi_the_split_would_cut_counts_its_result_only(engine):
+    # two shapes DuckDB and Spark split both operands for, counting the pieces (more than the
+    # results hold here), while the Python engine reads the right operand's coverage: a second
+    # shared interval attribute y, matched by equality under USING (x); FLOAT points
+    n = 6
+    rows = [(0, i, Interval(i, i + n)) for i in range(n)]
+    left = Relation.from_rows({"k": INT, "x": INTINTERVAL, "y": INTINTERVAL},
+                              [(0, Interval(0, 40), Interval(0, 1)),
+                               (0, Interval(0, 40), Interval(0, 2))])
+    right = Relation.from_rows({"k": INT, "w": INT, "x": INTINTERVAL, "y": INTINTERVAL},
+                               [(k, w, x, Interval(0, 1)) for k, w, x in rows] +
+                               [(0, 9, Interval(20, 30), Interval(0, 2))])  # y differs: no match
+    floats = Relation.from_rows({"k": INT, "w": INT, "x": FLOATINTERVAL},
+                                [(k, w, Interval(x.begin / 2, x.end / 2)) for k, w, x in rows])
+    float_left = Relation.from_rows({"k": INT, "x": FLOATINTERVAL},
+                                    [(0, Interval(-1.0, 20.0)), (1, Interval(0.5, 1.5))])
+    relvars = {"L": left, "R": right, "F": floats, "G": float_left}
+    for text, operator, size in (("semijoinusing(L, R, (x))", "SEMIJOINUSING", 2),
+                                 ("semiminususing(L, R, (x))", "SEMIMINUSUSING", 3),
+                                 ("semijoin(G, F)", "SEMIJOIN", 1),
+                                 ("semiminus(G, F)", "SEMIMINUS", 3)):
+        full = sira.evaluate(text, relvars)
+        assert len(full) == size, text
+        assert sira.evaluate(text, relvars, engine=engine, max_tuples=size) == full, text
+        err = assert_refused(text, relvars, operator, size - 1, engine=engine)
         assert "the result would hold" in str(err)
 
 

@@ -1,8 +1,8 @@
 """The interval sweeps of the DuckDB engine (JOINUSING by an overlap join, SUMMARIZEBYUSING by a
 sweep) give exactly what the elementary-segment split gives on the Python engine, on random
-relations: INT, DATE and TIMESTAMP points, short and long intervals (overlapping many others),
-meeting, duplicate and unbounded ones, one group or several, empty inputs; and long intervals in
-one group cost no more than short ones."""
+relations: INT, DATE, TIMESTAMP and FLOAT points, short and long intervals (overlapping many
+others), meeting, duplicate and unbounded ones, one group or several, empty inputs; and long
+intervals in one group cost no more than short ones."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import sira
 import sira.engine.aggregation as aggregation
 import sira.engine.joins as joins
 from sira import INT, Relation
-from sira.intervals import DATEINTERVAL, INTINTERVAL, TIMESTAMPINTERVAL, Interval
+from sira.intervals import DATEINTERVAL, FLOATINTERVAL, INTINTERVAL, TIMESTAMPINTERVAL, Interval
 
 from conftest import ENGINES, every_sequence_split
 
@@ -28,6 +28,7 @@ POINTS = {
     "int": (INTINTERVAL, lambda i: i),
     "date": (DATEINTERVAL, lambda i: _DAY0 + dt.timedelta(days=i)),
     "timestamp": (TIMESTAMPINTERVAL, lambda i: _TS0 + dt.timedelta(microseconds=i)),
+    "float": (FLOATINTERVAL, lambda i: i / 4 - 2.5),  # not ordinal: split at boundaries alone
 }
 
 # short intervals (1-3 points) and long ones (over most of the range), some unbounded
@@ -60,12 +61,12 @@ def _duckdb():
 
 def _split_join(text, relvars):
     """The Python engine's JOINUSING by the pointwise split (its sweep turned off)."""
-    real = joins._ORDINAL_POINTS
-    joins._ORDINAL_POINTS = ()
+    real = joins.overlap_attribute
+    joins.overlap_attribute = lambda node: None
     try:
         return sira.evaluate(text, relvars)
     finally:
-        joins._ORDINAL_POINTS = real
+        joins.overlap_attribute = real
 
 
 def _split_summary(text, relvars):

@@ -98,7 +98,7 @@ JOINS = ["joinusing(r, rename(q, (v, w)), (during))", "joinusing(r, q, (during))
 
 def _split_join(text, relvars):
     import sira.engine.joins as joins
-    return _evaluated_without(joins, "_ORDINAL_POINTS", (), text, relvars)
+    return _evaluated_without(joins, "overlap_attribute", lambda node: None, text, relvars)
 
 
 @pytest.mark.parametrize("text", JOINS)

@@ -38,8 +38,9 @@ def lower_semiminus(node: SemiMinus):
 
 def overlap_attribute(node: Join):
     """The one interval attribute a two-operand JOIN takes pointwise when the engines' overlap
-    joins can run it (both operands hold it, it is their only shared pointwise attribute, its
-    points are ordinal), or None.
+    joins can run it (both operands hold it, it is their only shared pointwise attribute), or
+    None. Its points need not be ordinal: the overlap join only compares them, and over FLOAT
+    points gives what the split at every boundary gives.
 
         >>> from sira import relvar, INT, INTINTERVAL
         >>> l = relvar("l", {"k": INT, "x": INTINTERVAL})
@@ -50,22 +51,20 @@ def overlap_attribute(node: Join):
         return None
     lh, rh = node.sources[0].heading, node.sources[1].heading
     shared = [n for n in node.pointwise if n in lh and n in rh]
-    if len(shared) == 1 and lh.type_of(shared[0]).point.ordinal:
-        return shared[0]
-    return None
+    return shared[0] if len(shared) == 1 else None
 
 
 def semi_as_overlap_join(node):
     """SEMIJOIN or SEMIMINUS pointwise on one interval attribute ``x`` that both operands hold,
     as a JOIN with what the right operand covers, or None for any other (several shared
-    pointwise attributes, points that are not ordinal). The result is packed on ``x``; one to
+    pointwise attributes). The result is packed on ``x``; one to
     be packed on the left operand's other pointwise attributes too is packed on them after.
 
     Only the attributes the operands share matter in the right operand, so
-    ``semijoinusing(L, R, (x))`` is ``joinusing(L, project(R, shared), (x))`` when ``x`` is the
-    only interval attribute the operands share (PROJECT packs every interval attribute it
-    keeps, and another one is matched by equality): each left tuple
-    over the points of ``x`` where a right tuple agreeing on the shared attributes holds. Its
+    ``semijoinusing(L, R, (x))`` is ``joinusing(L, project(R, shared), (x))``: each left tuple
+    over the points of ``x`` where a right tuple agreeing on the shared attributes holds. When
+    they share another interval attribute, matched by equality, PROJECT (which packs it too)
+    gives way to ``summarizebyusing(R, shared, (), (x))``, packed on ``x`` alone. Its
     SEMIMINUS is the left minus that, pointwise. An engine with an overlap join (and a swept
     MINUS) runs both in O(n log n + output), where the pointwise split costs every overlap.
 
@@ -79,15 +78,16 @@ def semi_as_overlap_join(node):
     shared = [n for n in node.pointwise if n in left and n in right]
     if len(shared) != 1:
         return None
-    if not left.type_of(shared[0]).point.ordinal:
-        return None  # the engines' overlap joins take ordinal points (as their sweeps)
     common = left.common(right, node.operator_name)
+    using = tuple(shared)
     if any(n in interval_names(left) for n in common if n not in shared):
         # PROJECT packs every interval attribute it keeps: another shared interval attribute,
-        # matched by equality here, would be packed too and match other values
-        return None
-    using = tuple(shared)
-    covered = Join((node.left, Project(node.right, common)), using=using)
+        # matched by equality here, would be packed too and match other values. SUMMARIZEBY
+        # with no aggregate, pointwise on x alone, packs x alone (a sweep on every engine).
+        coverage = SummarizeBy(node.right, common, (), using=using)
+    else:
+        coverage = Project(node.right, common)
+    covered = Join((node.left, coverage), using=using)
     return covered if isinstance(node, SemiJoin) else Minus(node.left, covered, using=using)
 
 

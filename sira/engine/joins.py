@@ -9,7 +9,7 @@ from __future__ import annotations
 from itertools import compress, repeat
 from operator import not_
 
-from ..algebra.derived import lower_divideby
+from ..algebra.derived import lower_divideby, overlap_attribute
 from ..algebra.joins import DivideBy, Join, LeftJoin, SemiJoin, SemiMinus
 from ..errors import TooManyTuples
 from ..values import Heading, Relation
@@ -17,14 +17,6 @@ from . import Rows, evaluates, map_rows
 from .basic import compiler, key_getter, row_getter
 from .guards import Guard
 from .packing import split_relations
-
-
-def _ordinal_points():
-    from ..types import DATE, INT, LONG, TIMESTAMP
-    return (INT, LONG, DATE, TIMESTAMP)
-
-
-_ORDINAL_POINTS = _ordinal_points()
 
 
 def shared_pointwise(node, lh: Heading, rh: Heading) -> list:
@@ -297,16 +289,14 @@ def overlap_join(left: Relation, right: Relation, name: str, out: Heading,
 @evaluates(Join)
 def _join(node, ctx):
     guard = Guard.of(node, ctx.options)
-    if len(node.sources) == 2:
-        lh, rh = node.sources[0].heading, node.sources[1].heading
-        shared = shared_pointwise(node, lh, rh)
-        if len(shared) == 1 and lh.type_of(shared[0]).point in _ORDINAL_POINTS:
-            from . import Packed
-            joined = overlap_join(ctx.eval(node.sources[0]), ctx.eval(node.sources[1]),
-                                  shared[0], node.heading, guard)
-            # packed on that attribute only: packed again when the result is to be packed on
-            # another interval attribute as well (one operand's own)
-            return Packed(joined) if tuple(node.pack_list) == (shared[0],) else joined
+    swept = overlap_attribute(node)
+    if swept is not None:
+        from . import Packed
+        joined = overlap_join(ctx.eval(node.sources[0]), ctx.eval(node.sources[1]), swept,
+                              node.heading, guard)
+        # packed on that attribute only: packed again when the result is to be packed on
+        # another interval attribute as well (one operand's own)
+        return Packed(joined) if tuple(node.pack_list) == (swept,) else joined
     first, *rest = node.sources
     acc, h = ctx.rows(first), first.heading
     for i, source in enumerate(rest, 1):
