@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import sira
 from sira import INT, INTINTERVAL, LONG, STRING, Interval, Relation, RelationType, attr, lit
+from sira.intervals import FLOATINTERVAL
 from sira.algebra.aggregation import SummarizeBy
 from sira.errors import TooManyTuples
 
@@ -292,15 +293,20 @@ intervals = st.one_of(bounded, bounded, bounded,
                       st.integers(0, 7).map(lambda b: Interval(b, None)))  # until further notice
 
 INTERVAL_TYPES = {"k": INT, "j": INT, "x": INTINTERVAL, "y": INTINTERVAL}
+#: the same intervals over FLOAT points (halves): not ordinal, so never unpacked
+FLOAT_TYPES = dict(INTERVAL_TYPES, x=FLOATINTERVAL, y=FLOATINTERVAL)
+float_intervals = intervals.map(
+    lambda iv: Interval(iv.begin / 2, None if iv.end is None else iv.end / 2))
 
 
 @st.composite
-def interval_relations(draw, names=None, max_size=5):
+def interval_relations(draw, names=None, max_size=5, floats=False):
     if names is None:
         names = draw(st.sampled_from([("k", "x"), ("x",), ("k", "x", "y"), ("j", "x"),
                                       ("j", "k", "x")]))
-    values = {"k": st.integers(0, 1), "j": st.integers(0, 1), "x": intervals, "y": intervals}
-    heading = {n: INTERVAL_TYPES[n] for n in names}
+    points = float_intervals if floats else intervals
+    values = {"k": st.integers(0, 1), "j": st.integers(0, 1), "x": points, "y": points}
+    heading = {n: (FLOAT_TYPES if floats else INTERVAL_TYPES)[n] for n in names}
     rows = draw(st.lists(st.fixed_dictionaries({n: values[n] for n in names}),
                          max_size=max_size))
     return Relation.from_rows(heading, rows)
@@ -310,16 +316,17 @@ USINGS = st.sampled_from([None, (), ("x",)])
 
 
 @st.composite
-def interval_trees(draw):
-    """A tree over INTINTERVAL relations: PACK, the USING variants of the set operators and
-    joins (via ``attrs.evolve(node, using=...)``), SUMMARIZEBY USING, RESTRICT, UNPACK."""
-    r = draw(interval_relations())
+def interval_trees(draw, floats=False):
+    """A tree over INTINTERVAL relations (FLOATINTERVAL ones when ``floats``): PACK, the USING
+    variants of the set operators and joins (via ``attrs.evolve(node, using=...)``),
+    SUMMARIZEBY USING, RESTRICT, UNPACK (not over FLOAT: refused when the tree is built)."""
+    r = draw(interval_relations(floats=floats))
     src = L(r)
     h = r.heading
     if draw(st.booleans()) and "k" in h:
         src = src.restrict(attr("k").eq(draw(st.integers(0, 1))))
     op = draw(st.sampled_from(["pack", "intersect", "minus", "union", "join", "semijoin",
-                               "semiminus", "xminus", "summarizeby", "unpack"]))
+                               "semiminus", "xminus", "summarizeby"] + ["unpack"] * (not floats)))
     using = draw(USINGS)
     if op == "pack":
         on = [n for n in ("x", "y") if n in h]
@@ -328,10 +335,10 @@ def interval_trees(draw):
     elif op == "unpack":
         node = src.unpack("x")
     elif op in ("intersect", "minus", "union", "xminus"):
-        other = L(draw(interval_relations(tuple(h.names))))
+        other = L(draw(interval_relations(tuple(h.names), floats=floats)))
         node = attrs.evolve(getattr(src, op)(other), using=using)
     elif op in ("join", "semijoin", "semiminus"):
-        other = L(draw(interval_relations()))
+        other = L(draw(interval_relations(floats=floats)))
         node = attrs.evolve(getattr(src, op)(other), using=using)
     else:
         by = tuple(n for n in h.names if n != "y")
@@ -430,6 +437,13 @@ def test_duckdb_agrees_on_many_interval_trees(tree):
     assert_engines_agree(tree, engine="duckdb")
 
 
+@duckdb_only
+@duckdb_settings(60)
+@given(interval_trees(floats=True))
+def test_duckdb_agrees_on_many_float_interval_trees(tree):
+    assert_engines_agree(tree, engine="duckdb")
+
+
 def least_limit(tree, relvars, most: int = 1 << 16):
     """The least ``max_tuples`` under which the Python engine evaluates ``tree`` (bisection),
     or None (it fails otherwise, or needs more than ``most``)."""
@@ -453,7 +467,8 @@ def least_limit(tree, relvars, most: int = 1 << 16):
 
 @duckdb_only
 @duckdb_settings(150)
-@given(st.one_of(trees(max_depth=4), interval_trees().map(lambda t: (t, {}))))
+@given(st.one_of(trees(max_depth=4), st.one_of(interval_trees(), interval_trees(floats=True))
+                 .map(lambda t: (t, {}))))
 def test_duckdb_counts_no_more_tuples_than_the_python_engine(tree_and_relvars):
     """``max_tuples``: DuckDB evaluates every tree under the least limit the Python engine
     evaluates it under. Four engine disagreements were of this kind: a split counted with its
