@@ -29,6 +29,7 @@ from sira import errors as sira_errors
 from sira.algebra.derived import lower_changes, lower_divideby
 from sira.algebra.joins import DivideBy
 from sira.algebra.windows import Changes
+from sira.engine.guards import kept_for_reuse
 from sira.errors import (DivisionByZero, ExecutionError, IntOverflow, SiraError,
                          scalar_not_a_relation)
 from sira.expressions.nodes import Aggregated, Call, Expr, FieldOf, RelationArg
@@ -301,7 +302,8 @@ class Compiler:
                                _hint(node))
             if packed:  # one tuple per island of each rest: a set whatever its inputs held
                 self.distinct.add(name)
-        self._memo[node] = name
+        if kept_for_reuse(node, self.lowering):
+            self._memo[node] = name
         return name
 
     def _run_translation(self, fn, node, children):

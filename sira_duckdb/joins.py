@@ -3,7 +3,7 @@ attributes, plain ``=`` on scalar attributes (hash join keys) and ``IS NOT DISTI
 where a NULL may be inside (an interval's open end, nested values); SEMI and ANTI joins for the
 semijoins (never NOT IN, whose three-valued logic would leak). A join of two sets is a set, so
 no DISTINCT follows. Pointwise attributes are split together first, except for a JOIN of two
-operands pointwise on one ordinal interval attribute (JOINUSING), an overlap join
+operands pointwise on one interval attribute (JOINUSING), an overlap join
 (``overlap_join``) as on the Python engine.
 
 The overlap join packs both operands on the interval first; then every overlapping pair of a
@@ -168,10 +168,11 @@ def _join(node, children, c):
 
 
 def _by_overlap_join(node, c):
-    """SEMIJOIN/SEMIMINUS pointwise on one shared ordinal interval attribute: compiled as the
-    overlap join with the right operand's projection on the shared attributes
+    """SEMIJOIN/SEMIMINUS pointwise on one shared interval attribute: compiled as the overlap
+    join with what the right operand covers on the shared attributes
     (``sira.algebra.derived.semi_as_overlap_join``; a SEMIMINUS then a swept MINUS), packed,
-    with no split; None otherwise."""
+    with no split; None otherwise. That join is not counted, and not reused for an equal JOIN
+    written elsewhere in the query (``kept_for_reuse``)."""
     from sira.algebra.derived import semi_as_overlap_join
     lowered = semi_as_overlap_join(node)
     if lowered is None:

@@ -29,6 +29,7 @@ import threading
 from sira.algebra.derived import lower_changes, lower_divideby
 from sira.algebra.joins import DivideBy
 from sira.algebra.windows import Changes
+from sira.engine.guards import kept_for_reuse
 from sira.errors import (ArithmeticFault, DataSourceError, DivisionByZero, EngineUnavailable,
                          ExecutionError, IntOverflow, NotSupportedOnSpark, SiraError,
                          scalar_not_a_relation)
@@ -154,7 +155,8 @@ class Compiler:
                     df = pack_dataframe(df, node.heading, node.pack_list)
                 distinct = True
         df = ordered(df, node.heading)
-        self._memo[node] = df
+        if kept_for_reuse(node, self.lowering):
+            self._memo[node] = df
         if distinct:
             self._distinct.add(node)
         return df

@@ -3,7 +3,7 @@ attributes, plain ``==`` on scalar attributes and null-safe equality only on att
 hold a null inside (an interval's open end, nested tuple/relation values). A join of two sets is
 a set, so no ``distinct`` follows.
 
-A JOIN of two operands pointwise on one shared ordinal interval attribute is an overlap join
+A JOIN of two operands pointwise on one shared interval attribute is an overlap join
 (``overlap_join``), as on the Python and DuckDB engines, never a split: both operands are packed on
 the interval and numbered, then per key, in order over every begin and end of both sides
 (``packing.running_rows``: per key and bucket of position), two running counts are kept (left
@@ -13,7 +13,7 @@ end]: the right begins inside it. A right tuple's are the left begins strictly i
 overlapping pair is found once, by whichever begin lies inside the other interval; ``sequence`` and
 ``explode`` spread each tuple over its partners' numbers and an equi-join on (key, number) meets
 them. Its size, the sum of the ranges, is known before it runs, and ``max_tuples`` is checked on it.
-SEMIJOIN and SEMIMINUS on such an attribute run as that JOIN with the right operand's projection
+SEMIJOIN and SEMIMINUS on such an attribute run as that JOIN with what the right operand covers
 (``sira.algebra.derived.semi_as_overlap_join``; SEMIMINUS then as a swept MINUS). O(n log n +
 output) however long the intervals: the split cut every interval at every boundary of its key inside
 it.
@@ -144,9 +144,9 @@ def _join(node, children, c):
 
 
 def _by_overlap_join(node, c):
-    """SEMIJOIN/SEMIMINUS pointwise on one shared ordinal interval attribute, as the overlap
-    join with the right operand's projection (``semi_as_overlap_join``), packed; None
-    otherwise."""
+    """SEMIJOIN/SEMIMINUS pointwise on one shared interval attribute, as the overlap join with
+    what the right operand covers (``semi_as_overlap_join``), packed; None otherwise. That join
+    is not counted, and not reused for an equal JOIN written elsewhere (``kept_for_reuse``)."""
     from sira.algebra.derived import semi_as_overlap_join
     lowered = semi_as_overlap_join(node)
     if lowered is None:

@@ -357,6 +357,21 @@ def test_a_pointwise_semi_the_split_would_cut_counts_its_result_only(engine):
         assert "the result would hold" in str(err)
 
 
+@pytest.mark.parametrize("engine", GUARDED_ENGINES)
+def test_a_join_equal_to_the_one_a_semi_is_lowered_to_is_counted_where_written(engine):
+    # DuckDB and Spark compile a pointwise SEMIMINUS as L minus joinusing(L, project(R, ...)),
+    # that join uncounted; the user's equal JOIN, compiled after it, was handed the same
+    # uncounted plan, and the query ran at 9 where the Python engine refuses the JOIN's 10
+    left = Relation.from_rows({"k": INT, "x": INTINTERVAL}, [(k, Interval(0, 10))
+                                                             for k in range(10)])
+    right = Relation.from_rows({"k": INT, "w": INT, "x": INTINTERVAL},
+                               [(k, 1, Interval(0, 10)) for k in range(10)])
+    relvars = {"L": left, "R": right}
+    text = "union(semiminus(L, R), joinusing(L, project(R, (k, x)), (x)))"
+    assert sira.evaluate(text, relvars, engine=engine, max_tuples=10) == left
+    assert_refused(text, relvars, "JOINUSING", 9, engine=engine)
+
+
 def overlapping_squares(n: int) -> Relation:
     """n tuples of one key whose x and y run from i to i + n: cut at the key's 2n boundaries,
     each tuple makes n x n pieces (n**3 in all), and pieces of different tuples coincide."""

@@ -190,6 +190,20 @@ def inner_join_is_counted(lowering) -> bool:
     return not (lowering and isinstance(lowering[-1], (SemiJoin, SemiMinus)))
 
 
+def kept_for_reuse(node, lowering) -> bool:
+    """Whether an engine's compiler may keep what it compiled for ``node`` under ``lowering``
+    (see :func:`inner_join_is_counted`) and hand it to an equal node elsewhere in the query:
+    not a JOIN compiled uncounted, so that a user's equal JOIN is compiled again, counted.
+
+        >>> from sira import relvar, INT, INTINTERVAL
+        >>> l = relvar("l", {"k": INT, "x": INTINTERVAL})
+        >>> kept_for_reuse(l.join(l), []), kept_for_reuse(l.join(l), [l.semiminus(l)])
+        (True, False)
+    """
+    from ..algebra.joins import Join
+    return not isinstance(node, Join) or inner_join_is_counted(lowering)
+
+
 #: What a pointwise split makes, for the messages.
 SPLITTING = "splitting the intervals at their boundaries"
 
