@@ -58,6 +58,7 @@ FAMILIES = {
     "intersectusing": ("intersectusing(project(r, (k, during)), project(q, (k, during)),"
                        " (during))", INTERVAL_SHAPES),
     "joinusing": ("joinusing(r, rename(q, (v, w)), (during))", INTERVAL_SHAPES),
+    "leftjoin": ("leftjoin(r, rename(q, (v, w)), (w(int(-1))))", INTERVAL_SHAPES),
     "summarizebyusing": ("summarizebyusing(r, (k, during), (t(plus(v))), (during))",
                          INTERVAL_SHAPES),
     "cql-now": ("window(s, ts, now)", ("one", "ten")),

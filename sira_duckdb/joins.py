@@ -21,7 +21,7 @@ key inside it; an inequality join compares every pair of a key)."""
 
 from __future__ import annotations
 
-from sira.algebra.derived import overlap_attribute
+from sira.algebra.derived import leftjoin_parts, overlap_attribute
 from sira.algebra.fallible import fallible_attributes
 from sira.algebra.joins import Join, LeftJoin, SemiJoin, SemiMinus
 from sira.engine.guards import inner_join_is_counted, join_is_counted
@@ -212,13 +212,22 @@ def _semiminus(node, children, c):
 @translates(LeftJoin)
 def _leftjoin(node, children, c):
     lh, rh = node.left.heading, node.right.heading
-    left, right = pointwise_pair(node, c, children[0], lh, children[1], rh)
-    joined = c.define(natural_join(left, lh, right, rh, node.heading), "join")
-    unmatched = c.define(semi(left, lh, right, rh, False), "unmatched")
-    if node.repacked_for_defaults:  # a default reads a pointwise attribute: the packed pieces
-        from .packing import pack_sql
-        unmatched = c.define(pack_sql(c, unmatched, lh, node.repacked_for_defaults, node),
-                             "unmatched")
+    parts = leftjoin_parts(node)
+    if parts is not None:  # an overlap join and a SEMIMINUS by it: nothing is split
+        c.lowering.append(node)  # a guard inside names this operator
+        try:
+            joined, unmatched = (c.compile(part) for part in parts)
+        finally:
+            c.lowering.pop()
+        # (the SEMIMINUS's result is packed on the left's pointwise attributes already)
+    else:
+        left, right = pointwise_pair(node, c, children[0], lh, children[1], rh)
+        joined = c.define(natural_join(left, lh, right, rh, node.heading), "join")
+        unmatched = c.define(semi(left, lh, right, rh, False), "unmatched")
+        if node.repacked_for_defaults:  # a default reads a pointwise attribute: packed
+            from .packing import pack_sql
+            unmatched = c.define(pack_sql(c, unmatched, lh, node.repacked_for_defaults, node),
+                                 "unmatched")
     defaults = dict(node.defaults)
     source = guarded(unmatched, node, defaults.values())
     values = [ident(n) if n in lh else f"{expression(defaults[n], lh, c, Scope())} AS {ident(n)}"

@@ -25,7 +25,7 @@ from functools import reduce
 
 from pyspark.sql import functions as F
 
-from sira.algebra.derived import overlap_attribute
+from sira.algebra.derived import leftjoin_parts, overlap_attribute
 from sira.algebra.fallible import fallible_attributes
 from sira.algebra.joins import Join, LeftJoin, SemiJoin, SemiMinus
 from sira.engine.guards import inner_join_is_counted
@@ -185,12 +185,22 @@ def _semiminus(node, children, c):
 @translates(LeftJoin)
 def _leftjoin(node, children, c):
     lh, rh = node.left.heading, node.right.heading
-    left, right = pointwise_pair(node, children[0], lh, children[1], rh)
-    joined = ordered(natural_join(left, lh, right, rh), node.heading)
-    unmatched = natural_join(left, lh, right, rh, "left_anti")
-    if node.repacked_for_defaults:  # a default reads a pointwise attribute: the packed pieces
-        from .packing import pack_dataframe
-        unmatched = ordered(pack_dataframe(unmatched, lh, node.repacked_for_defaults), lh)
+    parts = leftjoin_parts(node)
+    if parts is not None:  # an overlap join and a SEMIMINUS by it: nothing is split
+        c.lowering.append(node)  # a guard inside names this operator
+        try:
+            joined, unmatched = (c.compile(part) for part in parts)
+        finally:
+            c.lowering.pop()
+        # (the SEMIMINUS's result is packed on the left's pointwise attributes already)
+        joined, unmatched = ordered(joined, node.heading), ordered(unmatched, lh)
+    else:
+        left, right = pointwise_pair(node, children[0], lh, children[1], rh)
+        joined = ordered(natural_join(left, lh, right, rh), node.heading)
+        unmatched = natural_join(left, lh, right, rh, "left_anti")
+        if node.repacked_for_defaults:  # a default reads a pointwise attribute: packed
+            from .packing import pack_dataframe
+            unmatched = ordered(pack_dataframe(unmatched, lh, node.repacked_for_defaults), lh)
     fallible = fallible_attributes(node)
     extended = computed_on_every_row(unmatched.select("*", *[
         formula_column(column(e, lh, c), n in fallible).alias(n) for n, e in node.defaults]),

@@ -326,7 +326,8 @@ def interval_trees(draw, floats=False):
     if draw(st.booleans()) and "k" in h:
         src = src.restrict(attr("k").eq(draw(st.integers(0, 1))))
     op = draw(st.sampled_from(["pack", "intersect", "minus", "union", "join", "semijoin",
-                               "semiminus", "xminus", "summarizeby"] + ["unpack"] * (not floats)))
+                               "semiminus", "xminus", "summarizeby", "leftjoin"] +
+                              ["unpack"] * (not floats)))
     using = draw(USINGS)
     if op == "pack":
         on = [n for n in ("x", "y") if n in h]
@@ -340,6 +341,15 @@ def interval_trees(draw, floats=False):
     elif op in ("join", "semijoin", "semiminus"):
         other = L(draw(interval_relations(floats=floats)))
         node = attrs.evolve(getattr(src, op)(other), using=using)
+    elif op == "leftjoin":  # a default for each attribute of the right operand's own
+        other = L(draw(interval_relations(floats=floats)))
+        types = FLOAT_TYPES if floats else INTERVAL_TYPES
+        unit = Interval(0.5, 1.0) if floats else Interval(1, 2)
+        defaults = {n: lit(-1) if types[n] == INT else lit(unit, types[n])
+                    for n in other.heading.names if n not in h}
+        if "x" in h and draw(st.booleans()):  # a default reading the left's interval
+            defaults = {n: attr("x") if types[n] != INT else v for n, v in defaults.items()}
+        node = attrs.evolve(src.leftjoin(other, **defaults), using=using)
     else:
         by = tuple(n for n in h.names if n != "y")
         node = attrs.evolve(src.summarizeby(by, n=("plus", lit(1))),

@@ -196,14 +196,15 @@ COVERED = [
 
 
 def _split_everywhere(text, relvars):
-    """The Python engine's result by the pointwise split (its coverage paths turned off)."""
+    """The Python engine's result by the pointwise split (its coverage paths, and LEFTJOIN's
+    through them, turned off)."""
     import sira.engine.setops as setops
-    real = setops.by_coverage, joins.semi_by_coverage
-    setops.by_coverage = joins.semi_by_coverage = lambda *args: None
+    real = setops.by_coverage, joins.semi_by_coverage, joins.leftjoin_parts
+    setops.by_coverage = joins.semi_by_coverage = joins.leftjoin_parts = lambda *args: None
     try:
         return sira.evaluate(text, relvars)
     finally:
-        setops.by_coverage, joins.semi_by_coverage = real
+        setops.by_coverage, joins.semi_by_coverage, joins.leftjoin_parts = real
 
 
 @pytest.mark.parametrize("kind", sorted(POINTS))
@@ -239,6 +240,32 @@ def test_a_second_shared_interval_attribute_is_matched_by_equality(kind, keys, d
     relvars = {"r": _with_second_interval(kind, data.draw(_rows(keys))),
                "q": _with_second_interval(kind, data.draw(_rows(keys)))}
     for text in ("semijoinusing(r, q, (during))", "semiminususing(r, q, (during))"):
+        expected = _split_everywhere(text, relvars)
+        assert sira.evaluate(text, relvars) == expected, text
+        assert _duckdb().evaluate(text, relvars) == expected, text
+
+
+LEFTJOINS = [
+    "leftjoin(r, q, (w(int(-1))))",  # key (k)
+    "leftjoinusing(r, q, (w(int(-1))), (during))",
+    "leftjoin(r, project(q, (w, during)), (w(int(0))))",  # no key: v stays the left's own
+    "leftjoin(r, rename(q, (w, v)), ())",  # key (k, v): the right adds nothing
+]
+
+
+@pytest.mark.parametrize("kind", sorted(POINTS))
+@settings(max_examples=10, deadline=None)
+@given(st.integers(1, 3), st.data())
+def test_a_leftjoin_by_the_overlap_join_equals_the_split(kind, keys, data):
+    """LEFTJOIN pointwise on one interval is its JOIN (an overlap join) and its SEMIMINUS (by
+    coverage) extended with the defaults: what the split gave, on every engine but Spark
+    (``test_spark_overlap_join_equals_the_python_engine``); a default reading the interval
+    sees the SEMIMINUS's packed pieces."""
+    relvars = {"r": _relation(kind, data.draw(_rows(keys))),
+               "q": _relation(kind, data.draw(_rows(keys)), "w"),
+               "y": _with_second_interval(kind, data.draw(_rows(keys)))}
+    texts = LEFTJOINS + ["leftjoin(project(r, (k, during)), y, (y(during)))"]
+    for text in texts:
         expected = _split_everywhere(text, relvars)
         assert sira.evaluate(text, relvars) == expected, text
         assert _duckdb().evaluate(text, relvars) == expected, text
@@ -283,6 +310,7 @@ def test_set_operations_of_long_intervals_in_one_group_are_not_split():
 
 SPARK_TEXTS = ["joinusing(r, q, (during))", "join(r, rename(q2, (v, w)))",
                "semijoinusing(r, q, (during))", "semiminususing(r, q, (during))",
+               "leftjoin(r, q, (w(int(-1))))",
                "semijoinusing(r, project(q, (w, during)), (during))",
                "semiminususing(r, rename(q, (w, v)), (during))"]
 

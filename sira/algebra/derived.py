@@ -97,6 +97,28 @@ def lower_leftjoin(node: LeftJoin):
                   Extend(SemiMinus(node.left, node.right), node.defaults)))
 
 
+def leftjoin_parts(node: LeftJoin):
+    """``(JOIN, SEMIMINUS)``, each with the LEFTJOIN's USING list, when the JOIN is an overlap
+    join (one shared pointwise attribute, :func:`overlap_attribute`), or None. The LEFTJOIN is
+    then the union of the JOIN and the SEMIMINUS extended with the defaults, packed on its pack
+    list (seed 004): no tuple is split at the other operand's boundaries, where the split cost
+    every overlap of a group (20,000 tuples of one group: 122 s on the Python engine).
+
+    The SEMIMINUS's result is packed on the left operand's pointwise attributes, so a default
+    that reads one of them sees them packed, as the definition says.
+
+        >>> from sira import relvar, INT, INTINTERVAL, lit
+        >>> l = relvar("l", {"k": INT, "x": INTINTERVAL})
+        >>> leftjoin_parts(l.leftjoin(relvar("r", {"k": INT, "w": INT, "x": INTINTERVAL}),
+        ...                           w=lit(0)))
+        (join(l,r), semiminus(l,r))
+    """
+    join = Join((node.left, node.right), using=node.using)
+    if overlap_attribute(join) is None:
+        return None
+    return join, SemiMinus(node.left, node.right, using=node.using)
+
+
 def lower_xminus(node: XMinus):
     """(A MINUS B) UNION (B MINUS A), folded left to right."""
     acc = node.sources[0]
@@ -158,4 +180,4 @@ def lower_intersect(node: Intersect):
 
 
 __all__ = ["lower_divideby", "lower_semijoin", "lower_semiminus", "lower_leftjoin",
-           "lower_xminus", "lower_intersect", "Aggregate", "Ungroup"]
+           "leftjoin_parts", "lower_xminus", "lower_intersect", "Aggregate", "Ungroup"]

@@ -9,13 +9,13 @@ from __future__ import annotations
 from itertools import compress, repeat
 from operator import not_
 
-from ..algebra.derived import lower_divideby, overlap_attribute
+from ..algebra.derived import leftjoin_parts, lower_divideby, overlap_attribute
 from ..algebra.joins import DivideBy, Join, LeftJoin, SemiJoin, SemiMinus
 from ..errors import TooManyTuples
 from ..values import Heading, Relation
 from . import Rows, evaluates, map_rows
 from .basic import compiler, key_getter, row_getter
-from .guards import Guard
+from .guards import Guard, operator_label
 from .packing import split_relations
 
 
@@ -358,27 +358,42 @@ def _semiminus(node, ctx):
 @evaluates(LeftJoin)
 def _leftjoin(node, ctx):
     guard = Guard.of(node, ctx.options)
-    l, r = pointwise_pair(node, ctx.eval(node.left), ctx.eval(node.right), guard)
-    joined = join_bodies(l.heading, l.body, r.heading, r.body, node.heading, guard)
-    unmatched = list(semijoin_body(l.heading, l.body, r.heading, r.body, False))
-    guard.check(len(joined) + len(unmatched))  # disjoint: they come from different left tuples
-    repack = node.repacked_for_defaults  # a default reads a pointwise attribute
-    if repack:
-        from .packing import pack_relation
-        unmatched = list(pack_relation(Relation(l.heading, frozenset(unmatched)), repack).body)
-    fns = [compiler(ctx)(e, l.heading) for _, e in node.defaults]
-    where = {n: i for i, n in enumerate(l.heading.names + tuple(n for n, _ in node.defaults))}
+    lh = node.left.heading
+    parts = leftjoin_parts(node)
+    if parts is not None:  # an overlap join and a SEMIMINUS by coverage: nothing is split
+        joined, unmatched = (_part_of(node, ctx, part).body for part in parts)
+        unmatched = list(unmatched)  # packed on the left's pointwise attributes already
+        guard.check(len(joined) + len(unmatched))
+    else:
+        l, r = pointwise_pair(node, ctx.eval(node.left), ctx.eval(node.right), guard)
+        joined = join_bodies(lh, l.body, r.heading, r.body, node.heading, guard)
+        unmatched = list(semijoin_body(lh, l.body, r.heading, r.body, False))
+        guard.check(len(joined) + len(unmatched))  # disjoint: from different left tuples
+        repack = node.repacked_for_defaults  # a default reads a pointwise attribute
+        if repack:
+            from .packing import pack_relation
+            unmatched = list(pack_relation(Relation(lh, frozenset(unmatched)), repack).body)
+    fns = [compiler(ctx)(e, lh) for _, e in node.defaults]
+    where = {n: i for i, n in enumerate(lh.names + tuple(n for n, _ in node.defaults))}
     assemble = row_getter([where[n] for n in node.heading.names])
-    values = map_rows(unmatched, lambda row: tuple(f(row) for f in fns), l.heading)
+    values = map_rows(unmatched, lambda row: tuple(f(row) for f in fns), lh)
     return Relation(node.heading,
                     joined | frozenset(assemble(row + v) for row, v in zip(unmatched, values)))
 
 
-@evaluates(DivideBy)
-def _divideby(node, ctx):
-    for child in node.children:  # their own errors keep their own operator names
+def _part_of(node, ctx, part) -> Relation:
+    """``part`` (an operator ``node`` is computed through) evaluated, its refusal named after
+    ``node`` (``LEFTJOIN: its JOINUSING would make ...``), as DuckDB and Spark name it; a
+    refusal inside an operand of ``node`` keeps its own name."""
+    for child in node.children:
         ctx.eval(child)
     try:
-        return ctx.eval(lower_divideby(node))
-    except TooManyTuples as err:  # the cartesian product of SUBJECT and TARGET, usually
-        raise Guard(node.operator_name, err.limit).error(f"its {err.operator}") from None
+        return ctx.eval(part)
+    except TooManyTuples as err:
+        raise Guard(operator_label(node), err.limit).error(f"its {err.operator}") from None
+
+
+@evaluates(DivideBy)
+def _divideby(node, ctx):
+    # a refusal: of the cartesian product of SUBJECT and TARGET, usually
+    return _part_of(node, ctx, lower_divideby(node))
