@@ -21,7 +21,7 @@ key inside it; an inequality join compares every pair of a key)."""
 
 from __future__ import annotations
 
-from sira.algebra.derived import leftjoin_parts, overlap_attribute
+from sira.algebra.derived import binary_joins, leftjoin_parts, overlap_attribute
 from sira.algebra.fallible import fallible_attributes
 from sira.algebra.joins import Join, LeftJoin, SemiJoin, SemiMinus
 from sira.engine.guards import inner_join_is_counted, join_is_counted
@@ -152,6 +152,10 @@ def _join(node, children, c):
         # packed on that attribute only: the compiler packs it again when the result is to
         # be packed on another interval attribute as well (one operand's own)
         return Packed(joined) if tuple(node.pack_list) == (swept,) else joined
+    chain = binary_joins(node)
+    if chain is not None:  # each step an overlap join where it can be: no split of all
+        joined = f"SELECT * FROM {c.compile(chain)}"
+        return Packed(joined) if chain.pack_list == node.pack_list else joined
     name, h = children[0], node.sources[0].heading
     for source, other in zip(node.sources[1:], children[1:]):
         name, other = pointwise_pair(node, c, name, h, other, source.heading)

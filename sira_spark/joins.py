@@ -25,7 +25,7 @@ from functools import reduce
 
 from pyspark.sql import functions as F
 
-from sira.algebra.derived import leftjoin_parts, overlap_attribute
+from sira.algebra.derived import binary_joins, leftjoin_parts, overlap_attribute
 from sira.algebra.fallible import fallible_attributes
 from sira.algebra.joins import Join, LeftJoin, SemiJoin, SemiMinus
 from sira.engine.guards import inner_join_is_counted
@@ -133,6 +133,10 @@ def _join(node, children, c):
         # packed on that attribute only: the compiler packs it again when the result is to be
         # packed on another interval attribute as well (one operand's own)
         return Packed(df) if tuple(node.pack_list) == (swept,) else df
+    chain = binary_joins(node)
+    if chain is not None:  # each step an overlap join where it can be: no split of all
+        df = c.compile(chain)
+        return Packed(df) if chain.pack_list == node.pack_list else df
     df, h = children[0], node.sources[0].heading
     for source, other in zip(node.sources[1:], children[1:]):
         df, other = pointwise_pair(node, df, h, other, source.heading)

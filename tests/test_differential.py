@@ -339,8 +339,9 @@ def interval_trees(draw, floats=False):
         other = L(draw(interval_relations(tuple(h.names), floats=floats)))
         node = attrs.evolve(getattr(src, op)(other), using=using)
     elif op in ("join", "semijoin", "semiminus"):
-        other = L(draw(interval_relations(floats=floats)))
-        node = attrs.evolve(getattr(src, op)(other), using=using)
+        others = [L(draw(interval_relations(floats=floats)))
+                  for _ in range(2 if op == "join" and draw(st.booleans()) else 1)]
+        node = attrs.evolve(getattr(src, op)(*others), using=using)
     elif op == "leftjoin":  # a default for each attribute of the right operand's own
         other = L(draw(interval_relations(floats=floats)))
         types = FLOAT_TYPES if floats else INTERVAL_TYPES

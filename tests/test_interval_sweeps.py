@@ -101,6 +101,35 @@ def test_duckdb_joinusing_equals_the_split(kind, keys, data):
         assert sira.evaluate(text, relvars) == expected, text
 
 
+#: JOINs of three operands, pointwise on the interval
+THREE_WAY = [
+    "join(r, q, rename(q2, (v, u)))",  # key (k)
+    "joinusing(r, q, rename(q2, (v, u)), (during))",
+    "join(project(r, (v, during)), project(q, (w, during)), project(q2, (during)))",  # no key
+    "join(r, project(q, (k, w)), rename(q2, (v, u)))",  # the first step shares no interval
+]
+
+
+@pytest.mark.parametrize("kind", sorted(POINTS))
+@settings(max_examples=8, deadline=None)
+@given(st.integers(1, 3), st.data())
+def test_a_join_of_three_operands_step_by_step_equals_the_split(kind, keys, data):
+    """A JOIN of three operands sharing the interval is a chain of two-operand JOINs, each an
+    overlap join (``sira.algebra.derived.binary_joins``): what the split of all three gave."""
+    relvars = {"r": _relation(kind, data.draw(_rows(keys))),
+               "q": _relation(kind, data.draw(_rows(keys)), "w"),
+               "q2": _relation(kind, data.draw(_rows(keys)))}
+    real = joins.binary_joins
+    for text in THREE_WAY:
+        joins.binary_joins = lambda node: None
+        try:
+            expected = sira.evaluate(text, relvars)
+        finally:
+            joins.binary_joins = real
+        assert sira.evaluate(text, relvars) == expected, text
+        assert _duckdb().evaluate(text, relvars) == expected, text
+
+
 @settings(max_examples=15, deadline=None)
 @given(_rows(2), _rows(2), st.lists(_offsets, min_size=12, max_size=12))
 def test_a_join_packed_on_an_operand_s_own_interval_too_equals_the_split(left, right, xs):
@@ -310,7 +339,7 @@ def test_set_operations_of_long_intervals_in_one_group_are_not_split():
 
 SPARK_TEXTS = ["joinusing(r, q, (during))", "join(r, rename(q2, (v, w)))",
                "semijoinusing(r, q, (during))", "semiminususing(r, q, (during))",
-               "leftjoin(r, q, (w(int(-1))))",
+               "leftjoin(r, q, (w(int(-1))))", "join(r, q, rename(q2, (v, u)))",
                "semijoinusing(r, project(q, (w, during)), (during))",
                "semiminususing(r, rename(q, (w, v)), (during))"]
 

@@ -54,6 +54,31 @@ def overlap_attribute(node: Join):
     return shared[0] if len(shared) == 1 else None
 
 
+def binary_joins(node: Join):
+    """A JOIN of three or more operands some of which share a pointwise attribute, as the
+    left-deep chain of two-operand JOINs (each with the USING names its operands hold), or
+    None. Pointwise, a JOIN is the natural join of its unpacked operands, packed; packing a
+    step's result leaves its points as they are, so the chain gives the same relation. Each
+    step can then be an overlap join (:func:`overlap_attribute`), where the JOIN of many
+    operands split every operand at every boundary of its group.
+
+        >>> from sira import relvar, INT, INTINTERVAL
+        >>> a, b, c = (relvar(n, {"k": INT, n: INT, "x": INTINTERVAL}) for n in "abc")
+        >>> binary_joins(a.join(b, c))
+        join(join(a,b),c)
+    """
+    if len(node.sources) < 3:
+        return None
+    pointwise = set(node.pointwise)
+    acc, splits = node.sources[0], False
+    for source in node.sources[1:]:
+        splits = splits or any(n in acc.heading and n in source.heading for n in pointwise)
+        using = None if node.using is None else tuple(
+            n for n in node.using if n in acc.heading or n in source.heading)
+        acc = Join((acc, source), using=using)
+    return acc if splits else None
+
+
 def semi_as_overlap_join(node):
     """SEMIJOIN or SEMIMINUS pointwise on one interval attribute ``x`` that both operands hold,
     as a JOIN with what the right operand covers, or None for any other (several shared
@@ -180,4 +205,4 @@ def lower_intersect(node: Intersect):
 
 
 __all__ = ["lower_divideby", "lower_semijoin", "lower_semiminus", "lower_leftjoin",
-           "leftjoin_parts", "lower_xminus", "lower_intersect", "Aggregate", "Ungroup"]
+           "leftjoin_parts", "binary_joins", "lower_xminus", "lower_intersect", "Aggregate", "Ungroup"]

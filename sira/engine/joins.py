@@ -9,7 +9,7 @@ from __future__ import annotations
 from itertools import compress, repeat
 from operator import not_
 
-from ..algebra.derived import leftjoin_parts, lower_divideby, overlap_attribute
+from ..algebra.derived import binary_joins, leftjoin_parts, lower_divideby, overlap_attribute
 from ..algebra.joins import DivideBy, Join, LeftJoin, SemiJoin, SemiMinus
 from ..errors import TooManyTuples
 from ..values import Heading, Relation
@@ -297,6 +297,11 @@ def _join(node, ctx):
         # packed on that attribute only: packed again when the result is to be packed on
         # another interval attribute as well (one operand's own)
         return Packed(joined) if tuple(node.pack_list) == (swept,) else joined
+    chain = binary_joins(node)
+    if chain is not None:  # each step an overlap join where it can be: no split of all
+        from . import Packed
+        joined = ctx.eval(chain)
+        return Packed(joined) if chain.pack_list == node.pack_list else joined
     first, *rest = node.sources
     acc, h = ctx.rows(first), first.heading
     for i, source in enumerate(rest, 1):
