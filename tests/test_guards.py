@@ -346,10 +346,12 @@ def test_a_pointwise_semi_the_split_would_cut_counts_its_result_only(engine):
     float_left = Relation.from_rows({"k": INT, "x": FLOATINTERVAL},
                                     [(0, Interval(-1.0, 20.0)), (1, Interval(0.5, 1.5))])
     relvars = {"L": left, "R": right, "F": floats, "G": float_left}
-    for text, operator, size in (("semijoinusing(L, R, (x))", "SEMIJOINUSING", 2),
-                                 ("semiminususing(L, R, (x))", "SEMIMINUSUSING", 3),
-                                 ("semijoin(G, F)", "SEMIJOIN", 1),
-                                 ("semiminus(G, F)", "SEMIMINUS", 3)):
+    cases = (("semijoinusing(L, R, (x))", "SEMIJOINUSING", 2),
+             ("semiminususing(L, R, (x))", "SEMIMINUSUSING", 3),
+             ("semijoin(G, F)", "SEMIJOIN", 1), ("semiminus(G, F)", "SEMIMINUS", 3))
+    if engine == "spark":  # one of each shape: Spark's queries are slow
+        cases = cases[1:3]
+    for text, operator, size in cases:
         full = sira.evaluate(text, relvars)
         assert len(full) == size, text
         assert sira.evaluate(text, relvars, engine=engine, max_tuples=size) == full, text

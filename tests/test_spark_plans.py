@@ -42,8 +42,6 @@ FAMILIES = {
     "minususing": f"minususing({IV}, {IV2}, (during))",
     "intersectusing": f"intersectusing({IV}, {IV2}, (during))",
     "joinusing": f"joinusing({VALUED}, project(window(S, ts, range(2)), (during, k)), (during))",
-    "semiminususing": f"semiminususing({VALUED}, project(window(S, ts, range(2)), (during, k)), "
-                      "(during))",
     "leftjoin": f"leftjoin({VALUED}, project(window(S, ts, range(2)), (during, k)), "
                 "(k(int(-1))))",
     "summarizebyusing": "summarizebyusing(window(S, ts, range(5)), (during), (t(plus(v))), "
