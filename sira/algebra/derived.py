@@ -6,7 +6,7 @@ the native translations against these definitions.
     >>> from sira import relvar, INT
     >>> s = relvar("s", {"c": INT}); i = relvar("i", {"c": INT, "t": INT}); t = relvar("t", {"t": INT})
     >>> lower_divideby(s.divideby(i, t))
-    semiminus(s,semiminus(join(s,t),i))
+    semiminususing(s,semiminususing(joinusing(s,t,()),i,()),())
 """
 
 from __future__ import annotations
@@ -20,10 +20,12 @@ from .setops import Intersect, Minus, Union, XMinus
 
 
 def lower_divideby(node: DivideBy):
-    """SUBJECT minus the subjects some TARGET tuple is not paired with in INTERSECTION."""
-    pairs = Join((node.subject, node.target))
-    unpaired = SemiMinus(pairs, node.intersection)
-    return SemiMinus(node.subject, unpaired)
+    """SUBJECT minus the subjects some TARGET tuple is not paired with in INTERSECTION. Interval
+    attributes are matched by equality (``using=()``): seed 004 defines no temporal division,
+    and the result holds tuples of SUBJECT as they are."""
+    pairs = Join((node.subject, node.target), using=())
+    unpaired = SemiMinus(pairs, node.intersection, using=())
+    return SemiMinus(node.subject, unpaired, using=())
 
 
 def lower_semijoin(node: SemiJoin):

@@ -133,12 +133,17 @@ class DivideBy(Node):
     (projected on INTERSECTION's heading) is in INTERSECTION: "the customers who have all
     types of policy" is ``divideby(CUSTOMERS, POLICIES, POLICYTYPES)``. INTERSECTION's heading
     must be within SUBJECT's and TARGET's together.
+
+    Interval attributes are values like any other here, matched by equality: seed 004 defines
+    no temporal division ("it operates on relations holding interval-typed attributes in
+    exactly the same way"), so the result is a subset of SUBJECT, never packed.
     """
 
     subject: Node
     intersection: Node
     target: Node
     operator_name = "DIVIDEBY"
+    packs = False  # the tuples of SUBJECT that qualify, as they are
 
     def compute_heading(self):
         both = self.subject.heading.union(self.target.heading, "DIVIDEBY")
