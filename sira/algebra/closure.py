@@ -28,6 +28,11 @@ def _check_pairs(node, heading):
 
 
 class _Closure(Node):
+    # Interval attributes are node values, matched by equality, and the closure is not packed:
+    # seed 004 defines no temporal counterpart of transitive closure (as of division), and
+    # packing would merge edges into ones the closure does not hold
+    packs = False
+
     @property
     def pair_list(self) -> tuple:
         """((from, to), ...): an edge goes from attribute ``from`` to attribute ``to``."""
