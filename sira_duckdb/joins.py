@@ -24,7 +24,7 @@ from __future__ import annotations
 from sira.algebra.derived import binary_joins, leftjoin_parts, overlap_attribute
 from sira.algebra.fallible import fallible_attributes
 from sira.algebra.joins import Join, LeftJoin, SemiJoin, SemiMinus
-from sira.engine.guards import inner_join_is_counted, join_is_counted
+from sira.engine.guards import compiled_within, inner_join_is_counted, join_is_counted
 
 from .basic import computed_on_every_row, guarded
 from .compiler import Packed, translates
@@ -181,11 +181,7 @@ def _by_overlap_join(node, c):
     lowered = semi_as_overlap_join(node)
     if lowered is None:
         return None
-    c.lowering.append(node)  # a guard inside names this operator
-    try:
-        name = c.compile(lowered)
-    finally:
-        c.lowering.pop()
+    (name,) = compiled_within(c, node, [lowered])  # a guard inside names this operator
     # its result counts, as on the Python engine (not the JOIN inside: inner_join_is_counted)
     name = limited(c, node, f"SELECT * FROM {name}", "semi")
     # packed on the shared attribute: the compiler packs it on the others the result keeps
@@ -218,11 +214,7 @@ def _leftjoin(node, children, c):
     lh, rh = node.left.heading, node.right.heading
     parts = leftjoin_parts(node)
     if parts is not None:  # an overlap join and a SEMIMINUS by it: nothing is split
-        c.lowering.append(node)  # a guard inside names this operator
-        try:
-            joined, unmatched = (c.compile(part) for part in parts)
-        finally:
-            c.lowering.pop()
+        joined, unmatched = compiled_within(c, node, parts)  # a guard inside names it
         # (the SEMIMINUS's result is packed on the left's pointwise attributes already)
     else:
         left, right = pointwise_pair(node, c, children[0], lh, children[1], rh)

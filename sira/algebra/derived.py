@@ -207,4 +207,5 @@ def lower_intersect(node: Intersect):
 
 
 __all__ = ["lower_divideby", "lower_semijoin", "lower_semiminus", "lower_leftjoin",
-           "leftjoin_parts", "binary_joins", "lower_xminus", "lower_intersect", "Aggregate", "Ungroup"]
+           "leftjoin_parts", "binary_joins", "lower_xminus", "lower_intersect", "Aggregate",
+           "Ungroup"]

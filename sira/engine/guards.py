@@ -190,6 +190,18 @@ def inner_join_is_counted(lowering) -> bool:
     return not (lowering and isinstance(lowering[-1], (SemiJoin, SemiMinus)))
 
 
+def compiled_within(c, node, parts) -> list:
+    """DuckDB and Spark: each of ``parts`` (trees ``node`` is computed through) compiled by the
+    engine's compiler ``c`` with ``node`` on its ``lowering`` stack, so a guard inside names
+    ``node`` (``LEFTJOIN: its JOINUSING would make ...``) and the rules of
+    :func:`inner_join_is_counted` see it."""
+    c.lowering.append(node)
+    try:
+        return [c.compile(part) for part in parts]
+    finally:
+        c.lowering.pop()
+
+
 def kept_for_reuse(node, lowering) -> bool:
     """Whether an engine's compiler may keep what it compiled for ``node`` under ``lowering``
     (see :func:`inner_join_is_counted`) and hand it to an equal node elsewhere in the query:
