@@ -84,8 +84,8 @@ def binary_joins(node: Join):
 def semi_as_overlap_join(node):
     """SEMIJOIN or SEMIMINUS pointwise on one interval attribute ``x`` that both operands hold,
     as a JOIN with what the right operand covers, or None for any other (several shared
-    pointwise attributes). The result is packed on ``x``; one to
-    be packed on the left operand's other pointwise attributes too is packed on them after.
+    pointwise attributes). The result is packed on ``x``; one to be packed on the left
+    operand's other pointwise attributes too is packed on them after.
 
     Only the attributes the operands share matter in the right operand, so
     ``semijoinusing(L, R, (x))`` is ``joinusing(L, project(R, shared), (x))``: each left tuple
@@ -129,7 +129,7 @@ def leftjoin_parts(node: LeftJoin):
     join (one shared pointwise attribute, :func:`overlap_attribute`), or None. The LEFTJOIN is
     then the union of the JOIN and the SEMIMINUS extended with the defaults, packed on its pack
     list (seed 004): no tuple is split at the other operand's boundaries, where the split cost
-    every overlap of a group (20,000 tuples of one group: 122 s on the Python engine).
+    every overlap of a group (20,000 tuples of one group: over a minute on the Python engine).
 
     The SEMIMINUS's result is packed on the left operand's pointwise attributes, so a default
     that reads one of them sees them packed, as the definition says.

@@ -400,5 +400,5 @@ def _part_of(node, ctx, part) -> Relation:
 
 @evaluates(DivideBy)
 def _divideby(node, ctx):
-    # a refusal: of the cartesian product of SUBJECT and TARGET, usually
+    # what is refused is usually its JOIN, the cartesian product of SUBJECT and TARGET
     return _part_of(node, ctx, lower_divideby(node))
