@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from sira.algebra.closure import GTClose, TClose, closure_scope
 from sira.engine.closure import EXTRA_ROUNDS  # the same stopping rule as Python
-from sira.engine.guards import Guard, max_tuples
+from sira.engine.guards import max_tuples
 from sira.errors import TooManyTuples, UnboundedClosure
 
 from .compiler import fresh_name, translates

@@ -58,7 +58,7 @@ def pack_one(c, source: str, heading, name: str) -> str:
     would tie in both windows, and one that does not start an island could come first)."""
     others = [n for n in heading.names if n != name]
     b, e = c.helper("b"), c.helper("e")
-    pm, po, st, isl = c.helper("pm"), c.helper("po"), c.helper("st"), c.helper("isl")
+    st, isl = c.helper("st"), c.helper("isl")
     keep = [ident(n) for n in others]
     iv = ident(name)
     flat = select(keep + [f"{begin_of(name)} AS {b}", f"{end_of(name)} AS {e}"], source,

@@ -150,7 +150,7 @@ def summarize_hop(node, win, c):
     pane = gcd(size, slide)
     key = [ident(n) for n in node.by if n not in WINDOW_ATTRIBUTES]
     aggs = aggregations(node.specs, win.heading, node.operator_name)
-    u, p, s = c.helper("u"), c.helper("pane"), c.helper("start")
+    p, s = c.helper("pane"), c.helper("start")
     part = [c.helper(f"a{i}") for i in range(len(node.specs))]
     first = {"plus": "sum", "max": "max", "min": "min"}
     time = to_time(ident(win.ts), win.ts_type)

@@ -299,22 +299,32 @@ def _totals_before(rows, sums: dict, first: str | None = None, group: list = ())
 
 
 def _totals_before_per_group(rows, sums: dict, first, group: list):
-    """:func:`_totals_before` per group: one row per (group, bucket) holding its totals, a
-    window per group ordered by bucket runs them, and they are joined back."""
-    cols = [_c(n) for n, _ in group]
+    """:func:`_totals_before` per group (:func:`bucket_totals_before`), joined back."""
+    carry = bucket_totals_before(rows, sums, [_c(n) for n, _ in group], "__bk", first)
+    carry = carry.select(*[_c(n).alias(f"__k_{n}") for n, _ in group],
+                         F.col("__bk").alias("__kb"), *[f"__c_{n}" for n in sums],
+                         *(["__nf"] if first is not None else []))
+    return _joined_per_group(rows, carry, group)
+
+
+def bucket_totals_before(rows, sums: dict, keys: list, bucket: str, first: str | None = None):
+    """One row per key and ``bucket`` of ``rows`` (``keys``: columns; ``bucket``: a column
+    numbering contiguous runs of each key's order): the key, the bucket, and for each ``sums``
+    entry (new name -> the column it sums) its total over the key's earlier buckets
+    (``__c_<name>``, 0 when there are none); when ``first`` names a column, its least value in
+    the key's next bucket (``__nf``). A window per key ordered by bucket runs the buckets'
+    totals (seed 003, section 5): no step holds more than one key's buckets."""
     aggs = [F.sum(c).alias(f"__t_{n}") for n, c in sums.items()]
     if first is not None:
         aggs.append(F.min(first).alias("__first"))
-    summary = rows.groupBy(*cols, "__bk").agg(*aggs)
-    order = Window.partitionBy(*cols).orderBy("__bk")
+    summary = rows.groupBy(*keys, bucket).agg(*aggs)
+    order = Window.partitionBy(*keys).orderBy(bucket)
     before = order.rowsBetween(Window.unboundedPreceding, -1)
     carried = [F.coalesce(F.sum(f"__t_{n}").over(before), F.lit(0)).alias(f"__c_{n}")
                for n in sums]
     if first is not None:
         carried.append(F.lead("__first").over(order).alias("__nf"))
-    carry = summary.select(*[_c(n).alias(f"__k_{n}") for n, _ in group],
-                           F.col("__bk").alias("__kb"), *carried)
-    return _joined_per_group(rows, carry, group)
+    return summary.select(*keys, bucket, *carried)
 
 
 def carried_across(rows, specs: dict):

@@ -74,10 +74,10 @@ from sira.engine.spl import (FEW_WINDOWS, RecentKeys, SplScanner, by_recency, fl
                               never_evicted, pane_arithmetic)
 from sira.types import FLOAT
 
-from .compiler import ordered, reported, translates
+from .compiler import ordered, translates
 from .convert import local_dataframe
 from .guards import check_held, check_held_before, guard_of, windows_counted_in_workers
-from .packing import _bucketed, carried_across, running_rows
+from .packing import _bucketed, bucket_totals_before, carried_across, running_rows
 from .rowbound import partitions_for
 from .windows import TIME_MAX, _from_time, _order_columns, _to_time, exact, time_plus
 
@@ -463,22 +463,20 @@ def _running(df, keys: list, sums: dict, order: list, bucket: str = "__b"):
     bucket, whatever the keys; a key's summary rows are at most the number of buckets."""
     part = W.partitionBy(bucket, *keys).orderBy(*order).rowsBetween(W.unboundedPreceding, 0)
     local = df.select("*", *[F.sum(e).over(part).alias(f"__l_{n}") for n, e in sums.items()])
-    totals = df.groupBy(bucket, *keys).agg(*[F.sum(e).alias(n) for n, e in sums.items()])
     if keys:
-        prev = W.partitionBy(*keys).orderBy(bucket).rowsBetween(W.unboundedPreceding, -1)
-        before = totals.select(bucket, *keys, *[F.coalesce(F.sum(n).over(prev), F.lit(0))
-                                                .alias(f"__p_{n}") for n in sums])
+        before = bucket_totals_before(df, sums, keys, bucket)
     else:  # the buckets' totals: a handful of rows, each summed over the earlier ones
+        totals = df.groupBy(bucket).agg(*[F.sum(e).alias(n) for n, e in sums.items()])
         a = totals.select(F.col(bucket).alias("__ba"))
         b = totals.select(F.col(bucket).alias("__bb"), *[F.col(n).alias(f"__v_{n}")
                                                           for n in sums])
         before = a.join(b, F.col("__ba") > F.col("__bb"), "left").groupBy("__ba").agg(
-            *[F.coalesce(F.sum(f"__v_{n}"), F.lit(0)).alias(f"__p_{n}") for n in sums]) \
+            *[F.coalesce(F.sum(f"__v_{n}"), F.lit(0)).alias(f"__c_{n}") for n in sums]) \
             .withColumnRenamed("__ba", bucket)
     out = local.join(before, on=[bucket, *keys])
     for n in sums:
-        out = out.withColumn(n, (F.col(f"__l_{n}") + F.col(f"__p_{n}")).cast("long"))
-    return out.drop(*[f"__l_{n}" for n in sums], *[f"__p_{n}" for n in sums])
+        out = out.withColumn(n, (F.col(f"__l_{n}") + F.col(f"__c_{n}")).cast("long"))
+    return out.drop(*[f"__l_{n}" for n in sums], *[f"__c_{n}" for n in sums])
 
 
 def _with_key_sizes(x, base, keys: list, n: int):
@@ -559,7 +557,7 @@ def _split(node, df):
                              .alias("__p"), _row_struct(h).alias("__row"))
     tuples = _sorted_rows(F.collect_list("__row")).alias("tuples")
     t, j, g = F.col("__t"), F.col("__j"), F.col("__g")
-    numbered = instance = None
+    numbered = None
 
     def ranked(windows, order: str, within=None):
         """``windows`` with ``instance``: ``within`` (a column numbering the windows 1, 2, ...

@@ -452,7 +452,6 @@ class Chunk:
         (item, end, closed), the exit: the item open at the chunk's end, :data:`DONE` after an
         unclosed window, or None, and the start where the chain met a start of ``stop`` or
         None)."""
-        plan = self.plan
         out = []
         while p <= piece.hi:
             s = self.first(piece, "start", p, {}, True)

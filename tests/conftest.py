@@ -159,6 +159,21 @@ def record_calls(monkeypatch, module, name: str) -> list:
     return calls
 
 
+def evaluated_without(text, relvars, *paths):
+    """``text`` evaluated on the Python engine with each ``(module, name)`` of ``paths``
+    replaced by a function that returns None, so the engine takes its other way (the pointwise
+    split: the reference its faster paths are checked against)."""
+    import sira
+    saved = [(module, name, getattr(module, name)) for module, name in paths]
+    for module, name, _ in saved:
+        setattr(module, name, lambda *args: None)
+    try:
+        return sira.evaluate(text, relvars)
+    finally:
+        for module, name, real in saved:
+            setattr(module, name, real)
+
+
 def executed_plan(df) -> str:
     """The executed (physical) plan of a Spark DataFrame, as text; inside
     :func:`checkpoints_in_plan` followed by those of the steps stored so far."""

@@ -5,18 +5,17 @@ as soon as the limit is passed, without building the whole result first."""
 from __future__ import annotations
 
 import datetime
-
 import tracemalloc
 
 import pytest
 
 import sira
 from sira import INT, INTINTERVAL, LONG, LONGINTERVAL, TIMESTAMP, Interval, Relation
-from sira.intervals import FLOATINTERVAL
 from sira.cli import main
 from sira.engine.guards import DEFAULT_MAX_TUPLES
 from sira.engine.packing import split_relations
 from sira.errors import SiraTypeError, SiraValueError, TooManyTuples, UnboundedClosure
+from sira.intervals import FLOATINTERVAL
 
 from conftest import ENGINES
 

@@ -18,7 +18,7 @@ import sira.engine.joins as joins
 from sira import INT, Relation
 from sira.intervals import DATEINTERVAL, FLOATINTERVAL, INTINTERVAL, TIMESTAMPINTERVAL, Interval
 
-from conftest import ENGINES, every_sequence_split
+from conftest import ENGINES, evaluated_without, every_sequence_split
 
 _DAY0 = dt.date(2020, 1, 1)
 _TS0 = dt.datetime(2020, 1, 1, 12, 0, 0)
@@ -61,21 +61,11 @@ def _duckdb():
 
 def _split_join(text, relvars):
     """The Python engine's JOINUSING by the pointwise split (its sweep turned off)."""
-    real = joins.overlap_attribute
-    joins.overlap_attribute = lambda node: None
-    try:
-        return sira.evaluate(text, relvars)
-    finally:
-        joins.overlap_attribute = real
+    return evaluated_without(text, relvars, (joins, "overlap_attribute"))
 
 
 def _split_summary(text, relvars):
-    real = aggregation.sweep_summary
-    aggregation.sweep_summary = lambda *args: None
-    try:
-        return sira.evaluate(text, relvars)
-    finally:
-        aggregation.sweep_summary = real
+    return evaluated_without(text, relvars, (aggregation, "sweep_summary"))
 
 
 # ------------------------------------------------------------------------------ JOINUSING
@@ -119,13 +109,8 @@ def test_a_join_of_three_operands_step_by_step_equals_the_split(kind, keys, data
     relvars = {"r": _relation(kind, data.draw(_rows(keys))),
                "q": _relation(kind, data.draw(_rows(keys)), "w"),
                "q2": _relation(kind, data.draw(_rows(keys)))}
-    real = joins.binary_joins
     for text in THREE_WAY:
-        joins.binary_joins = lambda node: None
-        try:
-            expected = sira.evaluate(text, relvars)
-        finally:
-            joins.binary_joins = real
+        expected = evaluated_without(text, relvars, (joins, "binary_joins"))
         assert sira.evaluate(text, relvars) == expected, text
         assert _duckdb().evaluate(text, relvars) == expected, text
 
@@ -228,12 +213,8 @@ def _split_everywhere(text, relvars):
     """The Python engine's result by the pointwise split (its coverage paths, and LEFTJOIN's
     through them, turned off)."""
     import sira.engine.setops as setops
-    real = setops.by_coverage, joins.semi_by_coverage, joins.leftjoin_parts
-    setops.by_coverage = joins.semi_by_coverage = joins.leftjoin_parts = lambda *args: None
-    try:
-        return sira.evaluate(text, relvars)
-    finally:
-        setops.by_coverage, joins.semi_by_coverage, joins.leftjoin_parts = real
+    return evaluated_without(text, relvars, (setops, "by_coverage"),
+                             (joins, "semi_by_coverage"), (joins, "leftjoin_parts"))
 
 
 @pytest.mark.parametrize("kind", sorted(POINTS))

@@ -13,6 +13,8 @@ import sira.engine.aggregation as aggregation
 from sira import INT, Relation
 from sira.intervals import LONGINTERVAL, Interval
 
+from conftest import evaluated_without
+
 QUERIES = [
     "summarizebyusing(r, (k, during), (t(plus(v)) n(plus(1)) hi(max(v)) lo(min(v))"
     " a(and(gt(v, 1))) o(or(eq(v, 3)))), (during))",
@@ -26,19 +28,8 @@ rows = st.lists(st.fixed_dictionaries({"k": st.integers(0, 2), "v": st.integers(
                                        "during": interval}), max_size=14)
 
 
-def _evaluated_without(module, name, stand_in, text, relvars):
-    """``text`` evaluated with ``module.name`` replaced by ``stand_in``: the engine's other
-    way (the pointwise split), the reference the sweeps are checked against."""
-    real = getattr(module, name)
-    setattr(module, name, stand_in)
-    try:
-        return sira.evaluate(text, relvars)
-    finally:
-        setattr(module, name, real)
-
-
 def _split_reference(text, relvars):
-    return _evaluated_without(aggregation, "sweep_summary", lambda *args: None, text, relvars)
+    return evaluated_without(text, relvars, (aggregation, "sweep_summary"))
 
 
 @pytest.mark.parametrize("text", QUERIES)
@@ -98,7 +89,7 @@ JOINS = ["joinusing(r, rename(q, (v, w)), (during))", "joinusing(r, q, (during))
 
 def _split_join(text, relvars):
     import sira.engine.joins as joins
-    return _evaluated_without(joins, "overlap_attribute", lambda node: None, text, relvars)
+    return evaluated_without(text, relvars, (joins, "overlap_attribute"))
 
 
 @pytest.mark.parametrize("text", JOINS)

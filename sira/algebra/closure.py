@@ -62,8 +62,8 @@ class TClose(_Closure):
         rest = [n for n in h.names if n not in self.pairs]
         if rest:
             raise SiraTypeError(f"TCLOSE: attribute '{rest[0]}' is in no pair (use GTCLOSE to "
-                                f"compute it)", operator="TCLOSE", expected="every attribute "
-                                f"in a pair", got=rest[0])
+                                "compute it)", operator="TCLOSE", expected="every attribute "
+                                "in a pair", got=rest[0])
         return h
 
 

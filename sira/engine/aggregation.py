@@ -14,7 +14,7 @@ from ..errors import ArithmeticFault
 from ..expressions.library import NO_IDENTITY, fold
 from ..types import IntegerType
 from ..values import Relation
-from . import evaluates, map_rows
+from . import Packed, evaluates, map_rows
 from .basic import compiler, key_getter, row_getter
 from .guards import Guard
 from .packing import split_relations
@@ -39,7 +39,6 @@ def _aggregate(node, ctx):
 @evaluates(SummarizeBy)
 def _summarizeby(node, ctx):
     from ..algebra.derived import summarize_by_points
-    from . import Packed
     by_points = summarize_by_points(node)  # a formula reads a USING attribute: the definition
     if by_points is not None:
         return Packed(ctx.eval(by_points))
@@ -96,7 +95,6 @@ def sweep_summary(node, ctx, aggs, fns):
     from ..expressions.nodes import attributes_used
     from ..intervals import Interval
     from ..types import IntegerType
-    from . import Packed
     if len(node.using) != 1 or any(a.name not in _SWEPT for a in aggs):
         return None
     (during,) = node.using

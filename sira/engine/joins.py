@@ -13,7 +13,7 @@ from ..algebra.derived import binary_joins, leftjoin_parts, lower_divideby, over
 from ..algebra.joins import DivideBy, Join, LeftJoin, SemiJoin, SemiMinus
 from ..errors import TooManyTuples
 from ..values import Heading, Relation
-from . import Rows, evaluates, map_rows
+from . import Packed, Rows, evaluates, map_rows
 from .basic import compiler, key_getter, row_getter
 from .guards import Guard, operator_label
 from .packing import split_relations
@@ -291,7 +291,6 @@ def _join(node, ctx):
     guard = Guard.of(node, ctx.options)
     swept = overlap_attribute(node)
     if swept is not None:
-        from . import Packed
         joined = overlap_join(ctx.eval(node.sources[0]), ctx.eval(node.sources[1]), swept,
                               node.heading, guard)
         # packed on that attribute only: packed again when the result is to be packed on
@@ -299,7 +298,6 @@ def _join(node, ctx):
         return Packed(joined) if tuple(node.pack_list) == (swept,) else joined
     chain = binary_joins(node)
     if chain is not None:  # each step an overlap join where it can be: no split of all
-        from . import Packed
         joined = ctx.eval(chain)
         return Packed(joined) if chain.pack_list == node.pack_list else joined
     first, *rest = node.sources
@@ -325,7 +323,6 @@ def semi_by_coverage(node, ctx, keep: bool):
     shared = shared_pointwise(node, node.left.heading, node.right.heading)
     if len(shared) != 1:
         return None
-    from . import Packed
     from .coverage import semi_rows
     from .packing import pack_relation
     (name,) = shared

@@ -6,7 +6,7 @@ from functools import reduce
 
 from ..algebra.setops import Intersect, Minus, Union, XMinus
 from ..values import Relation
-from . import evaluates
+from . import Packed, evaluates
 from .guards import Guard
 from .packing import split_relations
 
@@ -46,7 +46,6 @@ def by_coverage(node, ctx, sources, operator: str):
     names = _pointwise(node)
     if len(names) != 1:
         return None
-    from . import Packed
     from .coverage import minus_rows
     relations = [ctx.eval(s) for s in sources]  # one heading, sorted by name: one column order
     return Packed(Relation(node.heading, frozenset(minus_rows(relations, names[0], operator))))

@@ -22,7 +22,7 @@ from ..errors import ArithmeticFault, IntOverflow, SiraValueError
 from ..intervals import Interval
 from ..types import TIMESTAMP
 from ..values import Relation
-from . import evaluates
+from . import Packed, evaluates
 from .basic import row_getter
 from .guards import Guard, max_tuples
 from .packing import pack_relation
@@ -563,7 +563,6 @@ def _summarize_range_one(node, src, win, f, key, ts, rng):
 
 def _to_be_packed(node, rows: list):
     """The swept SUMMARIZEBY result: distinct rows, already packed on ``(during,)``."""
-    from . import Packed
     return Packed(Relation(node.heading, frozenset(rows)))
 
 

@@ -28,7 +28,7 @@ import attrs
 
 from ..errors import (DivisionByZero, FloatOverflow, IntervalError, SiraTypeError, SiraValueError,
                       UnknownOperator)
-from ..intervals import (INTINTERVAL, Interval, IntervalType, as_held, predecessor,
+from ..intervals import (Interval, IntervalType, as_held, predecessor,
                          successor)
 from ..types import (article, AVERAGE, BIGINT, BOOLEAN, DATE, FLOAT, INT, INTEGER_TYPES, LONG,
                      NUMERIC_TYPES, STRING, TIMESTAMP, Average, IntegerType, RelationType, Type,

@@ -587,7 +587,6 @@ def read_arrow(source, *, types=None, nulls: str = "error", report: ReadReport |
 
 def write_arrow(relation: Relation, target) -> None:
     """Write the relation to an Arrow IPC file."""
-    pa = _pa()
     ipc = require("pyarrow.ipc", "Arrow IPC files")
     table = to_arrow(relation)
     with ipc.new_file(target if hasattr(target, "write") else str(target), table.schema) as w:

@@ -383,7 +383,7 @@ def _interval(t: IntervalType, node) -> Interval:
     last = _literal(t.point, last_node)
     if closed:
         if not t.point.ordinal:
-            raise _NotALiteral(f"from/to needs an ordinal point type; use begin/end")
+            raise _NotALiteral("from/to needs an ordinal point type; use begin/end")
         if last < first:
             raise _NotALiteral(f"from {t.point.format(first)} is after to {t.point.format(last)}")
         return Interval(first, successor(t.point, last))
@@ -423,7 +423,6 @@ def _tuple_values(heading, node) -> tuple:
 
 
 def _relation(t: RelationType, node) -> Relation:
-    from ..syntax import cst
     from ..syntax.builder import Builder
     call = _call(node, "relation")
     if call is None:
