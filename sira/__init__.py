@@ -54,7 +54,11 @@ def literal(relation: Relation) -> RelationLiteral:
 def _catalog(relvars) -> dict:
     out = {}
     for name, value in (relvars or {}).items():
-        out[name] = value.heading if isinstance(value, Relation) else Heading.of(value)
+        try:
+            out[name] = value.heading if isinstance(value, Relation) else Heading.of(value)
+        except SiraTypeError as err:
+            raise SiraTypeError(f"relvar '{name}': {err} (a relvar here is a Relation or a "
+                                f"heading)", expected=err.expected, got=err.got) from None
     return out
 
 

@@ -86,9 +86,19 @@ class Heading:
         """
         if isinstance(spec, Heading):
             return spec
-        pairs = spec.items() if isinstance(spec, Mapping) else spec
+        if isinstance(spec, Mapping):
+            pairs = spec.items()
+        elif isinstance(spec, Iterable) and not isinstance(spec, (str, bytes)):
+            pairs = spec
+        else:
+            raise SiraTypeError(f"{spec!r} is not a heading (a Heading, a mapping name -> type, "
+                                f"or (name, type) pairs)", expected="a heading", got=repr(spec))
         seen = {}
-        for name, t in pairs:
+        for pair in pairs:
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise SiraTypeError(f"{pair!r} in a heading is not a (name, type) pair",
+                                    expected="a (name, type) pair", got=repr(pair))
+            name, t = pair
             key = normalize_name(name)
             if key in seen:
                 raise DuplicateAttribute(attribute=key, operator="HEADING")
@@ -308,6 +318,7 @@ def written_order(spec) -> tuple | None:
     """
     if isinstance(spec, Heading):
         return None
+    Heading.of(spec)  # what is not a heading is refused there, naming it
     pairs = spec.items() if isinstance(spec, Mapping) else spec
     return tuple(normalize_name(name) for name, _ in pairs)
 

@@ -562,3 +562,17 @@ def test_type_errors_use_the_right_article():
     with pytest.raises(sira.SiraTypeError) as info:
         sira.parse("restrict(r, plus(a, 1))", {"r": r})
     assert "an INT" in str(info.value) and "a INT" not in str(info.value)
+
+
+@pytest.mark.parametrize("spec", ["abc", 5, None, [("a",)], [("a", "int", "x")], [1, 2],
+                                  [(5, "int")], b"ab"])
+def test_a_heading_that_is_no_heading_is_a_type_error_naming_it(spec):
+    """``parse``'s relvars (name -> Relation or heading) and ``Heading.of``: anything but a
+    Heading, a mapping name -> type or (name, type) pairs is refused with SiraTypeError, never
+    Python's ValueError or TypeError from unpacking it; ``parse`` names the relvar."""
+    with pytest.raises(sira.SiraTypeError):
+        sira.Heading.of(spec)
+    with pytest.raises(sira.SiraTypeError, match="relvar 's'"):
+        sira.parse("project(s, (a))", {"s": spec})
+    with pytest.raises(sira.SiraTypeError):
+        sira.Relation.from_rows(spec, [])
