@@ -576,3 +576,71 @@ def test_a_heading_that_is_no_heading_is_a_type_error_naming_it(spec):
         sira.parse("project(s, (a))", {"s": spec})
     with pytest.raises(sira.SiraTypeError):
         sira.Relation.from_rows(spec, [])
+
+
+def _case_queries():
+    """(case id, its relvars, its query's text) of every spec case whose query is the last
+    paragraph before its ``expect``/``error`` line and whose binds evaluate to relations."""
+    from specs import all_cases
+    from sira.syntax import cst
+    from sira.syntax.builder import build_cst
+    from sira.syntax.parser import parse_script
+    out = []
+    for case in all_cases():
+        try:
+            statements = parse_script(case.text)
+        except sira.ParseError:
+            continue
+        relvars = {}
+        for s in statements:
+            if isinstance(s, cst.Bind):
+                relvars[s.name.lower()] = sira.evaluate(build_cst(s.value, relvars, relvars),
+                                                        relvars)
+        body = "\n".join(ln for ln in case.text.splitlines() if not ln.startswith("#"))
+        ends = [i for i in (body.find("\nexpect"), body.find("\nerror")) if i >= 0]
+        query = body[:min(ends)].strip().split("\n\n")[-1] if ends else ""
+        if query and ":=" not in query.split("\n")[0]:
+            out.append((case.id, relvars, query))
+    return out
+
+
+def _arity_variants(text):
+    """``text`` with one call's arguments left out, written twice, or twice with a comma."""
+    import re
+    for m in re.finditer(r"[A-Za-z_]\w*\(", text):
+        start, depth, i = m.end(), 1, m.end()
+        while i < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        inner = text[start:i - 1]
+        for args in ("", f"{inner} {inner}", f"{inner}, {inner}"):
+            yield text[:start] + args + text[i - 1:]
+
+
+def test_every_call_of_the_spec_queries_with_too_few_or_too_many_arguments_is_a_sira_error():
+    """Every operator and option call in the spec cases' queries, its arguments left out or
+    doubled: the text builds and evaluates, or raises a SiraError, never IndexError and the
+    like (``window(S, ts, range() on(e))`` raised IndexError; ``partition()`` was read as no
+    partition)."""
+    wrong, tried = [], 0
+    for case_id, relvars, query in _case_queries():
+        for text in _arity_variants(query):
+            tried += 1
+            try:
+                sira.evaluate(text, relvars, max_tuples=100_000)
+            except (sira.SiraError, RecursionError):
+                pass
+            except Exception as err:  # noqa: BLE001 - what the test is looking for
+                wrong.append(f"{case_id}: {text!r}: {type(err).__name__}: {err}")
+    assert tried > 2000, tried
+    assert not wrong, "\n".join(wrong[:20])
+
+
+@pytest.mark.parametrize("text", ["window(S, ts, partition() rows(1))",
+                                  "session(S, ts, gap(2) partition())",
+                                  "window(S, ts, range() on(k))",
+                                  "tumble(S, ts, size(2) unit())"])
+def test_an_empty_window_option_is_a_parse_error(text):
+    S = sira.Relation.from_rows({"ts": sira.LONG, "k": INT}, [(1, 1), (2, 2), (3, 1)])
+    with pytest.raises(sira.ParseError, match="WINDOW|SESSION|TUMBLE|range"):
+        sira.evaluate(text, {"S": S})

@@ -654,6 +654,22 @@ def _duration(b, node, what) -> Duration:
     return Duration(amount.value, unit)
 
 
+def _option_name(item, op: str) -> str:
+    """The one name an option ``item`` of ``op`` holds (``unit(second)``, ``on(e)``...)."""
+    if len(item.args) != 1:
+        raise _error(item, f"{op}: {item.name.lower()}(...) takes one name, found "
+                     f"{len(item.args)}", f"{item.name.lower()}(name)")
+    return _lname(item.args[0])
+
+
+def _option_names(item, op: str) -> tuple:
+    """The names an option ``item`` of ``op`` lists: at least one (``partition(k)``)."""
+    if not item.args:
+        raise _error(item, f"{op}: {item.name.lower()}() names no attribute",
+                     f"{item.name.lower()}(attribute, ...)")
+    return tuple(_lname(a) for a in item.args)
+
+
 def _window(b, node, args):
     b.args(node, 3)
     src = b.relation(args[0])
@@ -683,24 +699,24 @@ def _window(b, node, args):
                          f"{_show(item)}", "a window option")
     spec = {}
     if "unit" in opts:
-        spec["unit"] = unit_name(_lname(opts["unit"].args[0]))
+        spec["unit"] = unit_name(_option_name(opts["unit"], "WINDOW"))
     if "partition" in opts:
-        spec["partition"] = tuple(_lname(a) for a in opts["partition"].args)
+        spec["partition"] = _option_names(opts["partition"], "WINDOW")
     if "arrival" in opts:
-        spec["arrival"] = _lname(opts["arrival"].args[0])
+        spec["arrival"] = _option_name(opts["arrival"], "WINDOW")
     if "as" in opts:
-        during = _lname(opts["as"].args[0])
+        during = _option_name(opts["as"], "WINDOW")
     if "rows" in opts:
         rows = _duration(b, opts["rows"], "rows")
         spec["rows"] = rows.amount
         kind = kind or "rows"
     if "on" in opts:
         kind = "range_on"
-        spec["on"] = _lname(opts["on"].args[0])
+        spec["on"] = _option_name(opts["on"], "WINDOW")
         rng = opts.get("range")
         if rng is None:
             raise _error(opts["on"], "WINDOW: on(E) needs range(C)", "range(C) on(E)")
-        if len(rng.args) == 2:
+        if len(rng.args) != 1:
             spec["on_amount"] = _duration(b, rng, "range")
         else:
             value = b.scalar(rng.args[0], EMPTY)
@@ -748,9 +764,9 @@ def _window_table(kind):
             opts[name] = item
         fields = {}
         if "unit" in opts:
-            fields["unit"] = unit_name(_lname(opts["unit"].args[0]))
+            fields["unit"] = unit_name(_option_name(opts["unit"], kind.upper()))
         if "partition" in opts:
-            fields["partition"] = tuple(_lname(a) for a in opts["partition"].args)
+            fields["partition"] = _option_names(opts["partition"], kind.upper())
         for key, field in (("size", "size"), ("gap", "size"), ("slide", "slide"),
                            ("step", "slide"), ("offset", "offset")):
             if key in opts:
