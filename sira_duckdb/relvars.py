@@ -1,9 +1,11 @@
 """Relvar values as DuckDB scans: Relations, pandas DataFrames, Arrow tables, DuckDB relations,
 Parquet and CSV files and tables of the connection.
 
-A Relation is sent to DuckDB as an Arrow table; a DataFrame, an Arrow table or a DuckDB
-relation is registered as a view and scanned where it is, never converted through Python
-tuples. Parquet files are read by DuckDB (``"parquet:/path"``), tables named
+A Relation is sent to DuckDB as an Arrow table; an Arrow table or a DuckDB relation is
+registered as a view and scanned where it is, never converted through Python tuples; a pandas
+DataFrame is first the Arrow table :func:`sira.from_pandas` reads it as (its named index
+levels are attributes, a column mixing types is refused), so both engines see one relation.
+Every column name must be one the text syntax can use, once (DuckDB itself would rename them). Parquet files are read by DuckDB (``"parquet:/path"``), tables named
 (``"table:name"``). CSV, JSON and Arrow files (``"csv:/path"`` ...) and Spark DataFrames are
 read by sira's own readers (:mod:`sira.io.intake`), so they give the relation, or the error,
 that :func:`sira.read_csv` and its siblings give: typed headers, inference, a ragged row refused
@@ -27,6 +29,8 @@ from __future__ import annotations
 import duckdb
 
 from sira.errors import DataSourceError, DuplicateAttribute, NullValue, SiraValueError
+from sira.io._support import attribute_names
+from sira.io.arrowdata import pandas_table
 from sira.io.intake import kind_of, path_of, refuse, relation_of
 from sira.intervals import IntervalType, empty_interval
 from sira.types import AVERAGE, FLOAT, RelationType, TupleType
@@ -88,6 +92,7 @@ def scan(c, name: str, value) -> Scan:
         value = relation_of(value, name, nulls="drop" if _policy(c) == "drop" else "error")
     if isinstance(value, Relation):
         return _relation_scan(c, name, value)
+    value = _as_sira_reads_it(value, name)
     source = _source(c, name, value)
     try:
         described = c.con.sql(f"SELECT * FROM {source}")
@@ -200,6 +205,36 @@ def _source(c, name, value) -> str:
     raise refuse(value, name, "DuckDB")
 
 
+def _as_sira_reads_it(value, name: str):
+    """A DataFrame or Arrow table as sira's readers see it, for DuckDB to scan: a pandas
+    DataFrame converted as :func:`sira.from_pandas` converts it (named index levels are
+    attributes, a column mixing types is refused), every column name checked as the readers
+    check it (DuckDB would rename ``A`` beside ``a`` to ``a_1`` and an empty name to ``v0``),
+    and FLOAT16 columns widened to DOUBLE (DuckDB cannot scan them)."""
+    kind = kind_of(value)
+    if kind == "pandas":
+        return _widened(pandas_table(value, name))
+    if kind == "arrow":
+        attribute_names(value.schema.names, name)
+        return _widened(value)
+    if kind == "polars":
+        attribute_names(list(value.columns), name)
+    return value
+
+
+def _widened(table):
+    import pyarrow as pa
+    half = [i for i, f in enumerate(table.schema) if pa.types.is_float16(f.type)]
+    if not half:
+        return table
+    if isinstance(table, pa.RecordBatch):
+        table = pa.Table.from_batches([table])
+    schema = table.schema
+    for i in half:
+        schema = schema.set(i, schema.field(i).with_type(pa.float64()))
+    return table.cast(schema)
+
+
 def _no_columns(value) -> bool:
     kind = kind_of(value)
     if kind == "arrow":
@@ -215,6 +250,8 @@ def _registrable(value) -> bool:
 
 
 def _columns(c, name, names, types):
+    if list(names) != [DEE_NAME]:  # each a name the text syntax can use, as the readers ask
+        attribute_names(list(names), name)
     seen = {}
     for raw, dtype in zip(names, types):
         key = raw.lower()
@@ -265,8 +302,6 @@ def _null_conditions(c, name, value, heading, names, types, source) -> list:
     (found,) = c.con.sql(f"SELECT {counts} FROM {source}").fetchall()
     for (attribute, kind, _), count in zip(tests, found):
         if count:
-            if kind == "NULL" and _pandas_float(value, raw[attribute]):
-                kind = "NaN"  # pandas keeps a missing float as NaN; DuckDB reads it as NULL
             raise NullValue(relvar=name, attribute=attribute, count=count, value=kind,
                             operator="RELVAR")
     return []
@@ -275,8 +310,8 @@ def _null_conditions(c, name, value, heading, names, types, source) -> list:
 def known_clean(c, value, raw: dict) -> dict:
     """{attribute: "no NULL" | "no NaN"} for the columns whose format says, without a scan
     of sira's, that they hold no NULL (and, where said, no NaN either): an Arrow array's null
-    count (nested fields included; NaN by one vectorised pass), a pandas column of a NumPy
-    integer or boolean dtype (which cannot hold one), a Parquet column whose statistics count
+    count (nested fields included; NaN by one vectorised pass; a pandas DataFrame is scanned
+    as the Arrow table sira reads it as), a Parquet column whose statistics count
     no null in any row group, a DuckDB table's NOT NULL column."""
     kind = kind_of(value)
     out = {}
@@ -289,10 +324,6 @@ def known_clean(c, value, raw: dict) -> dict:
                     out[n] = "no NULL"
                     if col.type in _FLOATS and not pc.any(pc.is_nan(col)).as_py():
                         out[n] = "no NaN"
-        elif kind == "pandas":
-            for n, name in raw.items():
-                if value[name].dtype.kind in "iub":
-                    out[n] = "no NULL"
         elif kind == "parquet":
             import pyarrow.parquet as pq
             meta = pq.ParquetFile(path_of(value)).metadata
@@ -368,15 +399,6 @@ def null_inside(sql: str, t, c) -> str:
     if t == AVERAGE:
         return f"({sql} IS NULL OR ({sql}).\"count\" IS NULL OR ({sql}).\"value\" IS NULL)"
     return f"({sql} IS NULL)"
-
-
-def _pandas_float(value, column) -> bool:
-    if type(value).__module__.split(".")[0] != "pandas":
-        return False
-    try:
-        return value[column].dtype.kind == "f"
-    except (KeyError, AttributeError):
-        return False
 
 
 __all__ = ["Scan", "Unique", "scan", "unique"]

@@ -231,8 +231,12 @@ def _unmapped(dt, column: str, relvar: str | None):
 
 
 def heading_of_dataframe(df, relvar: str | None = None):
-    """The sira heading of a DataFrame's schema (names case-insensitive)."""
+    """The sira heading of a DataFrame's schema (names case-insensitive), each column name
+    checked as sira's readers check it (:func:`sira.io._support.attribute_names`: a name the
+    text syntax can use, once), so a DataFrame Spark reads gives the Python engine's error."""
+    from sira.io._support import attribute_names
     from sira.values import Heading
+    attribute_names([f.name for f in df.schema.fields], relvar or "<DataFrame>")
     return Heading.of([(f.name, sira_type_of(f.dataType, f.name, relvar))
                        for f in df.schema.fields])
 

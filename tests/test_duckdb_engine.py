@@ -515,3 +515,59 @@ def test_running_out_of_memory_is_a_sira_error_and_the_engine_goes_on(tmp_path):
     assert "ran out of memory while running" in message and "memory_limit" in message
     small = Relation.from_rows({"a": INT}, [(1,), (2,)])
     assert len(engine.evaluate("r", {"r": small})) == 2
+
+
+def _awkward_inputs():
+    """Arrow tables and pandas DataFrames the Python engine refuses or reads in a way of its
+    own (names, mixed objects, missing values, index levels, narrow floats)."""
+    pd, pa, np = pytest.importorskip("pandas"), pytest.importorskip("pyarrow"), \
+        pytest.importorskip("numpy")
+    return {
+        "names differing in case": pa.table({"A": [1, 2], "a": [3, 4]}),
+        "one name twice": pa.Table.from_arrays([pa.array([1]), pa.array([2])], ["x", "x"]),
+        "an empty name": pa.table({"": [1]}),
+        "a name with a space": pd.DataFrame({"a b": [1]}),
+        "pandas names differing in case": pd.DataFrame([[1, 2]], columns=["K", "k"]),
+        "ints and strings in one column": pd.DataFrame({"x": [1, "a"]}),
+        "pd.NA in Int64": pd.DataFrame({"x": pd.array([1, None], dtype="Int64")}),
+        "a named index level": pd.DataFrame({"x": [1, 2]}, index=pd.Index([5, 6], name="i")),
+        "float16": pa.table({"x": pa.array(np.array([1.5], dtype=np.float16))}),
+        "Int64 without NA": pd.DataFrame({"x": pd.array([1, 2], dtype="Int64")}),
+    }
+
+
+@pytest.mark.parametrize("kind", sorted(["names differing in case", "one name twice",
+                                         "an empty name", "a name with a space",
+                                         "pandas names differing in case",
+                                         "ints and strings in one column", "pd.NA in Int64",
+                                         "a named index level", "float16",
+                                         "Int64 without NA"]))
+def test_awkward_dataframes_give_what_the_python_engine_gives(engine, kind):
+    """DuckDB registered these as they were, and DuckDB renamed or converted them on its own:
+    `A` and `a` became `a` and `a_1`, an empty name `v0`, [1, 'a'] the strings '1' and 'a', a
+    named index level was left out; pd.NA raised TypeError. Each now gives the Python engine's
+    relation, or its error class."""
+    value = _awkward_inputs()[kind]
+    try:
+        expected = sira.evaluate("r", {"r": value})
+    except sira.SiraError as err:
+        with pytest.raises(type(err)):
+            engine.evaluate("r", {"r": value})
+    else:
+        assert engine.evaluate("r", {"r": value}) == expected
+
+
+def test_a_parquet_file_or_table_whose_column_is_no_attribute_name_is_refused(engine, tmp_path):
+    """DuckDB read a Parquet column ``a b`` as an attribute ``a b``; the Python engine refuses
+    the file (DataFormatError), and so does DuckDB now, for its tables too."""
+    pa, pq = pytest.importorskip("pyarrow"), pytest.importorskip("pyarrow.parquet")
+    from sira.errors import DataFormatError
+    path = tmp_path / "ab.parquet"
+    pq.write_table(pa.table({"a b": [1]}), path)
+    with pytest.raises(DataFormatError, match="'a b' is not an attribute name"):
+        sira.evaluate("r", {"r": f"parquet:{path}"})
+    with pytest.raises(DataFormatError, match="'a b' is not an attribute name"):
+        engine.evaluate("r", {"r": f"parquet:{path}"})
+    engine.connection.sql('CREATE TABLE t ("a b" INT)')
+    with pytest.raises(DataFormatError, match="'a b' is not an attribute name"):
+        engine.evaluate("r", {"r": "table:t"})

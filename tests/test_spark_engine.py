@@ -788,3 +788,16 @@ def test_unpack_and_closures_spread_their_rows_over_partitions_sized_by_their_co
     assert engine.evaluate(g, {"e": chain}) == sira.evaluate(g, {"e": chain})
     assert [rows for rows, _ in sizes] == [6, 11, 15, 18, 20, 21], sizes
     assert sizes[-1][1] > sizes[0][1], sizes
+
+
+@pytest.mark.parametrize("columns", [["a b"], ["K", "k"], ["1x"]])
+def test_a_spark_dataframe_s_column_names_are_checked_as_the_python_engine_checks_them(columns):
+    """A Spark DataFrame whose column is no attribute name (``a b``) gave an attribute ``a b``
+    on Spark, where the Python engine refuses it (DataFormatError); names differing in case
+    are one attribute twice on both."""
+    from sira_spark import default_engine
+    df = default_engine().spark.createDataFrame([tuple(range(len(columns)))], columns)
+    with pytest.raises(sira.SiraError) as python:
+        sira.evaluate("r", {"r": df})
+    with pytest.raises(type(python.value)):
+        sira.evaluate("r", {"r": df}, engine="spark")

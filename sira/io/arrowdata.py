@@ -501,24 +501,38 @@ def from_pandas(frame, *, types=None, nulls: str = "error", report: ReadReport |
     >>> r.heading
     Heading({age: LONG, name: STRING})
     """
+    where = name or "<DataFrame>"
+    table = pandas_table(frame, where)
+    hints = frame.attrs.get("sira_types") if isinstance(frame.attrs.get("sira_types"),
+                                                        dict) else None
+    hints = {str(k).lower(): v for k, v in (hints or {}).items()}
+    return relation_from_table(table, types=types, hints=hints, nulls=nulls, report=report,
+                               name=name, where=where, cardinality=len(frame))
+
+
+def pandas_table(frame, where: str):
+    """The Arrow table sira reads a pandas DataFrame as (:func:`from_pandas`; DuckDB scans
+    it too, so both engines see one relation): named index levels as columns, every name
+    checked (:func:`attribute_names`), each column converted alone (a column mixing ints and
+    strings is refused, never turned into strings; a missing marker is a null, a float NaN
+    stays NaN).
+
+        >>> import pandas as pd
+        >>> pandas_table(pd.DataFrame({"x": [1]}, index=pd.Index([7], name="i")), "r").to_pydict()
+        {'i': [7], 'x': [1]}
+    """
     pd = require("pandas", "pandas conversion")
     pa = _pa()
     if not isinstance(frame, pd.DataFrame):
         raise DataFormatError(f"from_pandas takes a DataFrame, not {type(frame).__name__}",
                               value=type(frame).__name__)
-    where = name or "<DataFrame>"
     named = [n for n in frame.index.names if n is not None]
     if named:
         frame = frame.reset_index(level=named)
     attribute_names(list(frame.columns), where)
     arrays = [_series_to_arrow(pa, frame.iloc[:, i], frame.columns[i], where)
               for i in range(frame.shape[1])]
-    table = pa.Table.from_arrays(arrays, names=[str(c) for c in frame.columns])
-    hints = frame.attrs.get("sira_types") if isinstance(frame.attrs.get("sira_types"),
-                                                        dict) else None
-    hints = {str(k).lower(): v for k, v in (hints or {}).items()}
-    return relation_from_table(table, types=types, hints=hints, nulls=nulls, report=report,
-                               name=name, where=where, cardinality=len(frame))
+    return pa.Table.from_arrays(arrays, names=[str(c) for c in frame.columns])
 
 
 def _series_to_arrow(pa, series, column, where):
