@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import duckdb
 
-from sira.errors import DataSourceError, DuplicateAttribute, NullValue, SiraValueError
+from sira.errors import (DataFormatError, DataSourceError, DuplicateAttribute, NullValue,
+                         SiraValueError)
 from sira.io._support import attribute_names
 from sira.io.arrowdata import pandas_table
 from sira.io.intake import kind_of, path_of, refuse, relation_of
@@ -210,29 +211,51 @@ def _as_sira_reads_it(value, name: str):
     DataFrame converted as :func:`sira.from_pandas` converts it (named index levels are
     attributes, a column mixing types is refused), every column name checked as the readers
     check it (DuckDB would rename ``A`` beside ``a`` to ``a_1`` and an empty name to ``v0``),
-    and FLOAT16 columns widened to DOUBLE (DuckDB cannot scan them)."""
+    and its types cast as the readers cast them (:func:`_widened`)."""
     kind = kind_of(value)
     if kind == "pandas":
-        return _widened(pandas_table(value, name))
+        return _widened(pandas_table(value, name), name)
     if kind == "arrow":
         attribute_names(value.schema.names, name)
-        return _widened(value)
+        return _widened(value, name)
     if kind == "polars":
         attribute_names(list(value.columns), name)
     return value
 
 
-def _widened(table):
+def _widened(table, name: str):
+    """``table`` with the Arrow types DuckDB cannot scan, or would scan other than sira's
+    readers, cast as the readers cast them: FLOAT16 to DOUBLE, nanosecond timestamps to
+    microseconds (TIMESTAMP's grain), refused with DataFormatError where a value has a
+    fraction of a microsecond (DuckDB would drop it: 1,000 and 1,001 ns would be one value),
+    nested fields included."""
     import pyarrow as pa
-    half = [i for i, f in enumerate(table.schema) if pa.types.is_float16(f.type)]
-    if not half:
+    schema = pa.schema([f.with_type(_readable_type(f.type)) for f in table.schema])
+    if schema.equals(table.schema):
         return table
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
-    schema = table.schema
-    for i in half:
-        schema = schema.set(i, schema.field(i).with_type(pa.float64()))
-    return table.cast(schema)
+    try:
+        return table.cast(schema, safe=True)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+        raise DataFormatError(f"{name}: cannot read a column as sira reads it: {err}",
+                              source=name) from None
+
+
+def _readable_type(t):
+    import pyarrow as pa
+    if pa.types.is_float16(t):
+        return pa.float64()
+    if pa.types.is_timestamp(t) and t.unit == "ns":
+        return pa.timestamp("us", tz=t.tz)
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(_readable_type(t.field(i).type))
+                          for i in range(t.num_fields)])
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(_readable_type(t.value_type)))
+    if pa.types.is_large_list(t):
+        return pa.large_list(t.value_field.with_type(_readable_type(t.value_type)))
+    return t
 
 
 def _no_columns(value) -> bool:
@@ -269,6 +292,11 @@ def _columns(c, name, names, types):
         value = ident(raw)
         if dtype.id == "timestamp with time zone":
             value = f"timezone('UTC', {value})"
+        elif dtype.id == "timestamp_ns":  # (a Parquet file's, a table's): as the readers read it
+            finer = sira_error("DataFormatError", None, f"relvar '{name}': column '{raw}' holds "
+                               f"a timestamp with a fraction of a microsecond, finer than "
+                               f"TIMESTAMP's grain")
+            value = f"(CASE WHEN epoch_ns({value}) % 1000 <> 0 THEN {finer} ELSE {value} END)"
         elif str(dtype) != duckdb_type(t):
             value = _cast_to(value, t)
         if isinstance(t, IntervalType):

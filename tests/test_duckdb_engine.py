@@ -533,6 +533,13 @@ def _awkward_inputs():
         "a named index level": pd.DataFrame({"x": [1, 2]}, index=pd.Index([5, 6], name="i")),
         "float16": pa.table({"x": pa.array(np.array([1.5], dtype=np.float16))}),
         "Int64 without NA": pd.DataFrame({"x": pd.array([1, 2], dtype="Int64")}),
+        "nanoseconds": pa.table({"t": pa.array([1000, 1001], pa.timestamp("ns"))}),
+        "whole microseconds in nanoseconds": pa.table({"t": pa.array([1000, 3000],
+                                                                    pa.timestamp("ns"))}),
+        "nanoseconds in a tuple": pa.table({"x": pa.array(
+            [{"t": 1001}], pa.struct([("t", pa.timestamp("ns"))]))}),
+        "zoned nanoseconds": pa.table({"t": pa.array([2000], pa.timestamp("ns", tz="UTC"))}),
+        "pandas nanoseconds": pd.DataFrame({"t": pd.to_datetime([1001], unit="ns")}),
     }
 
 
@@ -541,11 +548,15 @@ def _awkward_inputs():
                                          "pandas names differing in case",
                                          "ints and strings in one column", "pd.NA in Int64",
                                          "a named index level", "float16",
-                                         "Int64 without NA"]))
+                                         "Int64 without NA", "nanoseconds",
+                                         "whole microseconds in nanoseconds",
+                                         "nanoseconds in a tuple", "zoned nanoseconds",
+                                         "pandas nanoseconds"]))
 def test_awkward_dataframes_give_what_the_python_engine_gives(engine, kind):
     """DuckDB registered these as they were, and DuckDB renamed or converted them on its own:
     `A` and `a` became `a` and `a_1`, an empty name `v0`, [1, 'a'] the strings '1' and 'a', a
-    named index level was left out; pd.NA raised TypeError. Each now gives the Python engine's
+    named index level was left out; pd.NA raised TypeError; a nanosecond timestamp lost its
+    last digits (1,000 and 1,001 ns became one value). Each now gives the Python engine's
     relation, or its error class."""
     value = _awkward_inputs()[kind]
     try:
@@ -571,3 +582,20 @@ def test_a_parquet_file_or_table_whose_column_is_no_attribute_name_is_refused(en
     engine.connection.sql('CREATE TABLE t ("a b" INT)')
     with pytest.raises(DataFormatError, match="'a b' is not an attribute name"):
         engine.evaluate("r", {"r": "table:t"})
+
+
+def test_a_parquet_timestamp_with_nanoseconds_is_refused_as_the_python_engine_refuses_it(
+        engine, tmp_path):
+    """DuckDB cast a Parquet TIMESTAMP_NS column to TIMESTAMP, dropping what is finer than a
+    microsecond (1,000 and 1,001 ns became one value); both engines now refuse it with
+    DataFormatError, and read whole microseconds alike."""
+    pa, pq = pytest.importorskip("pyarrow"), pytest.importorskip("pyarrow.parquet")
+    from sira.errors import DataFormatError
+    fine, whole = tmp_path / "fine.parquet", tmp_path / "whole.parquet"
+    pq.write_table(pa.table({"t": pa.array([1000, 1001], pa.timestamp("ns"))}), fine)
+    pq.write_table(pa.table({"t": pa.array([1000, 3000], pa.timestamp("ns"))}), whole)
+    for run in (sira.evaluate, engine.evaluate):
+        with pytest.raises(DataFormatError):
+            run("r", {"r": f"parquet:{fine}"})
+    assert engine.evaluate("r", {"r": f"parquet:{whole}"}) == \
+        sira.evaluate("r", {"r": f"parquet:{whole}"})
