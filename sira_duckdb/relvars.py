@@ -29,7 +29,7 @@ from __future__ import annotations
 import duckdb
 
 from sira.errors import (DataFormatError, DataSourceError, DuplicateAttribute, NullValue,
-                         SiraValueError)
+                         SiraTypeError, SiraValueError)
 from sira.io._support import attribute_names
 from sira.io.arrowdata import pandas_table
 from sira.io.intake import kind_of, path_of, refuse, relation_of
@@ -282,7 +282,11 @@ def _columns(c, name, names, types):
             raise DuplicateAttribute(f"relvar '{name}': the columns '{seen[key][0]}' and '{raw}' "
                                      f"are one attribute '{key}' (names are case-insensitive)",
                                      attribute=key, operator="RELVAR")
-        seen[key] = (raw, sira_type_of(dtype, f"relvar '{name}': column '{raw}'"), dtype)
+        try:
+            t = sira_type_of(dtype, f"relvar '{name}': column '{raw}'")
+        except SiraTypeError as err:  # the readers' class for a column sira cannot hold
+            raise DataFormatError(str(err), source=name, attribute=raw) from None
+        seen[key] = (raw, t, dtype)
     if list(seen) == [DEE_NAME] and seen[DEE_NAME][2].id == "boolean":
         return Heading(), [DEE]
     heading = Heading.of([(k, t) for k, (_, t, _) in seen.items()])

@@ -540,6 +540,9 @@ def _awkward_inputs():
             [{"t": 1001}], pa.struct([("t", pa.timestamp("ns"))]))}),
         "zoned nanoseconds": pa.table({"t": pa.array([2000], pa.timestamp("ns", tz="UTC"))}),
         "pandas nanoseconds": pd.DataFrame({"t": pd.to_datetime([1001], unit="ns")}),
+        "a binary column": pa.table({"x": pa.array([b"a"])}),
+        "a map column": pa.table({"x": pa.array([[("a", 1)]], pa.map_(pa.string(),
+                                                                        pa.int64()))}),
     }
 
 
@@ -551,7 +554,8 @@ def _awkward_inputs():
                                          "Int64 without NA", "nanoseconds",
                                          "whole microseconds in nanoseconds",
                                          "nanoseconds in a tuple", "zoned nanoseconds",
-                                         "pandas nanoseconds"]))
+                                         "pandas nanoseconds", "a binary column",
+                                         "a map column"]))
 def test_awkward_dataframes_give_what_the_python_engine_gives(engine, kind):
     """DuckDB registered these as they were, and DuckDB renamed or converted them on its own:
     `A` and `a` became `a` and `a_1`, an empty name `v0`, [1, 'a'] the strings '1' and 'a', a
