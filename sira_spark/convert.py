@@ -234,11 +234,18 @@ def heading_of_dataframe(df, relvar: str | None = None):
     """The sira heading of a DataFrame's schema (names case-insensitive), each column name
     checked as sira's readers check it (:func:`sira.io._support.attribute_names`: a name the
     text syntax can use, once), so a DataFrame Spark reads gives the Python engine's error."""
+    from sira.errors import DataFormatError, SiraTypeError
     from sira.io._support import attribute_names
     from sira.values import Heading
-    attribute_names([f.name for f in df.schema.fields], relvar or "<DataFrame>")
-    return Heading.of([(f.name, sira_type_of(f.dataType, f.name, relvar))
-                       for f in df.schema.fields])
+    where = relvar or "<DataFrame>"
+    attribute_names([f.name for f in df.schema.fields], where)
+    pairs = []
+    for f in df.schema.fields:
+        try:
+            pairs.append((f.name, sira_type_of(f.dataType, f.name, relvar)))
+        except SiraTypeError as err:  # the readers' class for a column sira cannot hold
+            raise DataFormatError(str(err), source=where, attribute=f.name) from None
+    return Heading.of(pairs)
 
 
 # --------------------------------------------------------------------------- admission

@@ -216,10 +216,15 @@ def test_spark_types_users_meet_are_mapped(spark):
     ("named_struct('x', cast(1.5 as decimal(4,2)))", "decimal(38,0)"),
 ])
 def test_a_spark_type_sira_lacks_is_refused_saying_how_to_convert(spark, select, hint):
+    """DataFormatError, the class the Python engine gives for the same DataFrame (it raised
+    SiraTypeError on Spark)."""
+    from sira.errors import DataFormatError
     df = spark.sql(f"select {select} as c")
-    with pytest.raises(SiraTypeError) as err:
+    with pytest.raises(DataFormatError) as err:
         spark_eval("r", {"r": df})
     assert hint in str(err.value) and "relvar 'r'" in str(err.value)
+    with pytest.raises(DataFormatError):
+        sira.evaluate("r", {"r": df})
 
 
 @needs_spark
