@@ -16,8 +16,8 @@ import pytest
 
 import sira
 from sira import FLOAT, INT, INTINTERVAL, STRING, TIMESTAMP, Interval, Relation
-from sira.errors import (DataSourceError, DivisionByZero, EngineUnavailable, FloatOverflow,
-                         IntervalError, IntOverflow, NullValue, SiraTypeError, SiraValueError)
+from sira.errors import (DataFormatError, DataSourceError, DivisionByZero, EngineUnavailable,
+                         FloatOverflow, IntervalError, IntOverflow, NullValue, SiraValueError)
 
 from conftest import spark_available
 
@@ -218,7 +218,6 @@ def test_spark_types_users_meet_are_mapped(spark):
 def test_a_spark_type_sira_lacks_is_refused_saying_how_to_convert(spark, select, hint):
     """DataFormatError, the class the Python engine gives for the same DataFrame (it raised
     SiraTypeError on Spark)."""
-    from sira.errors import DataFormatError
     df = spark.sql(f"select {select} as c")
     with pytest.raises(DataFormatError) as err:
         spark_eval("r", {"r": df})
