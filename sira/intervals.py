@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .errors import IntervalError, SiraTypeError
+from .errors import IntervalError, IntOverflow, SiraTypeError
 from .types import DATE, FLOAT, INT, LONG, TIMESTAMP, IntegerType, Type
 
 if TYPE_CHECKING:
@@ -213,27 +213,41 @@ def _next_point(interval_type, value, interval):
 
 
 def successor(point_type: Type, value):
-    """The next point of an ordinal type."""
+    """The next point of an ordinal type; IntOverflow past the type's last point (INT's
+    2147483647, DATE's 9999-12-31, as DuckDB and Spark say it).
+
+        >>> import datetime
+        >>> successor(DATE, datetime.date(9999, 12, 31))
+        Traceback (most recent call last):
+        ...
+        sira.errors.IntOverflow: successor: the point after 9999-12-31 does not fit DATE
+    """
     if isinstance(point_type, IntegerType):  # INT, LONG (overflow checked), BIGINT
         return point_type.fit(value + 1, operator="successor")
-    if point_type == DATE:
-        return value + _ONE_DAY
-    if point_type == TIMESTAMP:
-        return value + _ONE_MICROSECOND
+    if point_type in (DATE, TIMESTAMP):
+        return _stepped(point_type, value, 1, "successor")
     raise SiraTypeError(f"{point_type.name} is not an ordinal type", operator="successor",
                         expected="an ordinal type", got=point_type.name)
 
 
 def predecessor(point_type: Type, value):
-    """The previous point of an ordinal type."""
+    """The previous point of an ordinal type; IntOverflow before the type's first point."""
     if isinstance(point_type, IntegerType):
         return point_type.fit(value - 1, operator="predecessor")
-    if point_type == DATE:
-        return value - _ONE_DAY
-    if point_type == TIMESTAMP:
-        return value - _ONE_MICROSECOND
+    if point_type in (DATE, TIMESTAMP):
+        return _stepped(point_type, value, -1, "predecessor")
     raise SiraTypeError(f"{point_type.name} is not an ordinal type", operator="predecessor",
                         expected="an ordinal type", got=point_type.name)
+
+
+def _stepped(point_type: Type, value, step: int, operator: str):
+    """A DATE or TIMESTAMP one point later (step 1) or earlier (-1), within Python's range."""
+    try:
+        return value + step * (_ONE_DAY if point_type == DATE else _ONE_MICROSECOND)
+    except OverflowError:
+        where = "after" if step > 0 else "before"
+        raise IntOverflow(operator=operator, type=point_type.name,
+                          value=f"the point {where} {point_type.format(value)}") from None
 
 
 @attrs.frozen(repr=False)

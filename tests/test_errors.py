@@ -644,3 +644,20 @@ def test_an_empty_window_option_is_a_parse_error(text):
     S = sira.Relation.from_rows({"ts": sira.LONG, "k": INT}, [(1, 1), (2, 2), (3, 1)])
     with pytest.raises(sira.ParseError, match="WINDOW|SESSION|TUMBLE|range"):
         sira.evaluate(text, {"S": S})
+
+
+@pytest.mark.parametrize("text", [
+    "relation(heading(iv(dateinterval)) body(tuple(iv(dateinterval(from(date(9999-12-30))"
+    "to(date(9999-12-31)))))))",
+    "relation(heading(iv(timestampinterval)) body(tuple(iv(timestampinterval(from(timestamp("
+    "9999-12-31T23:59:59.999999))to(timestamp(9999-12-31T23:59:59.999999)))))))",
+    "extend(relation(heading(d(date)) body(tuple(d(date(9999-12-31))))), (n(next(d))))",
+    "extend(relation(heading(t(timestamp)) body(tuple(t(timestamp(9999-12-31T23:59:59.999999))"
+    "))), (iv(timestampinterval(from(t)to(t)))))"])
+def test_the_point_after_the_last_date_or_timestamp_is_an_overflow(text, engine):
+    """The successor of 9999-12-31 (or of TIMESTAMP's last microsecond) raised Python's
+    OverflowError on the Python engine (and on every engine for a literal, which the shared
+    builder computes); it is IntOverflow, as DuckDB and Spark already said."""
+    from sira.errors import IntOverflow
+    with pytest.raises(IntOverflow):
+        sira.evaluate(text, {}, engine=engine)
