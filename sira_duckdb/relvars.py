@@ -5,11 +5,13 @@ A Relation is sent to DuckDB as an Arrow table; an Arrow table or a DuckDB relat
 registered as a view and scanned where it is, never converted through Python tuples; a pandas
 DataFrame is first the Arrow table :func:`sira.from_pandas` reads it as (its named index
 levels are attributes, a column mixing types is refused), so both engines see one relation.
-Every column name must be one the text syntax can use, once (DuckDB itself would rename them). Parquet files are read by DuckDB (``"parquet:/path"``), tables named
-(``"table:name"``). CSV, JSON and Arrow files (``"csv:/path"`` ...) and Spark DataFrames are
-read by sira's own readers (:mod:`sira.io.intake`), so they give the relation, or the error,
-that :func:`sira.read_csv` and its siblings give: typed headers, inference, a ragged row refused
-(DuckDB's sniffer would guess). Any other value is refused naming the relvar. Column names are lowercased; each column's DuckDB type gives the
+Every column name must be one the text syntax can use, once (DuckDB itself would rename them).
+Parquet files are read by DuckDB (``"parquet:/path"``), tables named (``"table:name"``).
+CSV, JSON and Arrow files (``"csv:/path"`` ...) and Spark DataFrames are read by sira's own
+readers (:mod:`sira.io.intake`), so they give the relation, or the error, that
+:func:`sira.read_csv` and its siblings give: typed headers, inference, a ragged row refused
+(DuckDB's sniffer would guess). Any other value is refused naming the relvar. Column names are
+lowercased; each column's DuckDB type gives the
 attribute's sira type (``types.sira_type_of``). A source DuckDB cannot read (a missing file or
 table) is a DataSourceError naming the relvar.
 
@@ -300,7 +302,8 @@ def _columns(c, name, names, types):
             finer = sira_error("DataFormatError", None, f"relvar '{name}': column '{raw}' holds "
                                f"a timestamp with a fraction of a microsecond, finer than "
                                f"TIMESTAMP's grain")
-            value = f"(CASE WHEN epoch_ns({value}) % 1000 <> 0 THEN {finer} ELSE {value} END)"
+            value = _cast_to(f"(CASE WHEN epoch_ns({value}) % 1000 <> 0 THEN {finer} "
+                             f"ELSE {value} END)", t)
         elif str(dtype) != duckdb_type(t):
             value = _cast_to(value, t)
         if isinstance(t, IntervalType):
