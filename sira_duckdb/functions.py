@@ -589,7 +589,18 @@ def _the_to(args, types, rt, c):
 
 @translates("next")
 def _next(args, types, rt, c):
-    return next_point(types[0], args[0])
+    """The next point; past DATE's or TIMESTAMP's last an IntOverflow where it is computed,
+    as the Python engine fails (DuckDB's own range goes on past year 9999, so a value never
+    shown, projected away or only compared, would otherwise pass)."""
+    t = types[0]
+    if t not in (DATE, TIMESTAMP):
+        return next_point(t, args[0])
+    last = literal(t, datetime.date.max if t == DATE else datetime.datetime.max)
+    return once(c, args[0], lambda x: (
+        f"(CASE WHEN {x} >= {last} THEN "
+        + sira_error_expr("IntOverflow", "successor", f"'successor: the point after ' || "
+                          f"CAST({x} AS VARCHAR) || ' does not fit {t.name}'")
+        + f" ELSE {next_point(t, x)} END)"))
 
 
 def interval_intersect(a: str, b: str, t, c=None) -> str:

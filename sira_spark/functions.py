@@ -565,7 +565,15 @@ def _the_to(args, types, rt):
 
 @translates("next")
 def _next(args, types, rt):
-    return next_point(types[0], args[0])
+    """The next point; past DATE's or TIMESTAMP's last an IntOverflow where it is computed,
+    as the Python engine fails (Spark's own range goes on past year 9999)."""
+    t = types[0]
+    if t not in (DATE, TIMESTAMP):
+        return next_point(t, args[0])
+    last = literal_column(t, datetime.date.max if t == DATE else datetime.datetime.max)
+    return F.when(args[0] >= last, sira_error(
+        "IntOverflow", f"successor: the point after the last {t.name} does not fit {t.name}")) \
+        .otherwise(next_point(t, args[0]))
 
 
 @translates("iintersect")
