@@ -364,6 +364,7 @@ def _one_empty(t, v):
     engine hands out (``as_held``): all empty intervals are one value, so THE_STRING gives one
     text for them, whatever begin the Python engine shows an empty interval at::
 
+        >>> from sira.intervals import INTINTERVAL
         >>> _one_empty(INTINTERVAL, Interval(16384, 16384))
         Interval(begin=0, end=0)
     """
