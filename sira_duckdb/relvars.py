@@ -30,9 +30,8 @@ from __future__ import annotations
 
 import duckdb
 
-from sira.errors import (DataFormatError, DataSourceError, DuplicateAttribute, NullValue,
-                         SiraTypeError, SiraValueError)
-from sira.io._support import attribute_names
+from sira.errors import DataFormatError, DataSourceError, NullValue, SiraValueError
+from sira.io._support import attribute_names, column_type_held
 from sira.io.arrowdata import pandas_table
 from sira.io.intake import kind_of, path_of, refuse, relation_of
 from sira.intervals import IntervalType, empty_interval
@@ -279,16 +278,9 @@ def _columns(c, name, names, types):
         attribute_names(list(names), name)
     seen = {}
     for raw, dtype in zip(names, types):
-        key = raw.lower()
-        if key in seen:
-            raise DuplicateAttribute(f"relvar '{name}': the columns '{seen[key][0]}' and '{raw}' "
-                                     f"are one attribute '{key}' (names are case-insensitive)",
-                                     attribute=key, operator="RELVAR")
-        try:
-            t = sira_type_of(dtype, f"relvar '{name}': column '{raw}'")
-        except SiraTypeError as err:  # the readers' class for a column sira cannot hold
-            raise DataFormatError(str(err), source=name, attribute=raw) from None
-        seen[key] = (raw, t, dtype)
+        with column_type_held(name, raw):
+            seen[raw.lower()] = (raw, sira_type_of(dtype, f"relvar '{name}': column '{raw}'"),
+                                 dtype)
     if list(seen) == [DEE_NAME] and seen[DEE_NAME][2].id == "boolean":
         return Heading(), [DEE]
     heading = Heading.of([(k, t) for k, (_, t, _) in seen.items()])

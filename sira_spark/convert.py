@@ -234,17 +234,14 @@ def heading_of_dataframe(df, relvar: str | None = None):
     """The sira heading of a DataFrame's schema (names case-insensitive), each column name
     checked as sira's readers check it (:func:`sira.io._support.attribute_names`: a name the
     text syntax can use, once), so a DataFrame Spark reads gives the Python engine's error."""
-    from sira.errors import DataFormatError, SiraTypeError
-    from sira.io._support import attribute_names
+    from sira.io._support import attribute_names, column_type_held
     from sira.values import Heading
     where = relvar or "<DataFrame>"
     attribute_names([f.name for f in df.schema.fields], where)
     pairs = []
     for f in df.schema.fields:
-        try:
+        with column_type_held(where, f.name):
             pairs.append((f.name, sira_type_of(f.dataType, f.name, relvar)))
-        except SiraTypeError as err:  # the readers' class for a column sira cannot hold
-            raise DataFormatError(str(err), source=where, attribute=f.name) from None
     return Heading.of(pairs)
 
 

@@ -11,7 +11,7 @@ import re
 import sys
 
 from ..errors import (DataFormatError, DataSourceError, DuplicateAttribute, MissingExtra,
-                      UnknownAttribute)
+                      SiraTypeError, UnknownAttribute)
 from ..types import Type
 from .literals import parse_type
 
@@ -66,6 +66,25 @@ def attribute_names(names, where: str) -> list:
                                      f"case-insensitive)", attribute=key, operator=None)
         out.append(key)
     return out
+
+
+@contextlib.contextmanager
+def column_type_held(where: str, attribute: str):
+    """Inside it, a :class:`SiraTypeError` (a column type sira cannot hold, as an engine's own
+    source reports it) becomes the readers' :class:`DataFormatError` naming source and column.
+
+    >>> from sira.errors import DataFormatError, SiraTypeError
+    >>> try:
+    ...     with column_type_held("t.parquet", "x"):
+    ...         raise SiraTypeError("column 'x': BLOB has no sira type")
+    ... except DataFormatError as err:
+    ...     print(err.attribute)
+    x
+    """
+    try:
+        yield
+    except SiraTypeError as err:
+        raise DataFormatError(str(err), source=where, attribute=attribute) from None
 
 
 def declared_types(types, names, where: str) -> dict:
