@@ -85,7 +85,7 @@ from .functions import canonical_list
 from .guards import guard_of, held, held_over, held_within
 from .lifting import chain_members, first_beyond, float_reaches, partition_ends
 from .sql import and_all, ident, struct_pack
-from .windows import TIME_MAX, from_time, order_columns, time_plus, to_time
+from .windows import TIME_MAX, from_time, order_columns, time_fits, time_plus, to_time
 
 _END_OF_INPUT = 2 ** 62  # the emission position of panes emitted at the end of input
 
@@ -727,4 +727,5 @@ def _time_interval(node, child, c) -> str:
     pane = struct_pack([("begin", from_time(start, t_type)), ("end", from_time(end, t_type))])
     return (f"SELECT {', '.join(keys + [f'CAST({inst} AS BIGINT) AS instance'])}, "
             f"{from_time(at, t_type)} AS {ident('at')}, {pane} AS pane, "
-            f"list_sort({arr}, 'ASC', 'NULLS FIRST') AS tuples FROM {emitted}")
+            f"list_sort({arr}, 'ASC', 'NULLS FIRST') AS tuples FROM {emitted} "
+            f"WHERE {and_all([time_fits(x, t_type, 'SPLWINDOW') for x in (start, end, at)])}")

@@ -35,13 +35,13 @@ from __future__ import annotations
 from sira.algebra.windows import DStream, IStream, RStream, Window
 from sira.errors import SiraTypeError, SiraValueError
 from sira.intervals import IntervalType
-from sira.types import BIGINT, FLOAT, TIMESTAMP, RelationType, TupleType
+from sira.types import BIGINT, FLOAT, INT, TIMESTAMP, RelationType, TupleType
 
 from .compiler import translates
 from .functions import cast, interval
 from .lifting import first_beyond, partition_ends
 from .packing import pack_sql
-from .sql import and_all, field, ident, struct_pack
+from .sql import and_all, field, ident, sira_error_expr, struct_pack
 from .types import duckdb_type
 
 #: rows(N) slide(M) with M up to this uses leads; larger slides join with the batch table
@@ -63,6 +63,35 @@ def from_time(sql: str, t) -> str:
     if t == TIMESTAMP:
         return f"make_timestamp(CAST({sql} AS BIGINT))"
     return cast(sql, t)
+
+
+#: the BIGINT times of each timestamp type's least and greatest values (microseconds since the
+#: epoch of 0001-01-01 and 9999-12-31T23:59:59.999999 for TIMESTAMP); a LONG time always fits
+TIME_RANGE = {INT: (-2 ** 31, 2 ** 31 - 1),
+              TIMESTAMP: (-62135596800000000, 253402300799999999)}
+
+
+def time_fits(sql: str, t, operator: str) -> str:
+    """A condition TRUE where the BIGINT time ``sql`` (NULL: no bound) is a value of the
+    timestamp type ``t``, failing the query with IntOverflow (naming ``operator``) where it is
+    not. Put in a WHERE, it makes DuckDB compute the bound on every row, as the Python engine
+    does: a bound computed only for a column that is projected away, or only compared, would
+    otherwise never be checked (DuckDB's own TIMESTAMP goes on past year 9999, and it prunes
+    what nothing reads).
+
+        >>> from sira import INT
+        >>> time_fits('"e"', INT, "TUMBLE")[:80]
+        '(CASE WHEN "e" IS NULL OR "e" BETWEEN -2147483648 AND 2147483647 THEN TRUE ELSE '
+    """
+    if t not in TIME_RANGE:  # a LONG (or FLOAT delta) time is its own value: only computed
+        return f"(vector_type({sql}) IS NOT NULL)"
+    low, high = TIME_RANGE[t]
+    shown = f"CAST({sql} AS VARCHAR)" if t == INT else \
+        f"CAST(make_timestamp(CAST({sql} AS BIGINT)) AS VARCHAR)"
+    fail = sira_error_expr("IntOverflow", operator,
+                           f"'{operator}: a window bound at ' || {shown} || ' does not fit "
+                           f"{t.name}'")
+    return f"(CASE WHEN {sql} IS NULL OR {sql} BETWEEN {low} AND {high} THEN TRUE ELSE {fail} END)"
 
 
 def ceil_to(sql: str, step: int) -> str:
@@ -220,7 +249,8 @@ def _window(node, children, c):
     during = interval(from_time(b, ts_t), from_time(e, ts_t))
     cols = ", ".join(ident(n) for n in h.names)
     return (f"SELECT {cols}, {during} AS {ident(node.during)} FROM {bounded} "
-            f"WHERE {b} IS NOT NULL AND ({e} IS NULL OR {b} < {e})")
+            f"WHERE {b} IS NOT NULL AND ({e} IS NULL OR {b} < {e}) "
+            f"AND {time_fits(b, ts_t, 'WINDOW')} AND {time_fits(e, ts_t, 'WINDOW')}")
 
 
 def _rows_slide(c, timed: str, node, w: str) -> str:
@@ -416,4 +446,4 @@ def summarize_window(node, c):
     return None
 
 
-__all__ = ["to_time", "from_time", "ceil_to", "floor_aligned", "order_columns"]
+__all__ = ["to_time", "from_time", "time_fits", "ceil_to", "floor_aligned", "order_columns"]

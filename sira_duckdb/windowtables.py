@@ -24,7 +24,7 @@ from sira.algebra.windows import WINDOW_ATTRIBUTES, WindowTable
 from .compiler import translates
 from .guards import limited, sized_within
 from .sql import ident
-from .windows import floor_aligned, from_time, to_time
+from .windows import floor_aligned, from_time, time_fits, to_time
 
 #: hop windows with at most this many windows per element use a literal list of offsets (a
 #: condition drops the ones not holding t); longer ones a ``range`` of their starts
@@ -36,6 +36,14 @@ def _window_values(node, start: str, end: str, names=WINDOW_ATTRIBUTES) -> list:
     t = node.ts_type
     values = {"window_start": start, "window_end": end, "window_time": f"({end}) - 1"}
     return [f"{from_time(values[n], t)} AS {ident(n)}" for n in names]
+
+
+def _fitting(node, start: str, end: str) -> str:
+    """A WHERE clause computing every window's start and end on every row and failing with
+    IntOverflow where one does not fit the timestamp's type (as the Python engine does, also
+    when the window columns are projected away)."""
+    op = node.kind.upper()
+    return f"WHERE {time_fits(start, node.ts_type, op)} AND {time_fits(end, node.ts_type, op)}"
 
 
 def _offsets(size: int, slide: int) -> str:
@@ -62,8 +70,9 @@ def _window_table(node, children, c):
                      "timed")
     if node.kind == "tumble":
         start = floor_aligned(u, size, offset)
-        return (f"SELECT {cols}, {', '.join(_window_values(node, start, f'{start} + {size}'))} "
-                f"FROM {timed}")
+        end = f"{start} + {size}"
+        return (f"SELECT {cols}, {', '.join(_window_values(node, start, end))} "
+                f"FROM {timed} {_fitting(node, start, end)}")
     if node.kind == "hop":
         # the windows holding t start at base, base - L, ..., down to more than t - T
         base = floor_aligned(u, slide, offset)
@@ -76,7 +85,8 @@ def _window_table(node, children, c):
                              f"{sized_within(c, node, timed, many)}", "timed")
         starts = c.define(_holding(timed, offsets, k, base, u, size, s), "hop")
         values = _window_values(node, s, f"{s} + {size}")
-        result = f"SELECT {cols}, {', '.join(values)} FROM {starts}"
+        result = f"SELECT {cols}, {', '.join(values)} FROM {starts} " \
+            f"{_fitting(node, s, f'{s} + {size}')}"
         return f"SELECT * FROM {limited(c, node, result, 'hop')}"  # max_tuples
     if node.kind == "cumulate":
         period = floor_aligned(u, size, offset)
@@ -88,7 +98,8 @@ def _window_table(node, children, c):
         steps = c.define(f"SELECT *, {period} AS {s}, unnest(range({first}, {size // slide + 1}))"
                          f" AS {k} FROM {timed}", "cumulate")
         values = _window_values(node, s, f"{s} + {k} * {slide}")
-        result = f"SELECT {cols}, {', '.join(values)} FROM {steps}"
+        result = f"SELECT {cols}, {', '.join(values)} FROM {steps} " \
+            f"{_fitting(node, s, f'{s} + {k} * {slide}')}"
         return f"SELECT * FROM {limited(c, node, result, 'cumulate')}"  # max_tuples
     gap = size
     part = f"PARTITION BY {', '.join(ident(p) for p in node.partition)} " \
@@ -104,7 +115,8 @@ def _window_table(node, children, c):
                         f"FROM ({starts}) AS st", "sessions")
     per = f"(PARTITION BY {', '.join([ident(q) for q in node.partition] + [sess])})"
     values = _window_values(node, f"min({u}) OVER {per}", f"max({u}) OVER {per} + {gap}")
-    return f"SELECT {cols}, {', '.join(values)} FROM {numbered}"
+    # a session ends at its last time + gap: checked on every time (each is at most the last)
+    return f"SELECT {cols}, {', '.join(values)} FROM {numbered} {_fitting(node, u, f'{u} + {gap}')}"
 
 
 def fused_hop(node):
@@ -170,4 +182,4 @@ def summarize_hop(node, win, c):
     kept = [n for n in WINDOW_ATTRIBUTES if n in node.by]
     names = [ident(n) for n in node.heading.names if n not in WINDOW_ATTRIBUTES]
     return (f"SELECT {', '.join(names + _window_values(win, s, f'{s} + {size}', kept))} "
-            f"FROM {result}")
+            f"FROM {result} {_fitting(win, s, f'{s} + {size}')}")

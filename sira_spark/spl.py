@@ -79,7 +79,8 @@ from .convert import local_dataframe
 from .guards import check_held, check_held_before, guard_of, windows_counted_in_workers
 from .packing import _bucketed, bucket_totals_before, carried_across, running_rows
 from .rowbound import partitions_for
-from .windows import TIME_MAX, _from_time, _order_columns, _to_time, exact, time_plus
+from .windows import (TIME_MAX, _from_time, _order_columns, _to_time, exact, time_fits,
+                      time_plus)
 
 _END_OF_INPUT = 2 ** 62  # the emission position of panes emitted at the end of input
 
@@ -376,6 +377,9 @@ def _time_interval(node, df):
     em = running_rows(em.withColumn("__ee", e["e"]), ["__ee", F.col("__start")],
                       {"__inst": F.lit(1)}, [(k, h.type_of(k)) for k in node.partition])
     inst = F.col("__inst")
+    em = em.where(time_fits(F.col("__start"), t_type, "SPLWINDOW")
+                  & time_fits(F.col("__end"), t_type, "SPLWINDOW")
+                  & time_fits(e["at"], t_type, "SPLWINDOW"))
     pane = F.struct(_from_time(F.col("__start"), t_type).alias("begin"),
                     _from_time(F.col("__end"), t_type).alias("end"))
     out = em.select(*keys, inst.cast("long").alias("instance"),

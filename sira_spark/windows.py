@@ -49,7 +49,7 @@ from pyspark.sql import functions as F
 from sira.algebra.windows import DStream, IStream, RStream, Window
 from sira.errors import SiraTypeError, SiraValueError
 from sira.intervals import IntervalType
-from sira.types import BIGINT, FLOAT, TIMESTAMP, RelationType, TupleType
+from sira.types import BIGINT, FLOAT, INT, TIMESTAMP, RelationType, TupleType
 
 from .compiler import ordered, translates
 from .packing import pack_dataframe, running_rows
@@ -83,6 +83,27 @@ def _from_time(col, t):
     if t == TIMESTAMP:
         return F.timestamp_micros(col).cast("timestamp_ntz")
     return col.cast(spark_type(t))
+
+
+#: each timestamp type's least and greatest values as LONG time (microseconds since the epoch
+#: of 0001-01-01 and 9999-12-31T23:59:59.999999 for TIMESTAMP), as DuckDB's ``TIME_RANGE``
+TIME_RANGE = {INT: (-2 ** 31, 2 ** 31 - 1),
+              TIMESTAMP: (-62135596800000000, 253402300799999999),
+              BIGINT: (-2 ** 63, 2 ** 63 - 1)}
+
+
+def time_fits(col, t, operator: str):
+    """A condition true where the LONG time ``col`` (null: no bound) is a value of the timestamp
+    type ``t``, failing the query with IntOverflow (naming ``operator``) where it is not. In a
+    filter it makes Spark compute the bound on every row, as the Python engine does: a bound
+    computed only for a column that is projected away, or only compared, would otherwise never
+    be checked (Spark's own TIMESTAMP goes on past year 9999, and it prunes what nothing
+    reads). As DuckDB's ``time_fits``."""
+    from .functions import sira_error
+    low, high = TIME_RANGE.get(t, TIME_RANGE[BIGINT])
+    inside = col.isNull() | ((col >= F.lit(low).cast("long")) & (col <= F.lit(high).cast("long")))
+    return F.when(inside, F.lit(True)).otherwise(sira_error(
+        "IntOverflow", f"{operator}: a window bound does not fit {t.name}"))
 
 
 def _ceil_to(col, step: int):
@@ -259,7 +280,8 @@ def _window(node, children, c):
                 begin, end = _ceil_to(t, slide), _ceil_to(end, slide)
         df = df.withColumn("__w_b", begin).withColumn("__w_e", end)
     b, e = F.col("__w_b"), F.col("__w_e")
-    df = df.where(b.isNotNull() & (e.isNull() | (b < e)))
+    df = df.where(b.isNotNull() & (e.isNull() | (b < e)) & time_fits(b, ts_t, "WINDOW")
+                  & time_fits(e, ts_t, "WINDOW"))
     during = F.struct(_from_time(b, ts_t).alias("begin"), _from_time(e, ts_t).alias("end"))
     return ordered(df.withColumn(node.during, during), node.heading)
 

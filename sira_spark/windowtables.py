@@ -19,6 +19,7 @@ from sira.types import TIMESTAMP
 
 from .compiler import translates
 from .guards import check_rows, check_sizes
+from .windows import time_fits
 
 
 def _units(node, c):
@@ -32,9 +33,15 @@ def _units(node, c):
     return col.cast("bigint"), lambda u: u.cast(spark_t)
 
 
-def _window_columns(df, back, start, end, names=WINDOW_ATTRIBUTES):
+def _window_columns(df, back, start, end, names=WINDOW_ATTRIBUTES, node=None):
     """``df`` with window_start, window_end and window_time (end minus one unit) from integer
-    units (those of ``names``: a SUMMARIZEBY may keep only some of them)."""
+    units (those of ``names``: a SUMMARIZEBY may keep only some of them); with the window
+    table ``node``, first a filter failing with IntOverflow where a window's start or end does
+    not fit the timestamp's type (:func:`sira_spark.windows.time_fits`: on every row, as the
+    Python engine checks, also when the window columns are projected away)."""
+    if node is not None:
+        t, op = node.ts_type, node.kind.upper()
+        df = df.where(time_fits(start, t, op) & time_fits(end, t, op))
     columns = {"window_start": start, "window_end": end, "window_time": end - 1}
     for name in names:
         df = df.withColumn(name, back(columns[name]))
@@ -61,7 +68,7 @@ def _window_table(node, children, c):
     size, slide, offset = node.units("size"), node.units("slide"), node.units("offset")
     if node.kind == "tumble":
         start = _floor_aligned(t, size, offset)
-        return _window_columns(df, back, start, start + size)
+        return _window_columns(df, back, start, start + size, node=node)
     if node.kind == "hop":
         # the windows holding t start at base, base - L, ..., down to more than t - T
         base = _floor_aligned(t, slide, offset)
@@ -79,7 +86,7 @@ def _window_table(node, children, c):
             out = df.withColumn("__k", F.explode(F.sequence(
                 F.lit(0).cast("bigint"), last * slide, F.lit(slide).cast("bigint"))))
             start = base - F.col("__k")
-        result = _window_columns(out, back, start, start + size).drop("__k")
+        result = _window_columns(out, back, start, start + size, node=node).drop("__k")
         check_rows(c, node, result)  # max_tuples
         return result
     if node.kind == "cumulate":
@@ -89,15 +96,16 @@ def _window_table(node, children, c):
             check_sizes(c, node, df, F.lit(size // slide + 1) - first)
         j = F.explode(F.sequence(first, F.lit(size // slide).cast("bigint")))
         out = df.withColumn("__j", j)
-        result = _window_columns(out, back, period, period + F.col("__j") * slide).drop("__j")
+        result = _window_columns(out, back, period, period + F.col("__j") * slide,
+                                node=node).drop("__j")
         check_rows(c, node, result)  # max_tuples
         return result
     gap = size  # cut into buckets of time per partition (seed 003, section 5)
     h = node.source.heading
-    return _sessions(df, t, back, gap, [(p, h.type_of(p)) for p in node.partition])
+    return _sessions(df, t, back, gap, [(p, h.type_of(p)) for p in node.partition], node)
 
 
-def _sessions(df, t, back, gap: int, group: list):
+def _sessions(df, t, back, gap: int, group: list, node=None):
     """SESSION, per partition (``group``: pairs of name and sira type; none: one sequence), cut
     into buckets of time (seed 003, section 5; ``packing._bucketed``). A session starts at an
     element later than the one before it plus the gap; past a bucket's first element that is
@@ -132,6 +140,8 @@ def _sessions(df, t, back, gap: int, group: list):
     sessions = rows.withColumn("__s", F.coalesce(F.max(starts).over(
         w.rangeBetween(SparkWindow.unboundedPreceding, 0)), incoming_key))
     per = SparkWindow.partitionBy(*cols, "__s")
+    if node is not None:  # a session ends at its last time + gap: checked on every time
+        sessions = sessions.where(time_fits(F.col("__u") + gap, node.ts_type, "SESSION"))
     out = _window_columns(sessions, back, F.min("__u").over(per), F.max("__u").over(per) + gap)
     return out.drop("__u", "__s", "__bk", "__cl", "__ck")
 
@@ -242,4 +252,4 @@ def summarize_hop(node, win, c):
           for i, ((name, op, _), a) in enumerate(zip(node.specs, aggs))])
     s = F.col("__s")
     kept = [n for n in WINDOW_ATTRIBUTES if n in node.by]
-    return ordered(_window_columns(result, back, s, s + size, kept), node.heading)
+    return ordered(_window_columns(result, back, s, s + size, kept, node=win), node.heading)

@@ -667,3 +667,58 @@ def test_the_point_after_the_last_date_or_timestamp_is_an_overflow(text, engine)
     from sira.errors import IntOverflow
     with pytest.raises(IntOverflow):
         sira.evaluate(text, {}, engine=engine)
+
+
+def _near_the_end(ts_type):
+    """A stream of three elements whose windows of two hours (40 units) end past the last
+    value of ``ts_type`` (or, for the TIMESTAMP at year 1, start before its first)."""
+    import datetime as dt
+    LONG, TIMESTAMP = sira.LONG, sira.TIMESTAMP
+    if ts_type == "timestamp":
+        t = dt.datetime(9999, 12, 31, 22, 0)
+        times = [t, t + dt.timedelta(minutes=30), t + dt.timedelta(minutes=90)]
+    elif ts_type == "year 1":
+        t = dt.datetime(1, 1, 1, 0, 30)
+        times = [t, t + dt.timedelta(minutes=30), t + dt.timedelta(minutes=90)]
+    elif ts_type == "int":
+        times = [2 ** 31 - 21, 2 ** 31 - 11, 2 ** 31 - 4]
+    else:
+        times = [2 ** 63 - 21, 2 ** 63 - 11, 2 ** 63 - 4]
+    t_type = {"timestamp": TIMESTAMP, "year 1": TIMESTAMP, "int": INT, "long": LONG}[ts_type]
+    return sira.Relation.from_rows({"seq": LONG, "ts": t_type, "k": INT, "v": INT},
+                                   [(i + 1, x, 1 + i // 2, i + 1) for i, x in enumerate(times)])
+
+
+@pytest.mark.parametrize("ts_type,text", [
+    ("timestamp", "project(istream(window(S, ts, range(2 hour)), at), (v))"),
+    ("timestamp", "project(tumble(S, ts, size(2 hour)), (v))"),
+    ("year 1", "project(hop(S, ts, size(2 hour) slide(1 hour)), (v))"),
+    ("year 1", "project(summarizeby(hop(S, ts, size(2 hour) slide(1 hour)), (k, window_start), "
+               "(n(plus(v)))), (k, n))"),
+    ("timestamp", "project(ungroup(splwindow(S, ts, timeinterval, intervalduration(2 hour) "
+                  "creationperiod(1 hour)), tuples), (v))"),
+    ("int", "project(window(S, ts, range(40)), (seq))"),
+    ("int", "project(cumulate(S, ts, step(20) size(40)), (v))"),
+    ("long", "project(session(S, ts, gap(40) partition(k)), (v))"),
+    ("long", "project(summarizebyusing(window(S, ts, range(40)), (during), (n(plus(1))), "
+             "(during)), (n))")])
+def test_a_window_bound_past_the_timestamp_s_range_is_an_overflow_also_when_not_shown(
+        ts_type, text, engine):
+    """A window's end past year 9999 (or past INT's or LONG's last value, or a start before
+    year 1) is IntOverflow on the Python engine, where every window is made. DuckDB and Spark
+    computed such a bound only when it was shown, so a query projecting it away, or only
+    comparing it, gave a relation there; the Python engine's fused sum over a range window
+    gave intervals ending past LONG's last value."""
+    from sira.errors import IntOverflow
+    with pytest.raises(IntOverflow, match="WINDOW|TUMBLE|HOP|CUMULATE|SESSION|SPLWINDOW|TIMESTAMP"):
+        sira.evaluate(text, {"S": _near_the_end(ts_type)}, engine=engine)
+
+
+def test_a_range_on_threshold_past_9999_is_never_reached(engine):
+    """``range(C) on(E)`` over a TIMESTAMP E: E + C past year 9999 is a threshold no element
+    reaches (the element never leaves), not Python's OverflowError."""
+    S = _near_the_end("timestamp")
+    got = sira.evaluate("project(window(S, ts, range(2 hour) on(ts)), (v, during))", {"S": S},
+                        engine=engine)
+    assert sorted(t["v"] for t in got.to_rows()) == [1, 2, 3]
+    assert all(t["during"].end is None for t in got.to_rows())

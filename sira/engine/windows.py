@@ -181,7 +181,10 @@ def _range_on(rows, node, times):
         while pending and pending[0][0] <= value:
             _, j = pending.pop(0)
             exits[j] = times[i]
-        pending.add((value + amount, i))
+        try:
+            pending.add((value + amount, i))
+        except OverflowError:  # past TIMESTAMP's last value: no element reaches it, never leaves
+            pass
     return [(row, None if exits[i] is not None and not times[i] < exits[i]
              else Interval(times[i], exits[i])) for i, row in enumerate(rows)]
 
@@ -479,8 +482,11 @@ def _summarize_window(node, ctx, win):
     types = [node.heading.type_of(n) for n in specs]
     out = []
     add = out.append
+    high = None if time.timestamp else win.ts_type.max
     for k, deltas in groups.items():
         points = sorted(deltas)
+        if high is not None and points[-1] > high:
+            return None  # a window bound past the type: the reference evaluation raises it
         count = 0
         sums = [0] * m
         run = None  # [begin, end, sums] of the packed segment being built
@@ -535,8 +541,11 @@ def _summarize_range_one(node, src, win, f, key, ts, rng):
     assemble = row_getter([where[n] for n in node.heading.names])
     out = []
     add = out.append
+    high = win.ts_type.max
     for k, deltas in groups.items():
         points = sorted(deltas)
+        if points[-1] > high:
+            return None  # a window bound past the type: the reference evaluation raises it
         count = total = 0
         run_b = run_e = run_total = None
         for p, nxt in zip(points, points[1:]):  # the last point always empties the window
@@ -570,8 +579,8 @@ def summarize_window(node, ctx):
     """The SUMMARIZEBY ``node`` swept over its window when it is a pointwise integer sum over a
     ``range`` window (CQL's ``select k, sum(e) from S[range T] group by k``), else None.
 
-    A sum overflowing its type gives None too, so that the reference evaluation raises the
-    error naming the failing tuple.
+    A sum overflowing its type, or a window bound outside the timestamp's type, gives None
+    too, so that the reference evaluation raises the error naming the failing tuple.
     """
     win = _fused_window_sum(node)
     if win is None:
