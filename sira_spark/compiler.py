@@ -453,7 +453,7 @@ def translate_failure(err: Exception, node) -> SiraError:
         relvar = node.name if isinstance(node, RelvarRef) else None
         return DataSourceError(relvar=relvar, source=f"the data of {where}",
                                reason=spark_message(err))
-    if "DIVIDE_BY_ZERO" in text:
+    if "DIVIDE_BY_ZERO" in text or "REMAINDER_BY_ZERO" in text:
         return DivisionByZero(f"{where}: division by zero (on Spark)", operator=where)
     if "ARITHMETIC_OVERFLOW" in text or "CAST_OVERFLOW" in text or "NUMERIC_VALUE_OUT_OF_RANGE" \
             in text:

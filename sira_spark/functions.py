@@ -376,10 +376,11 @@ def _div(args, types, rt):
 
 @translates("mod")
 def _mod(args, types, rt):
-    if rt == FLOAT:
-        return F.when(args[1] == 0, sira_error("DivisionByZero", "mod: division by zero")) \
-            .otherwise(args[0] % args[1])
-    return (args[0] % args[1]).cast(spark_type(rt))
+    """The remainder, with the dividend's sign (as Python's sira ``mod``); a zero divisor is
+    DivisionByZero for every type (Spark's own integer error is REMAINDER_BY_ZERO)."""
+    remainder = args[0] % args[1] if rt == FLOAT else (args[0] % args[1]).cast(spark_type(rt))
+    return F.when(args[1] == 0, sira_error("DivisionByZero", "mod: division by zero")) \
+        .otherwise(remainder)
 
 
 @translates("neg")

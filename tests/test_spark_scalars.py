@@ -140,6 +140,15 @@ def test_float_division_by_zero_is_an_error_on_both_engines(engine):
         sira.evaluate("div(1.0, 0.0)", engine=engine)
 
 
+@pytest.mark.parametrize("spec", ["x(mod(i, z))", "x(mod(l, z))", "x(div(i, z))"])
+def test_integer_division_and_remainder_by_zero_are_division_by_zero(spec, engine):
+    """An integer ``mod`` by zero was Spark's REMAINDER_BY_ZERO as an ExecutionError; it is
+    DivisionByZero, as ``div`` and as on the other engines."""
+    r = Relation.from_rows({"i": INT, "l": sira.LONG, "z": INT}, [(5, 7, 0)])
+    with pytest.raises(sira.DivisionByZero, match="division by zero"):
+        sira.evaluate(f"project(extend(r, ({spec})), (i))", {"r": r}, engine=engine)
+
+
 BIG = Relation.from_rows({"k": INT, "x": FLOAT}, [(1, 1e308), (1, 1.5e308), (2, 1.0)])
 
 
