@@ -22,7 +22,8 @@ interval's NULL end means "unbounded above", as inside sira) or a NaN (in a FLOA
 with ``NullValue`` naming the relvar, the attribute and the number of rows, before anything
 runs, unless the caller names a policy: ``nulls="drop"`` leaves those rows out (the engine's
 option, or one call's, which wins); ``trust_no_nulls=True`` skips the checking scan. An
-interval whose end is before its begin fails the query with IntervalError when it is read.
+interval whose end is before its begin (at any depth) fails the query with DataFormatError
+when it is read, as the readers refuse it, also when the query reads no value of its column.
 These are the Spark engine's rules.
 """
 
@@ -102,8 +103,8 @@ def scan(c, name: str, value) -> Scan:
     except duckdb.Error as err:
         raise DataSourceError(relvar=name, source=_describe(value),
                               reason=str(err).strip().splitlines()[0]) from None
-    heading, selects = _columns(c, name, names, types)
-    conditions = _null_conditions(c, name, value, heading, names, types, source)
+    heading, selects, checks = _columns(c, name, names, types)
+    conditions = checks + _null_conditions(c, name, value, heading, names, types, source)
     distinct = not (asserted or c.engine.trust_unique
                     or declared_unique(c, value, heading, dict(zip(names, selects))))
     return Scan(name, source, heading, selects, conditions, distinct)
@@ -176,15 +177,58 @@ def _relation_scan(c, name, value: Relation) -> Scan:
     return Scan(name, view, h, selects, [], False)
 
 
-def _ordered_interval(sql: str, attribute: str, relvar: str, t) -> str:
-    """An interval column as read: one whose end is before its begin fails the query with
-    IntervalError; one whose end equals its begin is the empty interval, as sira.io reads it,
-    held as the one canonical empty struct (``sira.intervals.empty_interval``)."""
+def _empty_interval(sql: str, t) -> str:
+    """An interval column as read: one whose end equals its begin is the empty interval, as
+    sira.io reads it, held as the one canonical empty struct (``sira.intervals.empty_interval``;
+    one whose end is before its begin is refused by :func:`_checks` first)."""
     b, e = f"({sql}).\"begin\"", f"({sql}).\"end\""
-    message = (f"relvar '{relvar}': attribute '{attribute}' holds an interval whose end is "
-               f"before its begin")
-    return (f"(CASE WHEN {e} < {b} THEN {sira_error('IntervalError', 'RELVAR', message)} "
-            f"WHEN {e} = {b} THEN {literal(t, empty_interval(t))} ELSE {sql} END)")
+    return f"(CASE WHEN {e} = {b} THEN {literal(t, empty_interval(t))} ELSE {sql} END)"
+
+
+def _checks(name: str, raw: str, dtype, t) -> list:
+    """WHERE conditions refusing, as the readers refuse them (DataFormatError), the values of
+    column ``raw`` that sira cannot hold: a timestamp with a fraction of a microsecond, an
+    interval whose end is before its begin (at any depth, inside tuples and relations too).
+    In the WHERE, DuckDB checks every row, also when a query reads no value of the column (a
+    check in the SELECT list would go with the column when nothing reads it)."""
+    col = ident(raw)
+    out = []
+    if dtype.id == "timestamp_ns":
+        finer = sira_error("DataFormatError", None, f"relvar '{name}': column '{raw}' holds a "
+                           f"timestamp with a fraction of a microsecond, finer than TIMESTAMP's "
+                           f"grain")
+        out.append(f"(CASE WHEN epoch_ns({col}) % 1000 <> 0 THEN {finer} ELSE TRUE END)")
+    inverted = _inverted_inside(col, t, [0])
+    if inverted is not None:
+        fail = sira_error("DataFormatError", None, f"relvar '{name}': attribute '{raw.lower()}' "
+                          f"holds an interval whose end is before its begin")
+        out.append(f"(CASE WHEN {inverted} THEN {fail} ELSE TRUE END)")
+    return out
+
+
+def _inverted_inside(sql: str, t, counter: list) -> str | None:
+    """SQL true when a value of sira type ``t`` holds an interval whose end is before its
+    begin, anywhere inside; None when ``t`` holds no interval.
+
+        >>> from sira.intervals import INTINTERVAL
+        >>> _inverted_inside('"x"', INTINTERVAL, [0])
+        'coalesce(("x")."end" < ("x")."begin", FALSE)'
+    """
+    if isinstance(t, IntervalType):
+        return f"coalesce(({sql}).\"end\" < ({sql}).\"begin\", FALSE)"
+    if isinstance(t, TupleType):
+        inner = [_inverted_inside(f"({sql}).{ident(n)}", x, counter)
+                 for n, x in t.heading.attributes]
+        inner = [i for i in inner if i is not None]
+        return "(" + " OR ".join(inner) + ")" if inner else None
+    if isinstance(t, RelationType):
+        counter[0] += 1
+        v = f"__sira_inv{counter[0]}"
+        inner = _inverted_inside(v, TupleType(t.heading), counter)
+        if inner is None:
+            return None
+        return f"coalesce(list_bool_or(list_transform({sql}, lambda {v}: {inner})), FALSE)"
+    return None
 
 
 def _cast_to(sql, t):
@@ -282,26 +326,21 @@ def _columns(c, name, names, types):
             seen[raw.lower()] = (raw, sira_type_of(dtype, f"relvar '{name}': column '{raw}'"),
                                  dtype)
     if list(seen) == [DEE_NAME] and seen[DEE_NAME][2].id == "boolean":
-        return Heading(), [DEE]
+        return Heading(), [DEE], []
     heading = Heading.of([(k, t) for k, (_, t, _) in seen.items()])
-    selects = []
+    selects, checks = [], []
     for n, t in heading.attributes:
         raw, _, dtype = seen[n]
         value = ident(raw)
         if dtype.id == "timestamp with time zone":
             value = f"timezone('UTC', {value})"
-        elif dtype.id == "timestamp_ns":  # (a Parquet file's, a table's): as the readers read it
-            finer = sira_error("DataFormatError", None, f"relvar '{name}': column '{raw}' holds "
-                               f"a timestamp with a fraction of a microsecond, finer than "
-                               f"TIMESTAMP's grain")
-            value = _cast_to(f"(CASE WHEN epoch_ns({value}) % 1000 <> 0 THEN {finer} "
-                             f"ELSE {value} END)", t)
-        elif str(dtype) != duckdb_type(t):
+        elif str(dtype) != duckdb_type(t):  # (TIMESTAMP_NS: checked by _checks first)
             value = _cast_to(value, t)
         if isinstance(t, IntervalType):
-            value = _ordered_interval(value, n, name, t)
+            value = _empty_interval(value, t)
         selects.append(f"{canonical(value, t, c)} AS {ident(n)}")
-    return heading, selects
+        checks += _checks(name, raw, dtype, t)
+    return heading, selects, checks
 
 
 def _null_conditions(c, name, value, heading, names, types, source) -> list:

@@ -40,9 +40,9 @@ Data admitted this way (``admit``) holds no NULL and no NaN (sira has none): a r
 one is refused with ``NullValue`` naming the relvar, the attribute, how many rows and whether it
 is NULL or NaN, before the query runs, unless the caller's policy is ``nulls="drop"`` (rows
 holding any NULL or NaN, at any depth, are left out). A query reading an interval whose end is
-before its begin fails with ``IntervalError`` naming the relvar and the attribute (one whose end
-equals its begin is the empty interval, which only IINTERSECT makes; ``sira.io`` reads it so
-too). Columns are then cast to sira's own Spark types, structs rebuilt in the heading's order
+before its begin fails with ``DataFormatError`` (the readers' class) naming the relvar and the
+attribute (one whose end equals its begin is the empty interval, which only IINTERSECT makes;
+``sira.io`` reads it so too). Columns are then cast to sira's own Spark types, structs rebuilt in the heading's order
 and relation-valued attributes put in their canonical order (sorted, distinct).
 """
 
@@ -318,8 +318,8 @@ def _refuse_nulls(df, faults, relvar):
 
 
 def _fail_on_inverted_intervals(df, faults, relvar):
-    """The rows, with the plan failing with IntervalError at an interval whose end is before
-    its begin (checked as Spark reads each row: no job of its own)."""
+    """The rows, with the plan failing with DataFormatError (the readers' class) at an interval
+    whose end is before its begin (checked as Spark reads each row: no job of its own)."""
     from pyspark.sql import functions as F
 
     from .functions import sira_error
@@ -328,7 +328,7 @@ def _fail_on_inverted_intervals(df, faults, relvar):
     check = F
     for name, _, cond in faults:
         check = check.when(cond, sira_error(
-            "IntervalError", f"relvar '{relvar}': attribute '{name}' holds an interval whose "
+            "DataFormatError", f"relvar '{relvar}': attribute '{name}' holds an interval whose "
             f"end is before its begin"))
     return df.where(check.otherwise(F.lit(True)))
 

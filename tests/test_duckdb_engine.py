@@ -492,13 +492,32 @@ def test_trust_no_nulls_skips_the_check_and_a_call_can_still_drop(engine):
     assert len(trusting.evaluate("r", {"r": with_null}, nulls="drop")) == 1
 
 
-def test_an_interval_ending_before_its_begin_is_refused_when_read(engine):
+def test_an_interval_ending_before_its_begin_is_refused_when_read(engine, tmp_path):
+    """As the readers refuse it (DataFormatError): at any depth, from Arrow or Parquet, also
+    when the query reads no value of the column. DuckDB read a nested one as the empty
+    interval, and let a top-level one pass when it was projected away (its check was in the
+    SELECT list, which DuckDB prunes)."""
     import pyarrow as pa
-    from sira.errors import IntervalError
+    import pyarrow.parquet as pq
+    from sira.errors import DataFormatError
     iv = pa.struct([("begin", pa.int32()), ("end", pa.int32())])
     inverted = pa.table({"x": pa.array([{"begin": 5, "end": 3}], iv)})
-    with pytest.raises(IntervalError, match="end is before its begin"):
+    with pytest.raises(DataFormatError, match="end is before its begin"):
         engine.evaluate("r", {"r": inverted})
+    k = pa.array([1], pa.int32())
+    pair = pa.struct([("a", pa.int32()), ("iv", iv)])
+    tables = [pa.table({"k": k, "x": inverted["x"]}),
+              pa.table({"k": k, "t": pa.array([{"a": 1, "iv": {"begin": 5, "end": 3}}], pair)}),
+              pa.table({"k": k, "r": pa.array([[{"a": 1, "iv": {"begin": 2, "end": 4}},
+                                                 {"a": 2, "iv": {"begin": 5, "end": 3}}]],
+                                               pa.list_(pair))})]
+    for i, table in enumerate(tables):
+        pq.write_table(table, tmp_path / f"{i}.parquet")
+        for source in (table, f"parquet:{tmp_path / f'{i}.parquet'}"):
+            for text in ("r", "project(r, (k))"):
+                for run in (sira.evaluate, engine.evaluate):
+                    with pytest.raises(DataFormatError):
+                        run(text, {"r": source})
     empty = pa.table({"x": pa.array([{"begin": 5, "end": 5}], iv)})
     assert engine.evaluate("r", {"r": empty}).to_rows() == [{"x": Interval(5, 5)}]
 
@@ -596,10 +615,12 @@ def test_a_parquet_timestamp_with_nanoseconds_is_refused_as_the_python_engine_re
     pa, pq = pytest.importorskip("pyarrow"), pytest.importorskip("pyarrow.parquet")
     from sira.errors import DataFormatError
     fine, whole = tmp_path / "fine.parquet", tmp_path / "whole.parquet"
-    pq.write_table(pa.table({"t": pa.array([1000, 1001], pa.timestamp("ns"))}), fine)
+    pq.write_table(pa.table({"t": pa.array([1000, 1001], pa.timestamp("ns")),
+                             "k": pa.array([1, 2], pa.int32())}), fine)
     pq.write_table(pa.table({"t": pa.array([1000, 3000], pa.timestamp("ns"))}), whole)
     for run in (sira.evaluate, engine.evaluate):
-        with pytest.raises(DataFormatError):
-            run("r", {"r": f"parquet:{fine}"})
+        for text in ("r", "project(r, (k))"):  # also when no value of t is read
+            with pytest.raises(DataFormatError):
+                run(text, {"r": f"parquet:{fine}"})
     assert engine.evaluate("r", {"r": f"parquet:{whole}"}) == \
         sira.evaluate("r", {"r": f"parquet:{whole}"})
