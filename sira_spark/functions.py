@@ -315,7 +315,8 @@ def exact_sum(value: Column, t, over=None) -> Column:
 def checked_float(result: Column, operands, name: str) -> Column:
     """A FLOAT result checked as the Python engine checks it: NaN is a SiraValueError, an
     infinity made from finite operands is a FloatOverflow (IEEE overflow); infinite operands
-    (``1e999``, MAX's identity) give infinities as IEEE says."""
+    (``1e999``, MAX's identity) give infinities as IEEE says; -0.0 becomes 0.0 (sira's FLOAT
+    has one zero: Spark would show and write ``-0.0`` for ``mult(-1.0, 0.0)``)."""
     finite_operands = F.lit(True)
     for o in operands:
         finite_operands = finite_operands & ~is_infinite(o)
@@ -323,7 +324,7 @@ def checked_float(result: Column, operands, name: str) -> Column:
                                                f"{name}: the result is not a number"))
             .when(is_infinite(result) & finite_operands,
                   sira_error("FloatOverflow", f"{name}: the result is too large for a FLOAT"))
-            .otherwise(result))
+            .otherwise(result + F.lit(0.0)))
 
 
 def float_plus(a: Column, b: Column) -> Column:
@@ -378,13 +379,16 @@ def _div(args, types, rt):
 def _mod(args, types, rt):
     """The remainder, with the dividend's sign (as Python's sira ``mod``); a zero divisor is
     DivisionByZero for every type (Spark's own integer error is REMAINDER_BY_ZERO)."""
-    remainder = args[0] % args[1] if rt == FLOAT else (args[0] % args[1]).cast(spark_type(rt))
+    remainder = args[0] % args[1] + F.lit(0.0) if rt == FLOAT else \
+        (args[0] % args[1]).cast(spark_type(rt))  # (-0.0 is 0.0, as checked_float says)
     return F.when(args[1] == 0, sira_error("DivisionByZero", "mod: division by zero")) \
         .otherwise(remainder)
 
 
 @translates("neg")
 def _neg(args, types, rt):
+    if rt == FLOAT:  # -0.0 is 0.0, as checked_float says
+        return -args[0] + F.lit(0.0)
     return (-args[0]).cast(spark_type(rt))
 
 

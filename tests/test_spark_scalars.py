@@ -149,6 +149,16 @@ def test_integer_division_and_remainder_by_zero_are_division_by_zero(spec, engin
         sira.evaluate(f"project(extend(r, ({spec})), (i))", {"r": r}, engine=engine)
 
 
+def test_a_float_zero_is_one_value_on_spark_too(engine):
+    """sira's FLOAT has one zero (the Python engine and DuckDB give 0.0 for -0.0); Spark gave
+    -0.0 for neg, mult, div and mod, which it then showed and wrote."""
+    r = Relation.from_rows({"z": FLOAT, "m": FLOAT}, [(0.0, -2.0)])
+    got = sira.evaluate("extend(r, (a(neg(z)) b(mult(z, m)) c(div(z, m)) d(mod(neg(m), m))))",
+                        {"r": r}, engine=engine)
+    (row,) = got.to_rows()
+    assert [repr(row[n]) for n in "abcd"] == ["0.0"] * 4
+
+
 BIG = Relation.from_rows({"k": INT, "x": FLOAT}, [(1, 1e308), (1, 1.5e308), (2, 1.0)])
 
 
