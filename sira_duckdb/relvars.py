@@ -36,11 +36,11 @@ from sira.io._support import attribute_names, column_type_held
 from sira.io.arrowdata import pandas_table
 from sira.io.intake import kind_of, path_of, refuse, relation_of
 from sira.intervals import IntervalType, empty_interval
-from sira.types import AVERAGE, FLOAT, RelationType, TupleType
+from sira.types import AVERAGE, FLOAT, INT, RelationType, TupleType
 from sira.values import Heading, Relation
 
-from .functions import canonical, literal
-from .sql import DEE, DEE_NAME, ident, sira_error, string
+from .functions import canonical, literal, once
+from .sql import DEE, DEE_NAME, field, ident, sira_error, string, struct_pack
 from .types import duckdb_type, sira_type_of
 
 NULL_POLICIES = ("error", "drop")
@@ -183,6 +183,41 @@ def _empty_interval(sql: str, t) -> str:
     one whose end is before its begin is refused by :func:`_checks` first)."""
     b, e = f"({sql}).\"begin\"", f"({sql}).\"end\""
     return f"(CASE WHEN {e} = {b} THEN {literal(t, empty_interval(t))} ELSE {sql} END)"
+
+
+def _holds_float(t) -> bool:
+    if t in (FLOAT, AVERAGE):
+        return True
+    if isinstance(t, IntervalType):
+        return t.point == FLOAT
+    if isinstance(t, (TupleType, RelationType)):
+        return any(_holds_float(x) for x in t.heading.types)
+    return False
+
+
+def _one_zero(sql: str, t, c) -> str:
+    """A value of type ``t`` with every FLOAT -0.0 inside it as 0.0 (sira's FLOAT has one
+    zero, as the readers read it; DuckDB keeps -0.0 and would show and write it).
+
+        >>> from sira import FLOAT
+        >>> _one_zero('"f"', FLOAT, None)
+        '("f" + CAST(0.0 AS DOUBLE))'
+    """
+    if not _holds_float(t):
+        return sql
+    if t == FLOAT:
+        return f"({sql} + CAST(0.0 AS DOUBLE))"
+    if isinstance(t, RelationType):
+        v = c.lambda_name()
+        return f"list_transform({sql}, lambda {v}: {_one_zero(v, TupleType(t.heading), c)})"
+    if t == AVERAGE:
+        fields = [("count", INT), ("value", FLOAT)]
+    elif isinstance(t, IntervalType):
+        fields = [("begin", FLOAT), ("end", FLOAT)]
+    else:
+        fields = t.heading.attributes
+    return once(c, sql, lambda v: f"(CASE WHEN {v} IS NULL THEN NULL ELSE " + struct_pack(
+        [(n, _one_zero(field(v, n), x, c)) for n, x in fields]) + " END)")
 
 
 def _checks(name: str, raw: str, dtype, t) -> list:
@@ -338,6 +373,7 @@ def _columns(c, name, names, types):
             value = _cast_to(value, t)
         if isinstance(t, IntervalType):
             value = _empty_interval(value, t)
+        value = _one_zero(value, t, c)
         selects.append(f"{canonical(value, t, c)} AS {ident(n)}")
         checks += _checks(name, raw, dtype, t)
     return heading, selects, checks

@@ -52,7 +52,7 @@ import decimal
 
 from sira.errors import IntOverflow
 from sira.intervals import Interval, IntervalType, empty_interval
-from sira.types import AVERAGE, BIGINT, Average, RelationType, TupleType
+from sira.types import AVERAGE, BIGINT, FLOAT, Average, RelationType, TupleType
 from sira.values import Relation, Tuple
 
 from .rowbound import remember_rows
@@ -265,7 +265,7 @@ def admit(df, heading, relvar: str, policy: str = "error"):
     With ``"error"``, one Spark job (an aggregation computing every column's NULL and NaN counts
     together), and none when the schema says no column can hold a NULL and there is no FLOAT
     column; with ``"drop"``, a filter and no job. An interval whose end is before its begin
-    costs no job either: the plan fails with IntervalError when Spark reads that row.
+    costs no job either: the plan fails with DataFormatError when Spark reads that row.
 
     ``"trust"`` (the caller's promise that there is none) looks for no NULL and no NaN.
 
@@ -396,7 +396,8 @@ def _element_fault(kind, element, dt):
 def canonical_columns(df, heading):
     """The DataFrame with sira's own Spark types: casts where the schema differs (a
     ``timestamp`` instant becomes its UTC ``timestamp_ntz``, a ``float`` a double...), structs
-    in the heading's order with its names, relation-valued attributes sorted and distinct.
+    in the heading's order with its names, relation-valued attributes sorted and distinct, a
+    FLOAT's -0.0 as 0.0 at any depth (sira's FLOAT has one zero, as the readers read it).
     Returns ``df`` itself when nothing needs changing."""
     from pyspark.sql import functions as F
     fields = {f.name.lower(): f for f in df.schema.fields}
@@ -414,7 +415,18 @@ def _needs_rebuilding(t, dt) -> bool:
     from pyspark.sql import types as T
     if isinstance(dt, T.ArrayType):
         return True  # an RVA from outside: its order and distinctness are unknown
-    return dt.simpleString() != spark_type(t).simpleString()
+    return dt.simpleString() != spark_type(t).simpleString() or _holds_float(t)
+
+
+def _holds_float(t) -> bool:
+    """Whether a value of ``t`` holds a FLOAT (whose -0.0 the admission makes 0.0)."""
+    if t == FLOAT or t == AVERAGE:
+        return True
+    if isinstance(t, IntervalType):
+        return t.point == FLOAT
+    if isinstance(t, (TupleType, RelationType)):
+        return any(_holds_float(x) for x in t.heading.types)
+    return False
 
 
 def _canonical(c, t, dt):
@@ -429,6 +441,8 @@ def _canonical(c, t, dt):
                                      by_name[n][0].dataType).alias(n)
                           for n in _struct_names(t)])
     target = spark_type(t)
+    if t == FLOAT:  # -0.0 is 0.0
+        return c.cast(target) + F.lit(0.0)
     if dt.simpleString() == target.simpleString():
         return c
     if dt.simpleString() == "timestamp":

@@ -624,3 +624,23 @@ def test_a_parquet_timestamp_with_nanoseconds_is_refused_as_the_python_engine_re
                 run(text, {"r": f"parquet:{fine}"})
     assert engine.evaluate("r", {"r": f"parquet:{whole}"}) == \
         sira.evaluate("r", {"r": f"parquet:{whole}"})
+
+
+def test_a_float_minus_zero_is_read_as_zero_at_any_depth(engine, tmp_path):
+    """sira's FLOAT has one zero (the readers read -0.0 as 0.0). DuckDB kept -0.0 from an
+    Arrow table, a DataFrame or a Parquet file: its Arrow output showed it, and the one zero
+    ``project(R, (f))`` kept was -0.0."""
+    pa, pq = pytest.importorskip("pyarrow"), pytest.importorskip("pyarrow.parquet")
+    iv = pa.struct([("begin", pa.float64()), ("end", pa.float64())])
+    pair = pa.struct([("a", pa.float64()), ("iv", iv)])
+    table = pa.table({"f": pa.array([-0.0, 0.0]),
+                      "t": pa.array([{"a": -0.0, "iv": {"begin": -0.0, "end": 1.0}}] * 2, pair),
+                      "r": pa.array([[{"a": -0.0, "iv": {"begin": -0.0, "end": None}},
+                                      {"a": 0.0, "iv": {"begin": 0.0, "end": None}}]] * 2,
+                                    pa.list_(pair))})
+    pq.write_table(table, tmp_path / "z.parquet")
+    for source in (table, table.to_pandas(), f"parquet:{tmp_path / 'z.parquet'}"):
+        (row,) = engine.arrow("R", {"R": source}).to_pylist()
+        assert repr(row["f"]) == "0.0" and repr(row["t"]["a"]) == "0.0"
+        assert repr(row["t"]["iv"]["begin"]) == "0.0"
+        assert [repr(e["a"]) for e in row["r"]] == ["0.0"]

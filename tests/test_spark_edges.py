@@ -123,6 +123,20 @@ def test_an_interval_whose_end_is_before_its_begin_is_refused(spark):
 
 
 @needs_spark
+def test_a_float_minus_zero_from_a_dataframe_is_zero_at_any_depth(spark):
+    """A Spark DataFrame (or a Parquet file Spark reads) holding -0.0 in a FLOAT: sira's
+    FLOAT has one zero, as the Python engine's readers read it; Spark kept -0.0, shown and
+    written as such, and an RVA holding both zeros kept two elements."""
+    df = spark.sql("select 1 as k, cast('-0.0' as double) as f, "
+                   "named_struct('a', cast('-0.0' as double)) as t, "
+                   "array(named_struct('a', cast('-0.0' as double)), named_struct('a', 0.0D)) "
+                   "as r")
+    (row,) = spark_eval("extend(r, (g(plus(f, 1.0))))", {"r": df}).to_rows()
+    assert repr(row["f"]) == "0.0" and repr(row["t"]["a"]) == "0.0"
+    assert [repr(e["a"]) for e in row["r"].to_rows()] == ["0.0"]
+
+
+@needs_spark
 def test_an_interval_whose_end_equals_its_begin_is_the_empty_interval(spark):
     # the one sira value IINTERSECT makes that way, as the Python readers accept it
     df = spark.sql("select 1 as k, named_struct('begin', 4, 'end', 4) as d")
