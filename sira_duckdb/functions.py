@@ -1,7 +1,8 @@
 """Scalar expressions as DuckDB SQL: one translation per library operator name.
 
 Every translation gives the Python engine's value, or its error: integer arithmetic overflows
-in DuckDB's own checked arithmetic (INTEGER, BIGINT, HUGEINT), division by zero and the other
+in DuckDB's own checked arithmetic (INTEGER, BIGINT, HUGEINT; called by its function names,
+which DuckDB's optimizer does not rewrite: ``INTEGER_FUNCTIONS``), division by zero and the other
 checks sira makes are spelled out (``error('SIRA|Class|operator|message')``, which the engine
 turns back into the sira exception), FLOAT results that are not a number are refused as in
 Python. ``and``/``or`` short-circuit as Python's do when a later operand could fail. A few
@@ -12,7 +13,7 @@ own Python implementation for the rest (``udfs.py``).
     >>> from sira import INT, attr
     >>> from sira.values import Heading
     >>> expression(attr("a") + 1, Heading.of({"a": INT}), None)
-    '("a" + CAST(1 AS INTEGER))'
+    'add("a", CAST(1 AS INTEGER))'
 """
 
 from __future__ import annotations
@@ -278,6 +279,22 @@ def checked_float(c, operator: str, operands, compute) -> str:
     return bind(list(operands), [])
 
 
+#: integer arithmetic by DuckDB's function names, not its operators: DuckDB's optimizer moves
+#: the constants of ``x + 1 > 0`` (``-x > 0``, ``x * 2 > 0``) to the other side (``x > -1``),
+#: so an overflow the Python engine raises would never be computed; it does not rewrite the
+#: functions, which overflow as the operators do
+INTEGER_FUNCTIONS = {"+": "add", "-": "subtract", "*": "multiply"}
+
+
+def integer_arith(sql_op: str, a: str, b: str) -> str:
+    """``a sql_op b`` on integers, failing on overflow wherever it appears.
+
+        >>> integer_arith("+", '"x"', "1")
+        'add("x", 1)'
+    """
+    return f"{INTEGER_FUNCTIONS[sql_op]}({a}, {b})"
+
+
 def _arith(op, sql_op):
     def translate(args, types, rt, c):
         if rt == AVERAGE:
@@ -285,7 +302,7 @@ def _arith(op, sql_op):
         a, b = _widened(args, types, rt)
         if rt == FLOAT:
             return checked_float(c, op, [a, b], lambda x, y: f"({x} {sql_op} {y})")
-        return f"({a} {sql_op} {b})"
+        return integer_arith(sql_op, a, b)
     return translate
 
 
@@ -336,7 +353,7 @@ def _mod(args, types, rt, c):
 def _neg(args, types, rt, c):
     if rt == FLOAT:
         return f"(CAST(0.0 AS DOUBLE) - {args[0]})"
-    return f"(-{args[0]})"
+    return integer_arith("-", cast("0", rt), args[0])  # (not -x: see INTEGER_FUNCTIONS)
 
 
 @translates("abs")
@@ -562,7 +579,7 @@ def _the_end(args, types, rt, c):
 
 def previous_point(point, sql: str) -> str:
     if isinstance(point, IntegerType):
-        return f"({sql} - {cast('1', point)})"
+        return integer_arith("-", sql, cast("1", point))
     if point == DATE:
         return f"({sql} - 1)"
     return f"({sql} - INTERVAL 1 MICROSECOND)"
@@ -570,7 +587,7 @@ def previous_point(point, sql: str) -> str:
 
 def next_point(point, sql: str) -> str:
     if isinstance(point, IntegerType):
-        return f"({sql} + {cast('1', point)})"
+        return integer_arith("+", sql, cast("1", point))
     if point == DATE:
         return f"({sql} + 1)"
     return f"({sql} + INTERVAL 1 MICROSECOND)"

@@ -42,8 +42,9 @@ is NULL or NaN, before the query runs, unless the caller's policy is ``nulls="dr
 holding any NULL or NaN, at any depth, are left out). A query reading an interval whose end is
 before its begin fails with ``DataFormatError`` (the readers' class) naming the relvar and the
 attribute (one whose end equals its begin is the empty interval, which only IINTERSECT makes;
-``sira.io`` reads it so too). Columns are then cast to sira's own Spark types, structs rebuilt in the heading's order
-and relation-valued attributes put in their canonical order (sorted, distinct).
+``sira.io`` reads it so too). Columns are then cast to sira's own Spark types, structs rebuilt
+in the heading's order and relation-valued attributes put in their canonical order (sorted,
+distinct), a FLOAT's -0.0 read as 0.0.
 """
 
 from __future__ import annotations

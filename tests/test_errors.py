@@ -722,3 +722,18 @@ def test_a_range_on_threshold_past_9999_is_never_reached(engine):
                         engine=engine)
     assert sorted(t["v"] for t in got.to_rows()) == [1, 2, 3]
     assert all(t["during"].end is None for t in got.to_rows())
+
+
+@pytest.mark.parametrize("condition", [
+    "gt(plus(l, 1), 0)", "gt(plus(i, 1), 0)", "eq(minus(l, -1), 5)", "gt(mult(l, 2), 0)",
+    "gt(neg(m), 0)", "gt(next(l), 0)", "lt(minus(0, m), 0)"])
+def test_an_overflow_in_a_comparison_with_a_constant_is_an_overflow(condition, engine):
+    """DuckDB's optimizer moved the constants of ``x + 1 > 0`` to the other side (``x > -1``),
+    so the overflow of ``x + 1`` was never computed and the restriction kept the tuple: a
+    relation where the Python engine raises IntOverflow. Integer arithmetic is now called by
+    its function names there (``sira_duckdb.functions.INTEGER_FUNCTIONS``)."""
+    from sira.errors import IntOverflow
+    r = sira.Relation.from_rows({"k": INT, "i": INT, "l": sira.LONG, "m": sira.LONG},
+                                [(1, 2 ** 31 - 1, 2 ** 63 - 1, -2 ** 63), (2, 5, 7, 0)])
+    with pytest.raises(IntOverflow):
+        sira.evaluate(f"restrict(r, {condition})", {"r": r}, engine=engine)
