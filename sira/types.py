@@ -392,3 +392,20 @@ class TupleType(Type):
 
     def format(self, value):
         return repr(value)
+
+
+def holds_float(t) -> bool:
+    """Whether a value of type ``t`` holds a FLOAT anywhere inside: a FLOAT, an AVERAGE's mean,
+    a FLOATINTERVAL's bounds, or one of these in a tuple's or relation's attribute (the values
+    whose -0.0 an engine reads as 0.0).
+
+        >>> from sira.intervals import FLOATINTERVAL
+        >>> from sira.values import Heading
+        >>> holds_float(RelationType(Heading.of({"x": FLOATINTERVAL}))), holds_float(INT)
+        (True, False)
+    """
+    if t in (FLOAT, AVERAGE):
+        return True
+    if isinstance(t, (TupleType, RelationType)):
+        return any(holds_float(x) for x in t.heading.types)
+    return getattr(t, "point", None) == FLOAT  # an interval type

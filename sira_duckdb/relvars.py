@@ -36,7 +36,7 @@ from sira.io._support import attribute_names, column_type_held
 from sira.io.arrowdata import pandas_table
 from sira.io.intake import kind_of, path_of, refuse, relation_of
 from sira.intervals import IntervalType, empty_interval
-from sira.types import AVERAGE, FLOAT, INT, RelationType, TupleType
+from sira.types import AVERAGE, FLOAT, INT, RelationType, TupleType, holds_float
 from sira.values import Heading, Relation
 
 from .functions import canonical, literal, once
@@ -185,16 +185,6 @@ def _empty_interval(sql: str, t) -> str:
     return f"(CASE WHEN {e} = {b} THEN {literal(t, empty_interval(t))} ELSE {sql} END)"
 
 
-def _holds_float(t) -> bool:
-    if t in (FLOAT, AVERAGE):
-        return True
-    if isinstance(t, IntervalType):
-        return t.point == FLOAT
-    if isinstance(t, (TupleType, RelationType)):
-        return any(_holds_float(x) for x in t.heading.types)
-    return False
-
-
 def _one_zero(sql: str, t, c) -> str:
     """A value of type ``t`` with every FLOAT -0.0 inside it as 0.0 (sira's FLOAT has one
     zero, as the readers read it; DuckDB keeps -0.0 and would show and write it).
@@ -203,7 +193,7 @@ def _one_zero(sql: str, t, c) -> str:
         >>> _one_zero('"f"', FLOAT, None)
         '("f" + CAST(0.0 AS DOUBLE))'
     """
-    if not _holds_float(t):
+    if not holds_float(t):
         return sql
     if t == FLOAT:
         return f"({sql} + CAST(0.0 AS DOUBLE))"

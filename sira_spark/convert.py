@@ -53,7 +53,7 @@ import decimal
 
 from sira.errors import IntOverflow
 from sira.intervals import Interval, IntervalType, empty_interval
-from sira.types import AVERAGE, BIGINT, FLOAT, Average, RelationType, TupleType
+from sira.types import AVERAGE, BIGINT, FLOAT, Average, RelationType, TupleType, holds_float
 from sira.values import Relation, Tuple
 
 from .rowbound import remember_rows
@@ -416,18 +416,7 @@ def _needs_rebuilding(t, dt) -> bool:
     from pyspark.sql import types as T
     if isinstance(dt, T.ArrayType):
         return True  # an RVA from outside: its order and distinctness are unknown
-    return dt.simpleString() != spark_type(t).simpleString() or _holds_float(t)
-
-
-def _holds_float(t) -> bool:
-    """Whether a value of ``t`` holds a FLOAT (whose -0.0 the admission makes 0.0)."""
-    if t == FLOAT or t == AVERAGE:
-        return True
-    if isinstance(t, IntervalType):
-        return t.point == FLOAT
-    if isinstance(t, (TupleType, RelationType)):
-        return any(_holds_float(x) for x in t.heading.types)
-    return False
+    return dt.simpleString() != spark_type(t).simpleString() or holds_float(t)
 
 
 def _canonical(c, t, dt):
