@@ -248,9 +248,12 @@ def _window(node, children, c):
         bounded = c.define(f"SELECT *, {begin} AS {b}, {end} AS {e} FROM {timed}", "bounds")
     during = interval(from_time(b, ts_t), from_time(e, ts_t))
     cols = ", ".join(ident(n) for n in h.names)
+    # the bounds of an element that is ever in the window must fit (as the Python engine
+    # checks them): one CASE, so that no reordering checks an element that never enters
+    visible = f"{b} IS NOT NULL AND ({e} IS NULL OR {b} < {e})"
     return (f"SELECT {cols}, {during} AS {ident(node.during)} FROM {bounded} "
-            f"WHERE {b} IS NOT NULL AND ({e} IS NULL OR {b} < {e}) "
-            f"AND {time_fits(b, ts_t, 'WINDOW')} AND {time_fits(e, ts_t, 'WINDOW')}")
+            f"WHERE CASE WHEN {visible} THEN {time_fits(b, ts_t, 'WINDOW')} AND "
+            f"{time_fits(e, ts_t, 'WINDOW')} ELSE FALSE END")
 
 
 def _rows_slide(c, timed: str, node, w: str) -> str:

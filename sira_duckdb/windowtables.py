@@ -38,12 +38,18 @@ def _window_values(node, start: str, end: str, names=WINDOW_ATTRIBUTES) -> list:
     return [f"{from_time(values[n], t)} AS {ident(n)}" for n in names]
 
 
-def _fitting(node, start: str, end: str) -> str:
-    """A WHERE clause computing every window's start and end on every row and failing with
-    IntOverflow where one does not fit the timestamp's type (as the Python engine does, also
-    when the window columns are projected away)."""
+def _fits(node, start: str, end: str) -> str:
+    """A condition computing a window's start and end and failing with IntOverflow where one
+    does not fit the timestamp's type (as the Python engine does, also when the window columns
+    are projected away): true otherwise."""
     op = node.kind.upper()
-    return f"WHERE {time_fits(start, node.ts_type, op)} AND {time_fits(end, node.ts_type, op)}"
+    return f"({time_fits(start, node.ts_type, op)} AND {time_fits(end, node.ts_type, op)})"
+
+
+def _fitting(node, start: str, end: str) -> str:
+    """:func:`_fits` as a WHERE clause, for operators whose every row is in the window it
+    computes (TUMBLE, CUMULATE, SESSION)."""
+    return f"WHERE {_fits(node, start, end)}"
 
 
 def _offsets(size: int, slide: int) -> str:
@@ -51,13 +57,18 @@ def _offsets(size: int, slide: int) -> str:
     return "[" + ", ".join(f"CAST({j * slide} AS BIGINT)" for j in range(count)) + "]"
 
 
-def _holding(source: str, offsets: str, k: str, base: str, u: str, size: int, s: str) -> str:
+def _holding(source: str, offsets: str, k: str, base: str, u: str, size: int, s: str,
+             node) -> str:
     """The rows of ``source`` once per HOP window holding their time u: the window starting at
     base - k for each offset k with base - k + size > u, tested as k < size - (u - base) so
     that no start of a window not holding u is computed (near BIGINT's least value it would not
-    fit)."""
-    return (f"SELECT *, {base} - {k} AS {s} FROM (SELECT *, unnest({offsets}) AS {k} "
-            f"FROM {source}) AS x WHERE {k} < {size} - ({u} - {base})")
+    fit). The start and end of each window holding u must fit the timestamp's type (IntOverflow
+    otherwise, :func:`_fits`); one CASE tests both, so that no reordering of the conditions
+    computes the bounds of a window not holding u."""
+    start = f"({base} - {k})"
+    return (f"SELECT *, {start} AS {s} FROM (SELECT *, unnest({offsets}) AS {k} "
+            f"FROM {source}) AS x WHERE CASE WHEN {k} < {size} - ({u} - {base}) "
+            f"THEN {_fits(node, start, f'{start} + {size}')} ELSE FALSE END")
 
 
 @translates(WindowTable)
@@ -83,10 +94,9 @@ def _window_table(node, children, c):
             many = f"(CAST({size} AS HUGEINT) - ({u} - {base}) + {slide - 1}) // {slide}"
             timed = c.define(f"SELECT * FROM {timed} WHERE "
                              f"{sized_within(c, node, timed, many)}", "timed")
-        starts = c.define(_holding(timed, offsets, k, base, u, size, s), "hop")
+        starts = c.define(_holding(timed, offsets, k, base, u, size, s, node), "hop")
         values = _window_values(node, s, f"{s} + {size}")
-        result = f"SELECT {cols}, {', '.join(values)} FROM {starts} " \
-            f"{_fitting(node, s, f'{s} + {size}')}"
+        result = f"SELECT {cols}, {', '.join(values)} FROM {starts}"
         return f"SELECT * FROM {limited(c, node, result, 'hop')}"  # max_tuples
     if node.kind == "cumulate":
         period = floor_aligned(u, size, offset)
@@ -174,7 +184,8 @@ def summarize_hop(node, win, c):
                      f"GROUP BY {', '.join(key + [pane_of])}", "panes")
     base = floor_aligned(p, slide, offset)
     k = c.helper("k")
-    copied = c.define(_holding(panes, _offsets(size, slide), k, base, p, size, s), "pane_windows")
+    copied = c.define(_holding(panes, _offsets(size, slide), k, base, p, size, s, win),
+                      "pane_windows")
     combined = [f"CAST({first[op]}({a}) AS {duckdb_type(agg.result_type)}) AS {ident(n)}"
                 for (n, op, _), a, agg in zip(node.specs, part, aggs)]
     result = c.define(f"SELECT {', '.join(key + [s] + combined)} FROM {copied} "
@@ -182,4 +193,4 @@ def summarize_hop(node, win, c):
     kept = [n for n in WINDOW_ATTRIBUTES if n in node.by]
     names = [ident(n) for n in node.heading.names if n not in WINDOW_ATTRIBUTES]
     return (f"SELECT {', '.join(names + _window_values(win, s, f'{s} + {size}', kept))} "
-            f"FROM {result} {_fitting(win, s, f'{s} + {size}')}")
+            f"FROM {result}")
