@@ -754,7 +754,7 @@ def _duration(args, types, rt, c):
     def body(a):
         b, e = begin_of(a), end_of(a)
         if isinstance(point, IntegerType):
-            value = f"CAST({e} AS {duckdb_type(rt)}) - CAST({b} AS {duckdb_type(rt)})"
+            value = integer_arith("-", cast(e, rt), cast(b, rt))
         elif point == FLOAT:
             value = checked_float(c, "duration", [e, b], lambda x, y: f"({x} - {y})")
         elif point == DATE:

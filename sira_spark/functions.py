@@ -699,8 +699,8 @@ def _duration(args, types, rt):
     t = types[0]
     a = args[0]
     guard = a["end"].isNull()
-    if isinstance(t.point, IntegerType):
-        value = (a["end"] - a["begin"]).cast(spark_type(rt))
+    if isinstance(t.point, IntegerType):  # in LONG: an INTINTERVAL may span more than INT
+        value = a["end"].cast(spark_type(rt)) - a["begin"].cast(spark_type(rt))
     elif t.point == FLOAT:
         value = checked_float(a["end"] - a["begin"], (a["end"], a["begin"]), "duration")
     elif t.point == DATE:

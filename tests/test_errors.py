@@ -737,3 +737,21 @@ def test_an_overflow_in_a_comparison_with_a_constant_is_an_overflow(condition, e
                                 [(1, 2 ** 31 - 1, 2 ** 63 - 1, -2 ** 63), (2, 5, 7, 0)])
     with pytest.raises(IntOverflow):
         sira.evaluate(f"restrict(r, {condition})", {"r": r}, engine=engine)
+
+
+def test_a_duration_past_long_is_an_overflow_and_one_past_int_is_a_long(engine):
+    """``duration`` is a LONG. Over a LONGINTERVAL spanning more than LONG, the Python engine
+    gave a LONG attribute holding 2**64 - 1 (DuckDB and Spark raised IntOverflow); over an
+    INTINTERVAL spanning more than INT, Spark subtracted in INT and raised where the others
+    give the LONG value."""
+    from sira import Interval
+    from sira.errors import IntOverflow
+    from sira.intervals import INTINTERVAL, LONGINTERVAL
+    r = sira.Relation.from_rows({"k": INT, "iv": LONGINTERVAL, "jv": INTINTERVAL},
+                                [(1, Interval(-2 ** 63, 2 ** 63 - 1),
+                                  Interval(-2 ** 31, 2 ** 31 - 1))])
+    with pytest.raises(IntOverflow):
+        sira.evaluate("project(extend(r, (d(duration(iv)))), (k))", {"r": r}, engine=engine)
+    got = sira.evaluate("project(extend(r, (d(duration(jv)) n(count_points(jv)))), (d, n))",
+                        {"r": r}, engine=engine)
+    assert got.to_rows() == [{"d": 2 ** 32 - 1, "n": 2 ** 32 - 1}]

@@ -681,8 +681,8 @@ def _duration(name, types):
         if i.end is None:
             raise IntervalError(f"{name}: the interval is unbounded above", operator=name,
                                 value=i)
-        if isinstance(t.point, IntegerType):
-            return i.end - i.begin
+        if isinstance(t.point, IntegerType):  # a LONGINTERVAL may span more than LONG
+            return LONG.fit(i.end - i.begin, operator=name)
         if t.point == DATE:
             return (i.end - i.begin).days
         if t.point == TIMESTAMP:
