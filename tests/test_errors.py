@@ -755,3 +755,13 @@ def test_a_duration_past_long_is_an_overflow_and_one_past_int_is_a_long(engine):
     got = sira.evaluate("project(extend(r, (d(duration(jv)) n(count_points(jv)))), (d, n))",
                         {"r": r}, engine=engine)
     assert got.to_rows() == [{"d": 2 ** 32 - 1, "n": 2 ** 32 - 1}]
+
+
+def test_an_average_s_count_past_int_is_an_overflow_as_its_the_count(engine):
+    """``the_count`` is an INT; an AVERAGE made with a count past INT gave an INT attribute
+    holding 2**40 on the Python engine, where DuckDB raised IntOverflow."""
+    from sira.errors import IntOverflow
+    r = sira.Relation.from_rows({"n": sira.LONG, "v": sira.FLOAT}, [(2 ** 40, 1.5)])
+    with pytest.raises(IntOverflow):
+        sira.evaluate("extend(r, (c(the_count(average(count(n) value(v))))))", {"r": r},
+                      engine=engine)

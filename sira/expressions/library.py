@@ -453,7 +453,7 @@ def _average_sel(name, types):
 @operator("the_count", 1, 1, "the observation count of an AVERAGE")
 def _the_count(name, types):
     _same(name, types, lambda t: t == AVERAGE, "an AVERAGE")
-    return INT, lambda a: a.count
+    return INT, lambda a: INT.fit(a.count, operator=name)  # a count past INT: IntOverflow
 
 
 @operator("the_value", 1, 1, "the mean of an AVERAGE")
