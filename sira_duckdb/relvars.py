@@ -210,7 +210,7 @@ def _one_zero(sql: str, t, c) -> str:
         [(n, _one_zero(field(v, n), x, c)) for n, x in fields]) + " END)")
 
 
-def _checks(name: str, raw: str, dtype, t) -> list:
+def _checks(c, name: str, raw: str, dtype, t) -> list:
     """WHERE conditions refusing, as the readers refuse them (DataFormatError), the values of
     column ``raw`` that sira cannot hold: a timestamp with a fraction of a microsecond, an
     interval whose end is before its begin (at any depth, inside tuples and relations too).
@@ -223,7 +223,7 @@ def _checks(name: str, raw: str, dtype, t) -> list:
                            f"timestamp with a fraction of a microsecond, finer than TIMESTAMP's "
                            f"grain")
         out.append(f"(CASE WHEN epoch_ns({col}) % 1000 <> 0 THEN {finer} ELSE TRUE END)")
-    inverted = _inverted_inside(col, t, [0])
+    inverted = _inverted_inside(col, t, c)
     if inverted is not None:
         fail = sira_error("DataFormatError", None, f"relvar '{name}': attribute '{raw.lower()}' "
                           f"holds an interval whose end is before its begin")
@@ -231,25 +231,24 @@ def _checks(name: str, raw: str, dtype, t) -> list:
     return out
 
 
-def _inverted_inside(sql: str, t, counter: list) -> str | None:
+def _inverted_inside(sql: str, t, c) -> str | None:
     """SQL true when a value of sira type ``t`` holds an interval whose end is before its
     begin, anywhere inside; None when ``t`` holds no interval.
 
         >>> from sira.intervals import INTINTERVAL
-        >>> _inverted_inside('"x"', INTINTERVAL, [0])
+        >>> _inverted_inside('"x"', INTINTERVAL, None)
         'coalesce(("x")."end" < ("x")."begin", FALSE)'
     """
     if isinstance(t, IntervalType):
         return f"coalesce(({sql}).\"end\" < ({sql}).\"begin\", FALSE)"
     if isinstance(t, TupleType):
-        inner = [_inverted_inside(f"({sql}).{ident(n)}", x, counter)
+        inner = [_inverted_inside(f"({sql}).{ident(n)}", x, c)
                  for n, x in t.heading.attributes]
         inner = [i for i in inner if i is not None]
         return "(" + " OR ".join(inner) + ")" if inner else None
     if isinstance(t, RelationType):
-        counter[0] += 1
-        v = f"__sira_inv{counter[0]}"
-        inner = _inverted_inside(v, TupleType(t.heading), counter)
+        v = c.lambda_name()
+        inner = _inverted_inside(v, TupleType(t.heading), c)
         if inner is None:
             return None
         return f"coalesce(list_bool_or(list_transform({sql}, lambda {v}: {inner})), FALSE)"
@@ -365,7 +364,7 @@ def _columns(c, name, names, types):
             value = _empty_interval(value, t)
         value = _one_zero(value, t, c)
         selects.append(f"{canonical(value, t, c)} AS {ident(n)}")
-        checks += _checks(name, raw, dtype, t)
+        checks += _checks(c, name, raw, dtype, t)
     return heading, selects, checks
 
 
