@@ -110,7 +110,7 @@ def local_session(master: str = "local[2]", shuffle_partitions: int = 4,
     """A SparkSession configured as sira expects (ANSI mode, UTC, quiet logs), created or
     reused; ``driver_memory`` (``"8g"``) and the environment variable
     ``SIRA_SPARK_JAVA_OPTIONS`` (more options for the driver's JVM, such as
-    ``-XX:TieredStopAtLevel=1`` for many short queries on small data, as the tests run) only
+    ``-XX:TieredStopAtLevel=1`` for a short script of a few queries on small data) only
     apply when this starts the JVM.
 
     Raises:
