@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import shutil
 import sys
-import tempfile
 
 import pytest
 
@@ -23,22 +21,6 @@ os.environ.setdefault("SIRA_SPARK_PARTITIONS", "2")  # small data: few partition
 # pytest with both compilers against 1,076 s with the first tier only
 # (-XX:TieredStopAtLevel=1, which had saved 15% when the suite was a tenth of its size)
 os.environ.setdefault("SIRA_SPARK_JAVA_OPTIONS", "-XX:+UseSerialGC")
-
-
-def _scratch_in_memory() -> None:
-    """Spark's scratch files (each shuffle's map outputs, spilled blocks) on the machine's
-    memory file system when it has one: the tests run thousands of small shuffles, each
-    writing, renaming and deleting files, and this disk is ext4 mounted with ``discard``.
-    A loop of SPL queries on one JVM: 38.2 s against 41.5 s (alternated runs, two each)."""
-    shm = "/dev/shm"
-    if "SPARK_LOCAL_DIRS" in os.environ or not (os.path.isdir(shm) and os.access(shm, os.W_OK)):
-        return
-    scratch = tempfile.mkdtemp(prefix="sira-tests-spark-", dir=shm)
-    os.environ["SPARK_LOCAL_DIRS"] = scratch
-    atexit.register(shutil.rmtree, scratch, True)
-
-
-_scratch_in_memory()
 
 ENGINES = ["python"]
 
