@@ -280,10 +280,17 @@ def admit(df, heading, relvar: str, policy: str = "error"):
     elif nulls and policy == "error":
         _refuse_nulls(df, nulls, relvar)
     df = _fail_on_inverted_intervals(df, [f for f in faults if f[1] == "INVERTED"], relvar)
-    return _one_empty_interval(canonical_columns(df, heading), heading)
+    return as_read(df, heading)
 
 
-def _one_empty_interval(df, heading):
+def as_read(df, heading, keep=()):
+    """The heading's columns in sira's own Spark form, as ``admit`` reads them once their
+    faults are dealt with (:func:`canonical_columns`, then every empty interval held as one
+    struct); the columns named in ``keep`` follow as they are."""
+    return _one_empty_interval(canonical_columns(df, heading, keep), heading, keep)
+
+
+def _one_empty_interval(df, heading, keep=()):
     """The DataFrame with every empty interval (end equal to begin) of an interval column
     held as the one canonical struct (``sira.intervals.empty_interval``), so that grouping
     and joins see one value, as the Python engine does."""
@@ -296,7 +303,7 @@ def _one_empty_interval(df, heading):
     return df.select(*[
         F.when(is_empty_interval(F.col(f"`{n}`")), literal_column(t, empty_interval(t)))
         .otherwise(F.col(f"`{n}`")).alias(n) if isinstance(t, IntervalType) else F.col(f"`{n}`")
-        for n, t in heading.attributes])
+        for n, t in heading.attributes], *[F.col(f"`{k}`") for k in keep])
 
 
 def _any(conditions):
@@ -394,12 +401,13 @@ def _element_fault(kind, element, dt):
     return lambda e: _faults(e, element, dt.elementType, dt.containsNull)[kind]
 
 
-def canonical_columns(df, heading):
+def canonical_columns(df, heading, keep=()):
     """The DataFrame with sira's own Spark types: casts where the schema differs (a
     ``timestamp`` instant becomes its UTC ``timestamp_ntz``, a ``float`` a double...), structs
     in the heading's order with its names, relation-valued attributes sorted and distinct, a
-    FLOAT's -0.0 as 0.0 at any depth (sira's FLOAT has one zero, as the readers read it).
-    Returns ``df`` itself when nothing needs changing."""
+    FLOAT's -0.0 as 0.0 at any depth (sira's FLOAT has one zero, as the readers read it); the
+    columns named in ``keep`` follow as they are. Returns ``df`` itself when nothing needs
+    changing."""
     from pyspark.sql import functions as F
     fields = {f.name.lower(): f for f in df.schema.fields}
     columns, changed = [], False
@@ -409,7 +417,7 @@ def canonical_columns(df, heading):
         if _needs_rebuilding(t, f.dataType) or f.name != name:
             c, changed = _canonical(c, t, f.dataType).alias(name), True
         columns.append(c)
-    return df.select(*columns) if changed else df
+    return df.select(*columns, *[F.col(f"`{k}`") for k in keep]) if changed else df
 
 
 def _needs_rebuilding(t, dt) -> bool:

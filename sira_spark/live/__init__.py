@@ -48,6 +48,14 @@ boolean column; rows where it is true only advance the bound. Spark keeps one wa
 query, the earliest of its sources' (``spark.sql.streaming.multipleWatermarkPolicy=min``), so in
 a query reading several streams a row is judged against that bound.
 
+**Sources are read as sira reads a DataFrame** (``sira_spark.convert``): every column type a
+batch relvar may have (intervals, tuples, relations, AVERAGE, BIGINT, TIMESTAMP from year 1 to
+9999, a ``timestamp`` instant as its UTC date and time), -0.0 as 0.0, an empty interval as the
+one empty interval; a NULL or NaN fails the query with NullValue naming the stream and the
+attribute, an interval whose end is before its begin with DataFormatError. The handlers'
+pandas frames carry TIMESTAMPs as microseconds (``common.pandas_type``): pandas' nanoseconds
+hold the years 1677 to 2262 only.
+
 **Late rows** are never dropped silently: they are left out of every result (as sira's runtime
 rejects them), counted in the observed metric ``sira_live.late_rows`` (and
 :attr:`SparkLiveQuery.late_rows`) and, with ``late_rows_sink=``, written out: a callable

@@ -20,11 +20,17 @@ judge it against the current watermark, count it and, if asked, hand it on.
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 
 import attrs
+import numpy as np
+from pyspark.sql import functions as F
 
 from sira.errors import NullValue
+from sira.intervals import Interval, IntervalType
+from sira.types import AVERAGE, BIGINT, TIMESTAMP, Average, RelationType, TupleType
+from sira.values import Relation, Tuple
 
 #: the hidden columns a live plan adds (never part of a sira heading)
 EVENT_TIME = "__sira_evt"  # 2t + SHIFT ms, the sources' watermark column
@@ -124,12 +130,163 @@ def _plain(value):
 
 
 def output_schema(heading, keep_late_rows: bool):
-    """A handler's output schema: the query's columns and, when late rows are kept,
-    :data:`LATE_ROW`."""
+    """A handler's output schema: the query's columns as they cross out of pandas
+    (:func:`pandas_type`) and, when late rows are kept, :data:`LATE_ROW`."""
     from pyspark.sql import types as T
-
-    from ..types import spark_type
-    fields = [T.StructField(n, spark_type(t), True) for n, t in heading.attributes]
+    fields = [T.StructField(n, pandas_type(t), True) for n, t in heading.attributes]
     if keep_late_rows:
         fields.append(T.StructField(LATE_ROW, T.StringType(), True))
     return T.StructType(fields)
+
+
+# ------------------------------------------------------------------------------ pandas
+
+#: TIMESTAMP's epoch: a TIMESTAMP crosses into and out of the handlers' pandas frames as LONG
+#: microseconds since it. Spark hands a timestamp column to pandas as nanoseconds, which hold
+#: the years 1677 to 2262 only; sira's TIMESTAMP runs from year 1 to 9999.
+EPOCH = _dt.datetime(1970, 1, 1)
+_MICROSECOND = _dt.timedelta(microseconds=1)
+
+
+def pandas_type(t):
+    """The Spark type a value of sira type ``t`` crosses into and out of a handler's pandas
+    frame as: its own (:func:`sira_spark.types.spark_type`), with every TIMESTAMP inside as LONG
+    microseconds since :data:`EPOCH`.
+
+        >>> from sira import TIMESTAMP, TIMESTAMPINTERVAL
+        >>> pandas_type(TIMESTAMP).simpleString(), pandas_type(TIMESTAMPINTERVAL).simpleString()
+        ('bigint', 'struct<begin:bigint,end:bigint>')
+    """
+    from pyspark.sql import types as T
+
+    from ..types import spark_type
+    if not _holds_timestamp(t):
+        return spark_type(t)
+    if t == TIMESTAMP:
+        return T.LongType()
+    if isinstance(t, IntervalType):
+        return T.StructType([T.StructField("begin", T.LongType(), False),
+                             T.StructField("end", T.LongType(), True)])
+    fields = T.StructType([T.StructField(n, pandas_type(x), False)
+                           for n, x in t.heading.attributes])
+    return fields if isinstance(t, TupleType) else T.ArrayType(fields, False)
+
+
+def _holds_timestamp(t) -> bool:
+    if isinstance(t, IntervalType):
+        return t.point == TIMESTAMP
+    if isinstance(t, (TupleType, RelationType)):
+        return any(_holds_timestamp(x) for x in t.heading.types)
+    return t == TIMESTAMP
+
+
+def to_pandas_column(c, t):
+    """Column ``c`` of sira type ``t`` (in sira's Spark type) as :func:`pandas_type` holds it."""
+    return _recode(c, t, lambda x: F.timestamp_diff("MICROSECOND", _epoch(), x))
+
+
+def from_pandas_column(c, t):
+    """The inverse of :func:`to_pandas_column`."""
+    return _recode(c, t, lambda x: F.timestamp_add("MICROSECOND", x, _epoch()))
+
+
+def _epoch():
+    return F.expr("TIMESTAMP_NTZ'1970-01-01 00:00:00'")
+
+
+def _recode(c, t, timestamp):
+    if not _holds_timestamp(t):
+        return c
+    if t == TIMESTAMP:
+        return timestamp(c)
+    if isinstance(t, IntervalType):
+        return F.when(c.isNotNull(), F.struct(timestamp(c["begin"]).alias("begin"),
+                                              timestamp(c["end"]).alias("end")))
+    if isinstance(t, RelationType):
+        element = TupleType(t.heading)
+        return F.transform(c, lambda e: _recode(e, element, timestamp))
+    return F.when(c.isNotNull(), F.struct(*[_recode(c[n], x, timestamp).alias(n)
+                                            for n, x in t.heading.attributes]))
+
+
+def to_pandas_columns(df, heading):
+    """``df`` with the heading's columns as they cross into pandas (:func:`to_pandas_column`),
+    its other columns as they are; ``df`` itself when no column holds a TIMESTAMP."""
+    return _recoded(df, heading, to_pandas_column)
+
+
+def from_pandas_columns(df, heading):
+    """A handler's output with the heading's columns back in sira's Spark types (its other
+    columns as they are); ``df`` itself when no column holds a TIMESTAMP."""
+    return _recoded(df, heading, from_pandas_column)
+
+
+def _recoded(df, heading, recode):
+    if not any(_holds_timestamp(t) for t in heading.types):
+        return df
+    types = dict(heading.attributes)
+    return df.select(*[recode(F.col(f"`{n}`"), types[n]).alias(n) if n in types
+                       else F.col(f"`{n}`") for n in df.columns])
+
+
+def sira_values(values, t) -> list:
+    """A pandas column's cells (of :func:`pandas_type`) as sira values of type ``t``."""
+    return [sira_value(t, v) for v in values]
+
+
+def sira_value(t, v):
+    """One pandas cell as a sira value of type ``t`` (numpy scalars as Python ones, structs as
+    intervals, tuples and AVERAGEs, arrays of structs as relations, LONG microseconds as a
+    TIMESTAMP).
+
+        >>> sira_value(TIMESTAMP, -62135596800000000)
+        datetime.datetime(1, 1, 1, 0, 0)
+    """
+    if isinstance(v, np.generic):
+        v = v.item()
+    if t == TIMESTAMP:
+        return EPOCH + _dt.timedelta(microseconds=v)
+    if t == BIGINT:
+        return int(v)
+    if isinstance(t, IntervalType):
+        return Interval(sira_value(t.point, v["begin"]),
+                        None if v["end"] is None else sira_value(t.point, v["end"]))
+    if t == AVERAGE:
+        return Average(int(v["count"]), float(v["value"]))
+    if isinstance(t, TupleType):
+        return Tuple(t.heading, _sira_row(t.heading, v))
+    if isinstance(t, RelationType):
+        return Relation(t.heading, frozenset(_sira_row(t.heading, e) for e in v))
+    return v
+
+
+def _sira_row(heading, cells) -> tuple:
+    return tuple(sira_value(t, cells[n]) for n, t in heading.attributes)
+
+
+def pandas_value(t, v):
+    """A sira value of type ``t`` as a handler hands it to Spark (:func:`pandas_type`): a struct
+    as a dict, a relation as a list of dicts, a TIMESTAMP as LONG microseconds."""
+    if t == TIMESTAMP:
+        return (v - EPOCH) // _MICROSECOND
+    if isinstance(t, IntervalType):
+        return {"begin": pandas_value(t.point, v.begin),
+                "end": None if v.end is None else pandas_value(t.point, v.end)}
+    if t == AVERAGE:
+        return {"count": v.count, "value": v.value}
+    if isinstance(t, TupleType):
+        return _pandas_row(t.heading, v.values)
+    if isinstance(t, RelationType):
+        return [_pandas_row(t.heading, row) for row in v.sorted_body()]
+    return v
+
+
+def _pandas_row(heading, row) -> dict:
+    return {n: pandas_value(t, x) for n, t, x in zip(heading.names, heading.types, row)}
+
+
+def plain_column(t) -> bool:
+    """Whether a pandas column of sira type ``t`` holds its values as they are (no struct, no
+    TIMESTAMP carried as microseconds, no BIGINT as a decimal)."""
+    return not (t == AVERAGE or t == BIGINT or _holds_timestamp(t)
+                or isinstance(t, (IntervalType, TupleType, RelationType)))

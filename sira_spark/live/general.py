@@ -17,11 +17,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from sira.intervals import IntervalType
-from sira.types import AVERAGE, RelationType, TupleType
-
-from .common import (LATE_ROW, SOURCE, StreamShape, bound_of, check_no_nulls,
-                     late_frames, late_row_json, timeout_of)
+from .common import (LATE_ROW, SOURCE, StreamShape, bound_of, check_no_nulls, late_frames,
+                     late_row_json, pandas_value, plain_column, sira_values, timeout_of)
 
 _COMPILED: dict = {}  # per Python worker: plan digest -> (LiveQuery, fresh state)
 
@@ -117,7 +114,7 @@ class GeneralHandler:
             if not len(part):
                 continue
             check_no_nulls(part, heading.names, name)
-            columns = [_values(part[n]) for n in heading.names]
+            columns = [_values(part[n], t) for n, t in heading.attributes]
             ts = heading.index(rowtime)
             bodies = sorted(dict.fromkeys(zip(*columns)), key=lambda r: r[ts])
             on_time = [body for body in bodies if b is None or body[ts] >= b]
@@ -134,44 +131,25 @@ class GeneralHandler:
 
     def _frame(self, results):
         """The results as a pandas frame (intervals, tuples and AVERAGEs as structs,
-        relations as arrays of structs, in Spark's types: :mod:`sira_spark.types`)."""
+        relations as arrays of structs, TIMESTAMPs as microseconds:
+        :func:`~sira_spark.live.common.pandas_type`)."""
         import pandas as pd
         columns = {}
         for i, (n, t) in enumerate(self.attributes):
             values = [r[i] for r in results]
-            if _nested(t):
-                values = [_pandas_value(t, v) for v in values]
+            if not plain_column(t):
+                values = [pandas_value(t, v) for v in values]
             columns[n] = values
         if self.keep_late_rows:
             columns[LATE_ROW] = [None] * len(results)
         return pd.DataFrame(columns)
 
 
-def _nested(t) -> bool:
-    return t == AVERAGE or isinstance(t, (IntervalType, TupleType, RelationType))
-
-
-def _pandas_value(t, v):
-    """A sira value as pandas hands it to Spark: a struct as a dict, a relation as a list."""
-    if isinstance(t, IntervalType):
-        return {"begin": v.begin, "end": v.end}
-    if t == AVERAGE:
-        return {"count": v.count, "value": v.value}
-    if isinstance(t, TupleType):
-        return _pandas_row(t.heading, v.values)
-    if isinstance(t, RelationType):
-        return [_pandas_row(t.heading, row) for row in v.sorted_body()]
-    return v
-
-
-def _pandas_row(heading, row) -> dict:
-    return {n: _pandas_value(t, x) if _nested(t) else x
-            for n, t, x in zip(heading.names, heading.types, row)}
-
-
-def _values(series) -> list:
-    """A column's values as sira values (Python scalars)."""
-    return [v.item() if hasattr(v, "item") else v for v in series.tolist()]
+def _values(series, t) -> list:
+    """A column's values as sira values of type ``t``."""
+    if plain_column(t):
+        return [v.item() if hasattr(v, "item") else v for v in series.tolist()]
+    return sira_values(series.tolist(), t)
 
 
 # ------------------------------------------------------------------------------ state

@@ -48,7 +48,8 @@ from sira.expressions.nodes import AttrRef, Literal
 from sira.intervals import IntervalType
 from sira.types import BOOLEAN, INT, LONG, STRING, RelationType, TupleType
 
-from .common import HEARTBEAT, METRIC, bound_of, check_no_nulls, late_frames
+from .common import (HEARTBEAT, METRIC, bound_of, check_no_nulls, from_pandas_columns,
+                     late_frames, pandas_type, to_pandas_columns)
 
 #: the event-time column the admitted rows get (2t ms, watermark delay 1 ms)
 ADMITTED_TIME = "__sira_t"
@@ -198,8 +199,7 @@ class Admission:
 def admission_schema(heading):
     from pyspark.sql import types as T
 
-    from ..types import spark_type
-    fields = [T.StructField(n, spark_type(t), True) for n, t in heading.attributes]
+    fields = [T.StructField(n, pandas_type(t), True) for n, t in heading.attributes]
     fields.append(T.StructField(HEARTBEAT, T.BooleanType(), True))
     return T.StructType(fields)
 
@@ -212,9 +212,10 @@ def admitted(frame, stream: str, heading, rowtime: str):
     from pyspark.sql.streaming.state import GroupStateTimeout
     partitions = int(frame.sparkSession.conf.get("spark.sql.shuffle.partitions"))
     bucket = F.pmod(F.xxhash64(*[F.col(f"`{n}`") for n in heading.names]), F.lit(partitions))
-    out = frame.withColumn(BUCKET, bucket).groupBy(BUCKET).applyInPandasWithState(
-        Admission(stream, heading, rowtime), admission_schema(heading), "unused int", "append",
-        GroupStateTimeout.NoTimeout)
+    out = to_pandas_columns(frame.withColumn(BUCKET, bucket), heading).groupBy(BUCKET) \
+        .applyInPandasWithState(Admission(stream, heading, rowtime), admission_schema(heading),
+                                "unused int", "append", GroupStateTimeout.NoTimeout)
+    out = from_pandas_columns(out, heading)
     marked = F.col(f"`{rowtime}`").isNull()
     return out.observe(METRIC, F.coalesce(F.sum(F.when(marked, 1).otherwise(0)), F.lit(0))
                        .alias("late_rows"))

@@ -13,11 +13,12 @@ from sira.algebra.spl import SplWindow
 from sira.algebra.windowby import WindowBy
 from sira.algebra.windows import Changes, DStream, IStream, Window, WindowTable
 from sira.errors import SiraTypeError, SiraValueError, UnknownRelvar
-from sira.types import INT, LONG
+from sira.types import AVERAGE, INT, LONG
 from sira.values import Relation, normalize_name
 
 from .common import (EVENT_TIME, HEARTBEAT, LATE_ROW, MAX_ROWTIME, METRIC, SHIFT, SOURCE,
-                     LiveSource, StreamShape, marker, output_schema)
+                     LiveSource, StreamShape, from_pandas_columns, marker, output_schema,
+                     to_pandas_columns)
 
 #: the paths a live query can take on Spark, fastest first ("auto" picks the first that fits)
 PATHS = ("native", "vectorised", "general")
@@ -224,10 +225,39 @@ def source_frame(src: LiveSource, shape: StreamShape):
                    f"range: epoch milliseconds fit, microseconds do not)"))
     df = df.withColumn(EVENT_TIME, evt).withWatermark(EVENT_TIME, f"{SHIFT + 1} milliseconds")
     if src.punctuation is None:
-        return df.withColumn(HEARTBEAT, F.lit(False))
-    flag = normalize_name(src.punctuation)
-    beat = F.coalesce(F.col(f"`{flag}`"), F.lit(False))
-    return df.withColumn(HEARTBEAT, beat).drop(flag)
+        df = df.withColumn(HEARTBEAT, F.lit(False))
+    else:
+        flag = normalize_name(src.punctuation)
+        beat = F.coalesce(F.col(f"`{flag}`"), F.lit(False))
+        df = df.withColumn(HEARTBEAT, beat).drop(flag)
+    return _read_as_sira(df, shape)
+
+
+def _read_as_sira(df, shape: StreamShape):
+    """A source's rows as sira reads a DataFrame (``sira_spark.convert.as_read``: a
+    ``timestamp`` instant as its UTC date and time, -0.0 as 0.0, relation-valued attributes
+    distinct, one struct for every empty interval), a row (not a heartbeat) holding a NULL or
+    NaN inside an interval, tuple, AVERAGE or relation, or an interval whose end is before its
+    begin, failing the query (NullValue, DataFormatError) as Spark reads it. A NULL or NaN in a
+    scalar column is the handlers' to count and refuse (``common.check_no_nulls``)."""
+    from pyspark.sql import functions as F
+
+    from ..convert import as_read, fault_conditions
+    from ..functions import sira_error
+    from ..types import may_hold_nulls
+    heading = shape.heading
+    faults = [f for f in fault_conditions(df, heading) if may_hold_nulls(heading.type_of(f[0]))
+              or heading.type_of(f[0]) == AVERAGE]
+    if faults:
+        check = F
+        for name, kind, cond in faults:
+            what = "an interval whose end is before its begin" if kind == "INVERTED" else \
+                f"{kind} inside"
+            cls = "DataFormatError" if kind == "INVERTED" else "NullValue"
+            check = check.when(~F.col(HEARTBEAT) & cond, sira_error(
+                cls, f"stream '{shape.name}': attribute '{name}' holds {what}"))
+        df = df.where(check.otherwise(F.lit(True)))
+    return as_read(df, heading, keep=[c for c in df.columns if c not in heading])
 
 
 def without_heartbeats(df):
@@ -261,7 +291,8 @@ def _general_plan(engine, node, read, shapes, sources, relations, key, shape, ke
     from pyspark.sql.streaming.state import GroupStateTimeout
 
     from .general import STATE_SCHEMA, GeneralHandler
-    frames = [without_heartbeats(source_frame(sources[name], shapes[name]))
+    frames = [to_pandas_columns(without_heartbeats(source_frame(sources[name], shapes[name])),
+                                shapes[name].heading)
               .withColumn(SOURCE, F.lit(i)) for i, name in enumerate(read)]
     merged = frames[0]
     for df in frames[1:]:
@@ -271,7 +302,7 @@ def _general_plan(engine, node, read, shapes, sources, relations, key, shape, ke
     out = _grouped(merged, key).applyInPandasWithState(
         handler, output_schema(node.heading, keep_late_rows), STATE_SCHEMA, "append",
         GroupStateTimeout.EventTimeTimeout)
-    return out, False
+    return from_pandas_columns(out, node.heading), False
 
 
 def _vector_plan(engine, node, read, shapes, sources, relations, key, shape, keep_late_rows):
