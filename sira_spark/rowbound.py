@@ -22,7 +22,8 @@ import re
 _BOUNDED_STEPS = frozenset({
     "Project", "Filter", "Aggregate", "Join", "Union", "Window", "Sort", "Deduplicate",
     "Distinct", "LocalLimit", "GlobalLimit", "RepartitionByExpression", "Repartition",
-    "LocalRelation", "LogicalRDD", "Range", "OneRowRelation", "WindowGroupLimit"})
+    "LocalRelation", "LogicalRDD", "Range", "OneRowRelation", "WindowGroupLimit",
+    "InMemoryRelation"})
 
 #: (application, RDD id) -> rows, for the DataFrames sira made from relations it holds
 _KNOWN: dict = {}
@@ -54,7 +55,9 @@ def bound(df, limit: int) -> int | None:
     is at most ``limit``; None when the plan does not say or the bound is larger.
 
     The optimized plan's tree is read bottom up: a leaf has the rows sira remembered for it
-    (or a range's, a literal's), a join at most the product of its inputs' rows + 1, less one
+    (or a range's, a literal's, or a persisted DataFrame's once stored: the rows Spark's cache
+    counted as it stored them, which a recomputed partition adds again, so never fewer), a
+    join at most the product of its inputs' rows + 1, less one
     (any join type: an outer join keeps each unmatched row once), a semi or anti join its left
     input's, a union the sum of its inputs', an aggregation at most its input's and at least
     one (an aggregation without grouping makes a row of none), every other step (a filter, a
@@ -74,10 +77,14 @@ def bound(df, limit: int) -> int | None:
     try:
         plan = df._jdf.queryExecution().optimizedPlan()
         lines = [line for line in plan.treeString().splitlines() if line.strip()]
-        nodes = []
+        nodes, cached = [], None
         for line in lines:
             step = _STEP.match(line)
-            nodes.append((len(step.group(1)) // 3, step.group(2), step.group(3)))
+            depth = len(step.group(1)) // 3
+            if cached is not None and depth > cached:
+                continue  # a persisted DataFrame's stored plan, printed below it: a leaf
+            cached = depth if step.group(2) == "InMemoryRelation" else None
+            nodes.append((depth, step.group(2), step.group(3)))
         if not {name for _, name, _ in nodes} <= _BOUNDED_STEPS | {"Generate"}:
             return None
         children = _children(nodes)
@@ -204,6 +211,11 @@ def _leaf_rows(leaf, app):
         return _KNOWN.get((app, int(leaf.rdd().id())))
     if kind == "OneRowRelation":
         return 1
+    if kind == "InMemoryRelation":  # a persisted DataFrame: once stored, it counted its rows
+        if leaf.cacheBuilder().isCachedColumnBuffersLoaded():
+            count = leaf.stats().rowCount()
+            return int(str(count.get())) if count.isDefined() else None
+        return None
     if kind in ("LocalRelation", "Range"):
         count = leaf.stats().rowCount()
         if count.isDefined():

@@ -264,6 +264,27 @@ def test_row_bounds_count_written_out_explodes_and_survive_a_store(spark):
     assert bound(ten.localCheckpoint(), 10 ** 9) is None  # stored elsewhere: not known
 
 
+def test_a_persisted_dataframe_is_bounded_by_the_rows_it_stored(spark, engine):
+    """A persisted DataFrame (``InMemoryRelation``) is bounded by the rows it counted while
+    it was stored, and has no bound before (its stored plan, printed below it, is not read as
+    steps); a query over persisted DataFrames gives the Python engine's result."""
+    from sira_spark.rowbound import bound
+    df = spark.range(30).selectExpr("id AS ts", "CAST(id % 3 AS INT) AS k",
+                                    "CAST(id % 7 AS INT) AS v").persist()
+    try:
+        assert bound(df, 10 ** 6) is None  # not stored yet
+        df.count()
+        assert bound(df, 10 ** 6) == 30 and bound(df, 29) is None
+        assert bound(df.join(df.where("k = 1"), "ts"), 10 ** 6) == 31 * 31 - 1
+        text = "window(s, ts, partition(k) rows(2))"
+        rows = [{"ts": i, "k": i % 3, "v": i % 7} for i in range(30)]
+        held = sira.Relation.from_rows({"ts": sira.LONG, "k": INT, "v": INT}, rows)
+        expected = sira.evaluate(text, {"s": held})
+        assert engine.evaluate(text, {"s": df}) == expected
+    finally:
+        df.unpersist()
+
+
 def test_driver_tables_refuse_a_value_of_another_type_rather_than_read_it_as_null(spark):
     """``convert.local_dataframe`` (the driver's small tables: what each bucket inherits,
     decided chunks) hands rows to the JVM's unpickler, which reads a value of another type
