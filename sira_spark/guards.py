@@ -65,7 +65,7 @@ def check_rows(c, node, df, making: str | None = None) -> int:
     """Refuse ``df`` (made by ``node``) when it holds more than ``max_tuples`` rows; else
     return a number of rows it does not exceed (its plan's bound, or its count)."""
     guard, inside = guard_of(c, node)
-    rows = bound(df, guard.limit)
+    rows = bound(df, guard.limit, cached=False)
     if rows is not None:  # the plan alone shows it (rowbound): no job
         return rows
     with _quiet(c):
@@ -149,7 +149,7 @@ def check_join(c, node, left, lh, right, rh) -> None:
     if not join_is_counted(lh, rh):
         return
     guard, inside = guard_of(c, node)
-    sizes = bound(left, guard.limit), bound(right, guard.limit)
+    sizes = bound(left, guard.limit, cached=False), bound(right, guard.limit, cached=False)
     if None not in sizes and sizes[0] * sizes[1] <= guard.limit:
         return
     common = [n for n in lh.names if n in rh]

@@ -25,13 +25,15 @@ _BOUNDED_STEPS = frozenset({
     "LocalRelation", "LogicalRDD", "Range", "OneRowRelation", "WindowGroupLimit",
     "InMemoryRelation"})
 
-#: (application, RDD id) -> rows, for the DataFrames sira made from relations it holds
+#: (application, RDD id) -> (rows, whether a persisted DataFrame's count went into them), for
+#: the DataFrames sira made from relations it holds and the ones it stored
 _KNOWN: dict = {}
 _KEEP = 4096  # the most recent conversions remembered
 
 
-def remember_rows(df, rows: int) -> None:
-    """Note that ``df`` (made here from driver-side data) holds ``rows`` rows."""
+def remember_rows(df, rows: int, cached: bool = False) -> None:
+    """Note that ``df`` (made here from driver-side data, or stored) holds ``rows`` rows at
+    most; ``cached``: a persisted DataFrame's count went into that number (see :func:`bound`)."""
     try:
         plan = df._jdf.queryExecution().analyzed()
         if plan.getClass().getSimpleName() != "LogicalRDD":
@@ -41,7 +43,7 @@ def remember_rows(df, rows: int) -> None:
         return
     if len(_KNOWN) >= _KEEP:
         _KNOWN.pop(next(iter(_KNOWN)))
-    _KNOWN[key] = rows
+    _KNOWN[key] = (rows, cached)
 
 
 def at_most(df, limit: int) -> bool:
@@ -50,21 +52,25 @@ def at_most(df, limit: int) -> bool:
     return limit > 0 and bound(df, limit) is not None
 
 
-def bound(df, limit: int) -> int | None:
+def bound(df, limit: int, cached: bool = True) -> int | None:
     """A number of rows ``df`` surely does not exceed, read from its plan (no job), when it
     is at most ``limit``; None when the plan does not say or the bound is larger.
 
     The optimized plan's tree is read bottom up: a leaf has the rows sira remembered for it
-    (or a range's, a literal's, or a persisted DataFrame's once stored: the rows Spark's cache
-    counted as it stored them, which a recomputed partition adds again, so never fewer), a
-    join at most the product of its inputs' rows + 1, less one
-    (any join type: an outer join keeps each unmatched row once), a semi or anti join its left
-    input's, a union the sum of its inputs', an aggregation at most its input's and at least
+    (or a range's, a literal's, or, when ``cached``, a persisted DataFrame's once stored: the
+    rows Spark's cache counted as it stored them), a join at most the product of its inputs'
+    rows + 1, less one (any join type: an outer join keeps each unmatched row once), a semi
+    or anti join its left input's, a union the sum of its inputs', an aggregation at most its input's and at least
     one (an aggregation without grouping makes a row of none), every other step (a filter, a
     projection, a sort, a window, a limit...) its input's. A ``Generate`` step (an
     ``explode``) is bounded when it explodes an array written out in the plan
     (``explode(array(a, b))``, as the events of an interval's two ends are made): it makes at
     most that many rows of each row. A relation read several times is counted at each read.
+
+    The cache's count is an accumulator: a task that fails after storing its partition, and
+    whose retry reads the stored partition, leaves it uncounted. That is good enough to
+    choose a plan (how many buckets), not to skip a ``max_tuples`` count, so the guards ask
+    with ``cached=False``.
 
         >>> from sira_spark import default_engine
         >>> none = default_engine().spark.range(0)
@@ -77,13 +83,13 @@ def bound(df, limit: int) -> int | None:
     try:
         plan = df._jdf.queryExecution().optimizedPlan()
         lines = [line for line in plan.treeString().splitlines() if line.strip()]
-        nodes, cached = [], None
+        nodes, persisted = [], None
         for line in lines:
             step = _STEP.match(line)
             depth = len(step.group(1)) // 3
-            if cached is not None and depth > cached:
+            if persisted is not None and depth > persisted:
                 continue  # a persisted DataFrame's stored plan, printed below it: a leaf
-            cached = depth if step.group(2) == "InMemoryRelation" else None
+            persisted = depth if step.group(2) == "InMemoryRelation" else None
             nodes.append((depth, step.group(2), step.group(3)))
         if not {name for _, name, _ in nodes} <= _BOUNDED_STEPS | {"Generate"}:
             return None
@@ -94,7 +100,7 @@ def bound(df, limit: int) -> int | None:
         leaves = plan.collectLeaves()
         if leaves.length() != sum(1 for kids in children if not kids):
             return None  # a plan inside an expression (a subquery) printed in the tree
-        leaf_rows = [_leaf_rows(leaves.apply(i), app) for i in range(leaves.length())]
+        leaf_rows = [_leaf_rows(leaves.apply(i), app, cached) for i in range(leaves.length())]
         if None in leaf_rows:
             return None
         factors = []
@@ -194,10 +200,14 @@ def stored(df, eager: bool = True, rows: int | None = None):
         >>> at_most(stored(df.selectExpr("explode(sequence(0, id))"), False, rows=55), 55)
         True
     """
-    rows = bound(df, KNOWN_LIMIT) if rows is None else rows
+    cached = False
+    if rows is None:
+        rows = bound(df, KNOWN_LIMIT, cached=False)
+        if rows is None:
+            rows, cached = bound(df, KNOWN_LIMIT), True
     out = df.localCheckpoint(eager=eager)
     if rows is not None:
-        remember_rows(out, rows)
+        remember_rows(out, rows, cached)
     return out
 
 
@@ -205,14 +215,15 @@ def stored(df, eager: bool = True, rows: int | None = None):
 KNOWN_LIMIT = 1 << 40
 
 
-def _leaf_rows(leaf, app):
+def _leaf_rows(leaf, app, cached: bool):
     kind = leaf.getClass().getSimpleName()
     if kind == "LogicalRDD":
-        return _KNOWN.get((app, int(leaf.rdd().id())))
+        rows, from_cache = _KNOWN.get((app, int(leaf.rdd().id())), (None, False))
+        return rows if cached or not from_cache else None
     if kind == "OneRowRelation":
         return 1
     if kind == "InMemoryRelation":  # a persisted DataFrame: once stored, it counted its rows
-        if leaf.cacheBuilder().isCachedColumnBuffersLoaded():
+        if cached and leaf.cacheBuilder().isCachedColumnBuffersLoaded():
             count = leaf.stats().rowCount()
             return int(str(count.get())) if count.isDefined() else None
         return None

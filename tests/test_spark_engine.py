@@ -268,7 +268,7 @@ def test_a_persisted_dataframe_is_bounded_by_the_rows_it_stored(spark, engine):
     """A persisted DataFrame (``InMemoryRelation``) is bounded by the rows it counted while
     it was stored, and has no bound before (its stored plan, printed below it, is not read as
     steps); a query over persisted DataFrames gives the Python engine's result."""
-    from sira_spark.rowbound import bound
+    from sira_spark.rowbound import bound, stored
     df = spark.range(30).selectExpr("id AS ts", "CAST(id % 3 AS INT) AS k",
                                     "CAST(id % 7 AS INT) AS v").persist()
     try:
@@ -276,6 +276,11 @@ def test_a_persisted_dataframe_is_bounded_by_the_rows_it_stored(spark, engine):
         df.count()
         assert bound(df, 10 ** 6) == 30 and bound(df, 29) is None
         assert bound(df.join(df.where("k = 1"), "ts"), 10 ** 6) == 31 * 31 - 1
+        # the cache's count chooses plans, it does not skip a max_tuples count (the guards
+        # ask with cached=False), even once what was read from it is stored
+        assert bound(df, 10 ** 6, cached=False) is None
+        kept = stored(df.where("k = 1"))
+        assert bound(kept, 10 ** 6) == 30 and bound(kept, 10 ** 6, cached=False) is None
         text = "window(s, ts, partition(k) rows(2))"
         rows = [{"ts": i, "k": i % 3, "v": i % 7} for i in range(30)]
         held = sira.Relation.from_rows({"ts": sira.LONG, "k": INT, "v": INT}, rows)
