@@ -440,12 +440,12 @@ def test_a_null_or_an_inverted_interval_inside_a_value_fails_the_query_naming_it
     from sira_spark.live import LiveSource
     row = TYPED_ROWS[0]
     for case, bad, what in (
-            ("null-begin", {"iv": {"begin": None, "end": 5}}, "attribute 'iv' holds NULL inside"),
+            ("null-begin", {"iv": {"begin": None, "end": 5}}, "attribute 'iv' holds NULL"),
             ("inverted", {"iv": {"begin": 5, "end": 1}}, "attribute 'iv' holds an interval whose"
                                                          " end is before its begin"),
-            ("null-in-rva", {"r": [{"x": None, "y": 1.0}]}, "attribute 'r' holds NULL inside"),
+            ("null-in-rva", {"r": [{"x": None, "y": 1.0}]}, "attribute 'r' holds NULL"),
             ("nan-in-tuple", {"tup": {"a": "2000-01-01 00:00:00", "z": "NaN"}},
-             "attribute 'tup' holds NaN inside")):
+             "attribute 'tup' holds NaN")):
         (tmp_path / case).mkdir()
         (tmp_path / case / "b.json").write_text(json.dumps(dict(row, **bad)) + "\n")
         source = LiveSource(engine.spark.readStream.schema(TYPED_SCHEMA)

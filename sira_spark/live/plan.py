@@ -252,7 +252,7 @@ def _read_as_sira(df, shape: StreamShape):
         check = F
         for name, kind, cond in faults:
             what = "an interval whose end is before its begin" if kind == "INVERTED" else \
-                f"{kind} inside"
+                f"{kind} (sira has no nulls)"
             cls = "DataFormatError" if kind == "INVERTED" else "NullValue"
             check = check.when(~F.col(HEARTBEAT) & cond, sira_error(
                 cls, f"stream '{shape.name}': attribute '{name}' holds {what}"))
