@@ -72,7 +72,7 @@ def overlap_join(c, node, left, lh, right, rh, name):
     Each packed side is numbered (``monotonically_increasing_id``) and stored
     (``localCheckpoint``), so the numbers the window sees are the ones the final join sees."""
     from .guards import check_size
-    from .packing import pack_one
+    from .packing import SEQUENCE_BUCKET_ROWS, pack_one
     key = [n for n in lh.names if n in rh and n != name]
     sides = [stored(pack_one(df, h, name).withColumn("__id", F.monotonically_increasing_id()))
              for df, h in ((left, lh), (right, rh))]
@@ -94,10 +94,11 @@ def overlap_join(c, node, left, lh, right, rh, name):
         F.max(F.when(F.col("__isb"), own)).alias("__rn"),
         F.max(F.when(F.col("__isb"), other)).alias("__lo"),
         F.max(F.when(~F.col("__isb"), other)).alias("__hi")).localCheckpoint()
+    size = None
     if inner_join_is_counted(c.lowering):
-        size = marks.select(F.sum(F.greatest(F.col("__hi") - F.col("__lo"), F.lit(0))
-                                  ).cast("decimal(38,0)")).first()[0]
-        check_size(c, node, int(size or 0))
+        size = int(marks.select(F.sum(F.greatest(F.col("__hi") - F.col("__lo"), F.lit(0))
+                                      ).cast("decimal(38,0)")).first()[0] or 0)
+        check_size(c, node, size)
     marked = [side.join(marks.where(F.col("__side") == j).drop("__side"), "__id")
               for j, side in enumerate(sides)]
     out = []
@@ -120,7 +121,12 @@ def overlap_join(c, node, left, lh, right, rh, name):
             [F.col(f"`{rp}{n}`").alias(n) for n in rh.names if n not in lh] + \
             [F.struct(F.greatest(lb, rb).alias("begin"), end.alias("end")).alias(name)]
         out.append(joined.select(*picked))
-    return out[0].unionByName(out[1])
+    joined = out[0].unionByName(out[1])
+    if size is not None and size <= SEQUENCE_BUCKET_ROWS:
+        # its rows, exactly (each spread row meets one row of the other side), kept with it:
+        # a short result then needs no count of its own where it is read as a sequence
+        return stored(joined, eager=False, rows=size)
+    return joined
 
 
 @translates(Join)

@@ -290,6 +290,20 @@ def test_a_persisted_dataframe_is_bounded_by_the_rows_it_stored(spark, engine):
         df.unpersist()
 
 
+def test_a_short_overlap_join_keeps_its_exact_size_for_the_sequences_after_it(engine):
+    """JOINUSING on one interval attribute counts its result before it is made (the
+    ``max_tuples`` guard); a short one keeps that count (``rowbound.stored``), so a PACK or
+    sweep reading it needs no count and quantiles job of its own."""
+    from sira_spark.rowbound import bound
+    r = Relation.from_rows({"k": INT, "during": INTINTERVAL},
+                           [(i % 3, Interval(i, i + 5)) for i in range(40)])
+    q = Relation.from_rows({"k": INT, "v": INT, "during": INTINTERVAL},
+                           [(i % 3, i, Interval(2 * i, 2 * i + 3)) for i in range(40)])
+    text = "joinusing(r, q, (during))"
+    df = engine.dataframe(text, {"r": r, "q": q})
+    assert bound(df, 10 ** 9) == df.count() == sira.evaluate(text, {"r": r, "q": q}).cardinality
+
+
 def test_driver_tables_refuse_a_value_of_another_type_rather_than_read_it_as_null(spark):
     """``convert.local_dataframe`` (the driver's small tables: what each bucket inherits,
     decided chunks) hands rows to the JVM's unpickler, which reads a value of another type
