@@ -60,12 +60,13 @@ def bound(df, limit: int, cached: bool = True) -> int | None:
     (or a range's, a literal's, or, when ``cached``, a persisted DataFrame's once stored: the
     rows Spark's cache counted as it stored them), a join at most the product of its inputs'
     rows + 1, less one (any join type: an outer join keeps each unmatched row once), a semi
-    or anti join its left input's, a union the sum of its inputs', an aggregation at most its input's and at least
-    one (an aggregation without grouping makes a row of none), every other step (a filter, a
-    projection, a sort, a window, a limit...) its input's. A ``Generate`` step (an
-    ``explode``) is bounded when it explodes an array written out in the plan
-    (``explode(array(a, b))``, as the events of an interval's two ends are made): it makes at
-    most that many rows of each row. A relation read several times is counted at each read.
+    or anti join its left input's, a union the sum of its inputs', an aggregation at most its
+    input's and at least one (an aggregation without grouping makes a row of none), every
+    other step (a filter, a projection, a sort, a window, a limit...) its input's. A
+    ``Generate`` step (an ``explode``) is bounded when it explodes an array written out in the
+    plan (``explode(array(a, b))``, as the events of an interval's two ends are made): it
+    makes at most that many rows of each row. A relation read several times is counted at
+    each read.
 
     The cache's count is an accumulator: a task that fails after storing its partition, and
     whose retry reads the stored partition, leaves it uncounted. That is good enough to
