@@ -418,7 +418,9 @@ def _assemble(node, windows, full):
     keys = ["g0", "gn", "gl", "gs", "ge", "opened", "closed"]
     req = windows.select(*keys, F.explode(F.concat(*asks)).alias("__a")).select(
         *keys, F.col("__a")["g"].alias("__g"), F.col("__a")["t"].alias("__t"))
-    joined = req.join(full, "__g")
+    # both sides are as long as the sequence: never a broadcast (from a persisted input, 1M
+    # tuples in ten keys, Spark broadcast one and ran the default 1 GB driver out of memory)
+    joined = req.join(full.hint("merge"), "__g")
     row, tag = F.col("__row"), F.col("__t")
     names = [name for kind, name in node.variables() if kind != "at"]
     g = joined.groupBy(*keys).agg(
