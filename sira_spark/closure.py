@@ -24,7 +24,7 @@ from sira.errors import UnboundedClosure
 from .compiler import ordered, translates
 from .functions import Scope, column
 from .joins import natural_join
-from .rowbound import partitions_for
+from .rowbound import partitions_for, sequence_join
 from .types import equal
 
 from sira.engine.closure import EXTRA_ROUNDS  # the same stopping rule as Python
@@ -53,7 +53,7 @@ def _compose(left, right, pairs, froms, tos, heading=None, parts=None):
         r_ = r_.repartition(parts, *[F.col(f"__rf_{a}") for a, _ in pairs])
     cond = reduce(lambda x, y: x & y, [_eq(F.col(f"__lt_{b}"), F.col(f"__rf_{a}"), heading, a)
                                        for a, b in pairs])
-    return l_.join(r_, cond).select(*[F.col(f"__lf_{a}").alias(a) for a in froms],
+    return sequence_join(l_, r_, cond).select(*[F.col(f"__lf_{a}").alias(a) for a in froms],
                                     *[F.col(f"__rt_{b}").alias(b) for b in tos])
 
 
@@ -79,7 +79,7 @@ def _tclose(node, children, c):
             _compose(closure, delta, pairs, froms, tos, h, parts))
         grown = ordered(grown, h)
         fresh = natural_join(grown.repartition(parts, *[_c(n) for n in h.names]).distinct(),
-                             h, closure, h, "left_anti").localCheckpoint()
+                             h, closure, h, "left_anti", sequence=True).localCheckpoint()
         fresh_count = fresh.count()  # of the checkpointed rows: no recomputation
         if fresh_count == 0:
             return closure
@@ -121,7 +121,8 @@ def _gtclose(node, children, c):
             .repartition(parts, *[F.col(f"`__L_{b}`") for _, b in pairs])
         cond = reduce(lambda x, y: x & y, [_eq(F.col(f"`__L_{b}`"), F.col(f"`__R_{a}`"), h, a)
                                            for a, b in pairs])
-        joined = l_.join(r_.repartition(parts, *[F.col(f"`__R_{a}`") for a, _ in pairs]), cond)
+        joined = sequence_join(l_, r_.repartition(parts, *[F.col(f"`__R_{a}`") for a, _ in pairs]),
+                               cond)
         out = []
         for n in h.names:
             if n in froms:
@@ -131,14 +132,14 @@ def _gtclose(node, children, c):
             else:
                 out.append(formulas[n].alias(n))
         made = joined.select(*out).repartition(parts, *[_c(n) for n in h.names]).distinct()
-        fresh = natural_join(made, h, result, h, "left_anti").localCheckpoint()
+        fresh = natural_join(made, h, result, h, "left_anti", sequence=True).localCheckpoint()
         fresh_count = fresh.count()
         if fresh_count == 0:
             return result
         new_pairs = natural_join(
             fresh.select(*[_c(n) for n in froms + tos])
             .repartition(parts, *[_c(n) for n in froms + tos]).distinct(),
-            ends, key_pairs, ends, "left_anti").localCheckpoint()
+            ends, key_pairs, ends, "left_anti", sequence=True).localCheckpoint()
         if new_pairs.isEmpty():
             quiet += 1
         else:

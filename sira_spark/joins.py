@@ -35,7 +35,7 @@ from .compiler import Packed, ordered, translates
 from .functions import column
 from .guards import check_join, check_rows
 from .packing import _c, split_dataframes
-from .rowbound import stored
+from .rowbound import sequence_join, stored
 from .types import equal
 
 
@@ -47,7 +47,10 @@ def pointwise_pair(node, left, lh, right, rh):
     return tuple(split_dataframes([left, right], [lh, rh], shared, key))
 
 
-def natural_join(left, lh, right, rh, how="inner"):
+def natural_join(left, lh, right, rh, how="inner", sequence: bool = False):
+    """``left`` joined with ``right`` on their common attributes (``lh``, ``rh``: their
+    headings). Spark chooses how, from its size estimates, unless ``sequence``: both sides may
+    be as long as a sequence, and it is a sort-merge join (:func:`rowbound.sequence_join`)."""
     common = [n for n in lh.names if n in rh]
     if not common:
         if how == "left_semi":
@@ -59,7 +62,7 @@ def natural_join(left, lh, right, rh, how="inner"):
                        for n in rh.names])
     cond = reduce(lambda a, b: a & b,
                   [equal(F.col(f"`{n}`"), F.col(f"`__r_{n}`"), lh.type_of(n)) for n in common])
-    joined = left.join(r, cond, how)
+    joined = sequence_join(left, r, cond, how) if sequence else left.join(r, cond, how)
     if how in ("left_semi", "left_anti"):
         return joined
     return joined.drop(*[f"__r_{n}" for n in common])
@@ -99,7 +102,7 @@ def overlap_join(c, node, left, lh, right, rh, name):
         size = int(marks.select(F.sum(F.greatest(F.col("__hi") - F.col("__lo"), F.lit(0))
                                       ).cast("decimal(38,0)")).first()[0] or 0)
         check_size(c, node, size)
-    marked = [side.join(marks.where(F.col("__side") == j).drop("__side"), "__id")
+    marked = [sequence_join(side, marks.where(F.col("__side") == j).drop("__side"), "__id")
               for j, side in enumerate(sides)]
     out = []
     for j, (mine, theirs) in enumerate(((marked[0], marked[1]), (marked[1], marked[0]))):
@@ -112,7 +115,7 @@ def overlap_join(c, node, left, lh, right, rh, name):
         cond = [F.col("__rn") == F.col("__m")]
         h = lh if j == 0 else rh
         cond += [equal(F.col(f"`__a_{k}`"), F.col(f"`__b_{k}`"), h.type_of(k)) for k in key]
-        joined = a.join(b, reduce(lambda x, y: x & y, cond))
+        joined = sequence_join(a, b, reduce(lambda x, y: x & y, cond))
         lp, rp = ("__a_", "__b_") if j == 0 else ("__b_", "__a_")
         lb, le = F.col(f"`{lp}{name}`")["begin"], F.col(f"`{lp}{name}`")["end"]
         rb, re_ = F.col(f"`{rp}{name}`")["begin"], F.col(f"`{rp}{name}`")["end"]

@@ -33,7 +33,7 @@ from sira.types import DATE, IntegerType
 
 from .compiler import ordered, translates
 from .convert import local_dataframe
-from .rowbound import at_most, partitions_for, stored
+from .rowbound import at_most, partitions_for, sequence_join, stored
 from .types import equal, spark_type
 
 #: The limit UNPACK had before ``max_tuples`` covered every operator; kept as an alias.
@@ -244,7 +244,7 @@ def _joined_per_group(rows, carry, group: list):
     name and sira type; null-safe where a null may be inside) and the bucket."""
     match = [equal(rows[f"`{n}`"], carry[f"`__k_{n}`"], t) for n, t in group]
     on = reduce(lambda a, b: a & b, match + [rows["__bk"] == carry["__kb"]])
-    return rows.join(carry, on).drop(*[f"__k_{n}" for n, _ in group], "__kb")
+    return sequence_join(rows, carry, on).drop(*[f"__k_{n}" for n, _ in group], "__kb")
 
 
 def _pack_islands(flat, others: list, several: bool | None = None):
@@ -507,18 +507,17 @@ def split_dataframes(dfs, headings, names, key):
                               F.col("__si").alias("__bi"), F.col("__sn").alias("__bn"))
             e = bounds.select(*[F.col(f"`__k_{k}`").alias(f"__e_{k}") for k in key],
                               F.col("__p").alias("__ep"), F.col("__si").alias("__ei"))
-            first = df.join(b, reduce(lambda x, y: x & y, _key_condition(df, b, key, heading)
-                                      + [b["__bp"] == iv["begin"]]))
+            first = sequence_join(df, b, reduce(lambda x, y: x & y, _key_condition(
+                df, b, key, heading) + [b["__bp"] == iv["begin"]]))
             e_cond = [equal(first[f"`{k}`"], e[f"`__e_{k}`"], heading.type_of(k)) for k in key]
-            spans = first.join(e, reduce(lambda x, y: x & y, e_cond + [e["__ep"] == iv["end"]]),
-                               "left")
+            spans = sequence_join(first, e, reduce(lambda x, y: x & y,
+                                                   e_cond + [e["__ep"] == iv["end"]]), "left")
             last = F.when(F.col("__ei").isNull(), F.col("__bn")).otherwise(F.col("__ei") - 1)
             pieces = spans.withColumn("__g", F.explode(F.sequence(F.col("__bi"), last))) \
                 .select(*[_c(n) for n in heading.names if n != name], "__g")
             g = bounds.select(*[F.col(f"`__k_{k}`") for k in key], "__si", "__p", "__sq")
-            cut = pieces.join(g, reduce(lambda x, y: x & y, _key_condition(pieces, g, key,
-                                                                           heading)
-                                        + [g["__si"] == pieces["__g"]]))
+            cut = sequence_join(pieces, g, reduce(lambda x, y: x & y, _key_condition(
+                pieces, g, key, heading) + [g["__si"] == pieces["__g"]]))
             cut = cut.withColumn(name, F.struct(F.col("__p").alias("begin"),
                                                 F.col("__sq").alias("end")))
             split.append(ordered(cut, heading))

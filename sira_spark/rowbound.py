@@ -125,6 +125,27 @@ _LEFT_ONLY_JOINS = ("LeftSemi", "LeftAnti", "ExistenceJoin")
 _HUGE = 1 << 62
 
 
+def sequence_join(left, right, on, how: str = "inner"):
+    """``left.join(right, on, how)`` by sort-merge, whatever Spark's size estimates say: for
+    the joins of sira's own algorithms on a position, or on a key and a number, whose two sides
+    may each be as long as the sequence (no key value holds many rows, so the merge spreads
+    them evenly). Spark broadcasts a side whose estimated size is under
+    ``spark.sql.autoBroadcastJoinThreshold``, and an estimate read from compressed storage (a
+    persisted or Parquet input) can be far below the side's rows: WINDOWBY over 1M tuples of a
+    persisted input ran the default 1 GB driver out of memory building such a broadcast. A side
+    sira knows to be small it broadcasts itself (``F.broadcast``), never through this.
+
+        >>> from sira_spark import default_engine
+        >>> ten = default_engine().spark.range(10)
+        >>> p = ten.withColumnRenamed("id", "p")
+        >>> joined = sequence_join(ten, p, ten["id"] == p["p"])  # unhinted: a broadcast
+        >>> plan = joined._jdf.queryExecution().executedPlan().toString()
+        >>> joined.count(), "SortMergeJoin" in plan
+        (10, True)
+    """
+    return left.join(right.hint("merge"), on, how)
+
+
 def _children(nodes) -> list | None:
     """Each node's children (indices), from the nodes' depths in pre-order; None when the
     depths are not a tree (a step printing lines of its own)."""

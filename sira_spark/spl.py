@@ -78,7 +78,7 @@ from .compiler import ordered, translates
 from .convert import local_dataframe
 from .guards import check_held, check_held_before, guard_of, windows_counted_in_workers
 from .packing import _bucketed, bucket_totals_before, carried_across, running_rows
-from .rowbound import partitions_for
+from .rowbound import partitions_for, sequence_join
 from .windows import (TIME_MAX, _from_time, _order_columns, _to_time, exact, time_fits,
                       time_plus)
 
@@ -265,8 +265,8 @@ def _coupled(node, df, c):
         F.col("k").alias("__k"), F.col("at").alias("__at"), F.col("ids").alias("__ids"))
     windows = _running(windows, ["__k"], {"__instance": F.lit(1)}, ["__wg", "__ws"], "__c")
     held = windows.agg(F.sum(F.size("__ids")).cast("long")).first()[0]
-    joined = windows.select("*", F.explode("__ids").alias("__m")).drop("__ids").join(
-        positioned, F.col("__m") == F.col("__g"))
+    joined = sequence_join(windows.select("*", F.explode("__ids").alias("__m")).drop("__ids"),
+                           positioned, F.col("__m") == F.col("__g"))
     grouped = _by_window(joined, ["__wg", "__ws", "__instance", "__at", *[_c(k) for k in keys]],
                          held).agg(_sorted_rows(F.collect_list(_row_struct(h))).alias("tuples"))
     out = grouped.select(*[_c(k) for k in keys], F.col("__instance").alias("instance"),
@@ -477,7 +477,7 @@ def _running(df, keys: list, sums: dict, order: list, bucket: str = "__b"):
         before = a.join(b, F.col("__ba") > F.col("__bb"), "left").groupBy("__ba").agg(
             *[F.coalesce(F.sum(f"__v_{n}"), F.lit(0)).alias(f"__c_{n}") for n in sums]) \
             .withColumnRenamed("__ba", bucket)
-    out = local.join(before, on=[bucket, *keys])
+    out = sequence_join(local, before, [bucket, *keys])
     for n in sums:
         out = out.withColumn(n, (F.col(f"__l_{n}") + F.col(f"__c_{n}")).cast("long"))
     return out.drop(*[f"__l_{n}" for n in sums], *[f"__c_{n}" for n in sums])
@@ -598,7 +598,7 @@ def _split(node, df):
             # the tuples of the windows that close, before they are grouped: a key's last
             # window never closes, and may hold most of the stream (a value no later one
             # exceeds by D): collected, it was one task's, and ran the heap out
-            closed = x.join(closers, on=[*keys, "__w"])
+            closed = sequence_join(x, closers, [*keys, "__w"])
             numbered = ranked(_by_window(closed, [*keys, "__w", "__at"], n)
                               .agg(tuples, F.min("__g").alias("__e")), "__w", F.col("__w"))
         else:
@@ -614,7 +614,7 @@ def _split(node, df):
                 # the window never closes, and may hold most of the stream
                 closers = counted.where(F.col("__p") == 1).select(
                     *[_c(k) for k in keys], (F.col("__c") - 1).alias("__w"))
-                w = w.join(closers, on=[*keys, "__w"], how="left_semi")
+                w = sequence_join(w, closers, [*keys, "__w"], "left_semi")
             numbered = ranked(_by_window(w, [*keys, "__w"], n)
                               .agg(tuples, F.max("__t").alias("__at"), full.alias("__full"),
                                    F.min("__g").alias("__e"))
@@ -633,7 +633,7 @@ def _split(node, df):
             x, size = _with_key_sizes(x, base, keys, n)
             end = F.coalesce(F.col("__jE") - 1, size)
         else:  # time: the key's tuples up to t + T
-            x = x.join(_reach(base, keys, scanner.ev_amount), on="__g")
+            x = sequence_join(x, _reach(base, keys, scanner.ev_amount), "__g")
             end = F.col("__end")
         start = _div(j + (every - 1), every) * every
         # each (tuple, window) is one tuple an emission holds (every window up to the key's
@@ -661,20 +661,20 @@ def _split(node, df):
             x = _evictions(node, positioned, base, x, keys, scanner.ev_amount)
             end = F.coalesce(F.col("__jE"), size)
         else:
-            x = x.join(_reach(base, keys, scanner.ev_amount), on="__g")
+            x = sequence_join(x, _reach(base, keys, scanner.ev_amount), "__g")
             end = F.col("__end")
         x = x.withColumn("__je", end.cast("long")).localCheckpoint()  # read three times
         triggers = x.where((F.col("__mem") == 1) & (F.col("__w") > 1)).select(
             *[_c(k) for k in keys], F.col("__w").alias("__m"), t.alias("__at"),
             g.alias("__e"))
         lookup = x.select(*[_c(k) for k in keys], j.alias("__je"), F.col("__w").alias("__we"))
-        x = x.join(lookup, on=[*keys, "__je"])
+        x = sequence_join(x, lookup, [*keys, "__je"])
         lo, hi = F.col("__w") + 1, F.col("__we")
         x, held = check_held_before(x, F.greatest(hi - lo + 1, F.lit(0)))  # before made
         x = x.withColumn("__m", F.explode(F.when(lo <= hi, F.sequence(lo, hi)).otherwise(
             F.array().cast("array<bigint>"))))
-        numbered = _by_window(x, [*keys, "__m"], held).agg(tuples).join(
-            triggers, on=[*keys, "__m"])
+        numbered = sequence_join(_by_window(x, [*keys, "__m"], held).agg(tuples), triggers,
+                                 [*keys, "__m"])
         numbered = ranked(numbered, "__m")
     else:  # a time trigger: the ticks o + mT2 with t < tick <= end, not after the last time
         period = scanner.tr_amount
@@ -682,7 +682,7 @@ def _split(node, df):
             x = _running(base, keys, {"__j": F.lit(1)}, [g])
             later = x.select(*keys, (j - scanner.ev_amount).alias("__j"),
                              t.alias("__tn"))
-            x = x.join(later, on=[*keys, "__j"], how="left")
+            x = sequence_join(x, later, [*keys, "__j"], "left")
             end = F.least(F.coalesce(F.col("__tn"), F.lit(last)), F.lit(last))
         elif ev.kind == "delta":
             x = _evictions(node, positioned, base, _running(base, keys, {"__j": F.lit(1)}, [g]),
@@ -729,12 +729,12 @@ def _epochs(node, positioned, keys: list):
                           _to_time(_c(node.ts), node.ts_type).alias("__t"))
     x = _running(b, keys, {"__j": F.lit(1)}, [g])
     prev = x.select(*[_c(k) for k in keys], (F.col("__j") + 1).alias("__j"), t.alias("__pt"))
-    x = x.join(prev, on=[*keys, "__j"], how="left")
+    x = sequence_join(x, prev, [*keys, "__j"], "left")
     brk = F.col("__pt").isNotNull() & (time_plus(F.col("__pt"), age) < t)
     tr = node.trigger
     if node.kind == "sliding" and node.eviction.kind == "time" \
             and (tr is None or tr.kind != "time"):
-        x = _aged_before_expired(node, b, x.where(brk)).join(x, on="__g", how="right")
+        x = sequence_join(_aged_before_expired(node, b, x.where(brk)), x, "__g", "right")
         brk = brk & F.coalesce(F.col("__aged"), F.lit(False))
     return _numbered_epochs(positioned, keys, x.withColumn("__brk", brk.cast("long")))
 
@@ -746,7 +746,8 @@ def _numbered_epochs(positioned, keys: list, breaks):
     (``__g >> 33``), so no bucket is cut between Spark partitions."""
     g = F.col("__g")
     epochs = _running(breaks, keys, {"__ep": F.col("__brk")}, [g]).select("__g", "__ep")
-    return positioned.join(epochs, "__g").repartition(F.shiftright(g, 33)).localCheckpoint()
+    return sequence_join(positioned, epochs, "__g").repartition(F.shiftright(g, 33)) \
+        .localCheckpoint()
 
 
 def _key_text(node, keys: list):
@@ -832,8 +833,9 @@ def _lru_epochs(node, positioned, keys: list):
             yield pa.RecordBatch.from_arrays([pa.array(started, pa.int64())], names=["__g"])
 
     started = narrow.mapInArrow(breaks, "__g long").withColumn("__brk", F.lit(1).cast("long"))
-    x = positioned.select(*[_c(k) for k in keys], "__g", F.shiftright(F.col("__g"), 33)
-                          .alias("__b")).join(started, "__g", "left") \
+    x = sequence_join(positioned.select(*[_c(k) for k in keys], "__g",
+                                        F.shiftright(F.col("__g"), 33).alias("__b")),
+                      started, "__g", "left") \
         .withColumn("__brk", F.coalesce(F.col("__brk"), F.lit(0).cast("long")))
     return _numbered_epochs(positioned, keys, x)
 
@@ -863,7 +865,8 @@ def _aged_before_expired(node, b, gaps):
     by_expiry = found.where(q % 2 == 1).select(F.shiftright(q, 1).alias("__g"),
                                                F.col("__c").alias("__nx"))
     na, nx = F.col("__na"), F.col("__nx")  # nx null: no tuple after p + T2, nothing expires
-    return gaps.select("__g").join(by_age, "__g", "left").join(by_expiry, "__g", "left").select(
+    return sequence_join(sequence_join(gaps.select("__g"), by_age, "__g", "left"), by_expiry,
+                         "__g", "left").select(
         "__g", (na.isNotNull() & (nx.isNull() | (na < nx))).alias("__aged"))
 
 
@@ -894,7 +897,7 @@ def _with_members(node, positioned, n: int, base, keys: list, policy):
     """``base`` with ``__mem``: 1 for the members of the chain of the delta ``policy``
     (:func:`_delta_chain`; ``positioned`` holds ``n`` tuples), else 0."""
     members = _delta_chain(node, positioned, n, keys, policy).withColumn("__mem", F.lit(1))
-    return base.join(members, "__g", "left").withColumn(
+    return sequence_join(base, members, "__g", "left").withColumn(
         "__mem", F.coalesce(F.col("__mem"), F.lit(0)))
 
 
@@ -960,15 +963,16 @@ def _evictions(node, positioned, base, x, keys: list, delta):
     if not floating:
         waiting = waiting.withColumn("__v", time_plus(F.col("__a"), delta))
     found = _first_later_above(waiting.select("__g", "__k", "__b", "__v"), maxima, bool(keys))
-    queries = waiting.join(found, on="__g").select("__k", F.col("__bq").alias("__b"), "__v",
-                                                   "__g")
+    queries = sequence_join(waiting, found, "__g").select(
+        "__k", F.col("__bq").alias("__b"), "__v", "__g")
     records = local.where("__rec").select("__k", "__b", F.col("__a").alias("__v"),
                                           F.col("__g").alias("__rg"))
     later = least_above(queries, records, ["__b", "__k"]).withColumnRenamed("__rg", "__eg")
     evictor = local.where(F.col("__eg").isNotNull()).select("__g", "__eg").unionByName(later)
     at = x.select(F.col("__g").alias("__eg"), F.col("__j").alias("__jE"),
                   F.col("__t").alias("__tE"))
-    return x.join(evictor, on="__g", how="left").join(at, on="__eg", how="left").drop("__eg")
+    return sequence_join(sequence_join(x, evictor, "__g", "left"), at, "__eg", "left") \
+        .drop("__eg")
 
 
 #: up to this many buckets, :func:`_first_later_above` tries every later bucket of the key (a
@@ -1006,7 +1010,10 @@ def _first_later_above(waiting, maxima, keyed: bool, direct: int | None = None):
     last = maxima.agg(F.max("__bq")).first()[0]
     levels = (last or 0).bit_length()  # 2**levels > every bucket number
     if not levels or last < (DIRECT_BUCKETS if direct is None else direct):
-        return (waiting.join(maxima, on="__k") if keyed else waiting.crossJoin(maxima)).where(
+        # without a key, a row per bucket: fewer than DIRECT_BUCKETS, broadcast
+        near = waiting.join(maxima, on="__k") if keyed \
+            else waiting.crossJoin(F.broadcast(maxima))
+        return near.where(
             (F.col("__bq") > F.col("__b")) & (F.col("__top") > F.col("__v"))) \
             .groupBy("__g").agg(F.min("__bq").alias("__bq"))
     blocks = maxima.withColumn("__L", F.explode(F.sequence(F.lit(0), F.lit(levels - 1)))) \
@@ -1079,10 +1086,10 @@ def least_above(queries, records, group: list):
     # is the least of their least records
     least = ranged.where(F.col("__q") == 0).groupBy(F.col("__pid").alias("__pp"), *group) \
         .agg(F.min(F.struct("__v", "__id")).alias("__m"))
-    carry = left.select("__pid", *group).distinct().join(least, on=group) \
+    carry = sequence_join(left.select("__pid", *group).distinct(), least, group) \
         .where(F.col("__pp") < F.col("__pid")).groupBy("__pid", *group) \
         .agg(F.min("__m").alias("__m"))
-    carried = left.join(carry, on=["__pid", *group]).select(
+    carried = sequence_join(left, carry, ["__pid", *group]).select(
         F.col("__id").alias("__g"), F.col("__m.__id").alias("__rg"))
     return found.unionByName(carried)
 

@@ -40,7 +40,7 @@ from .basic import fenced_node
 from .compiler import ordered, reported, translates
 from .convert import local_dataframe
 from .guards import check_held, guard_of
-from .rowbound import KNOWN_LIMIT, bound
+from .rowbound import KNOWN_LIMIT, bound, sequence_join
 from .functions import aggregated_column
 from .types import schema_of
 from .windows import canonical_key
@@ -418,9 +418,7 @@ def _assemble(node, windows, full):
     keys = ["g0", "gn", "gl", "gs", "ge", "opened", "closed"]
     req = windows.select(*keys, F.explode(F.concat(*asks)).alias("__a")).select(
         *keys, F.col("__a")["g"].alias("__g"), F.col("__a")["t"].alias("__t"))
-    # both sides are as long as the sequence: never a broadcast (from a persisted input, 1M
-    # tuples in ten keys, Spark broadcast one and ran the default 1 GB driver out of memory)
-    joined = req.join(full.hint("merge"), "__g")
+    joined = sequence_join(req, full, "__g")  # both sides as long as the sequence
     row, tag = F.col("__row"), F.col("__t")
     names = [name for kind, name in node.variables() if kind != "at"]
     g = joined.groupBy(*keys).agg(

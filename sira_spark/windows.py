@@ -53,7 +53,7 @@ from sira.types import BIGINT, FLOAT, INT, TIMESTAMP, RelationType, TupleType
 
 from .compiler import ordered, translates
 from .packing import pack_dataframe, running_rows
-from .rowbound import at_most
+from .rowbound import at_most, sequence_join
 from .types import spark_type
 
 #: rows(N) slide(M) with M up to this uses leads; larger slides join with the batch table
@@ -328,7 +328,7 @@ def _time_at(df, position, name: str, columns=("__w_t",), group: list = ()):
                    F.col("__w_p").alias(f"{name}__p"),
                    *[F.col(col).alias(out) for col, out in names.items()])
     on = _eq(keys, "", f"{name}__k_") & (position == F.col(f"{name}__p"))
-    return df.join(at, on, "left").drop(f"{name}__p", *[f"{name}__k_{k}" for k in keys])
+    return sequence_join(df, at, on, "left").drop(f"{name}__p", *[f"{name}__k_{k}" for k in keys])
 
 
 def _rows_slide_sequence(df, node, order):
@@ -371,10 +371,10 @@ def _rows_slide(df, node, w):
                            F.col("__w_batch").alias("__be_batch"), F.col("__last").alias("__w_b"))
     leave = batches.select(*[_c(k).alias(f"__bl_{k}") for k in keys],
                            F.col("__w_batch").alias("__bl_batch"), F.col("__last").alias("__w_e"))
-    joined = df.join(enter, _eq(keys, "", "__be_") & (F.col("__w_batch") == F.col("__be_batch")),
-                     "inner")
-    joined = joined.join(leave, _eq(keys, "", "__bl_") &
-                         (F.col("__w_leave") == F.col("__bl_batch")), "left")
+    joined = sequence_join(df, enter, _eq(keys, "", "__be_")
+                           & (F.col("__w_batch") == F.col("__be_batch")))
+    joined = sequence_join(joined, leave, _eq(keys, "", "__bl_")
+                           & (F.col("__w_leave") == F.col("__bl_batch")), "left")
     return joined.drop(*[c for c in joined.columns if c.startswith(("__be_", "__bl_"))])
 
 
@@ -444,7 +444,7 @@ def _range_on(df, node, w, order, c):
         exits = _next_reaching(df)
     else:
         exits = _first_reaching_by_buckets(df)
-    joined = df.join(exits, F.col("__w_p") == F.col("__x_pos"), "left").drop("__x_pos")
+    joined = sequence_join(df, exits, F.col("__w_p") == F.col("__x_pos"), "left").drop("__x_pos")
     return joined.withColumn("__w_b", F.col("__w_t")).withColumn("__w_e", F.col("__exit"))
 
 

@@ -146,3 +146,60 @@ def test_the_check_finds_a_window_without_partition(spark_engine):
     df = spark_engine.spark.range(10).withColumn(
         "r", F.row_number().over(Window.orderBy("id")))
     assert one_partition_steps(df._jdf.queryExecution().executedPlan().toString())
+
+
+#: families whose algorithms join sequence-sized sides of their own (their joins on positions,
+#: on a key and a number, or of a closure with its new tuples)
+SEQUENCE_JOINS = ["leftjoin", "joinusing", "summarizebyusing", "pack_with_key",
+                  "cql_partitioned", "session_partitioned", "spl_count", "spl_sliding_time",
+                  "spl_float_delta", "spl_partitionage", "spl_partitioncount_sliding",
+                  "spl_tuplecount", "tclose", "windowby"]
+
+
+@pytest.fixture(scope="module")
+def persisted(spark_engine):
+    """S and E as persisted DataFrames, stored: Spark's size estimates of them are their
+    stored bytes, small, as a persisted or Parquet input's are (also when it holds 1M rows)."""
+    from sira_spark.convert import to_dataframe
+    frames = {n: to_dataframe(spark_engine.spark, r).persist() for n, r in {"S": S, "E": E}.items()}
+    for df in frames.values():
+        df.count()
+    yield frames
+    for df in frames.values():
+        df.unpersist()
+
+
+@pytest.mark.parametrize("family", SEQUENCE_JOINS)
+def test_no_join_of_two_sequences_is_a_broadcast_chosen_from_estimates(spark_engine, persisted,
+                                                                       family):
+    """Whatever Spark estimates of a side's size, the joins an algorithm makes of two sides as
+    long as the sequence are sort-merge joins (``rowbound.sequence_join``): with every estimate
+    under the broadcast threshold, the plan broadcasts only what sira broadcasts itself (the
+    plan with automatic broadcasts off). From a persisted input of 1M tuples WINDOWBY
+    broadcast such a side and ran the default 1 GB driver out of memory."""
+    conf = spark_engine.spark.conf
+    saved = conf.get("spark.sql.autoBroadcastJoinThreshold")
+    counts = []
+    try:
+        for threshold in ("-1", str(2 ** 60)):
+            conf.set("spark.sql.autoBroadcastJoinThreshold", threshold)
+            with checkpoints_in_plan(), windows_in_plan():
+                plan = executed_plan(spark_engine.dataframe(FAMILIES[family], persisted))
+            counts.append(plan.count("BroadcastExchange"))
+    finally:
+        conf.set("spark.sql.autoBroadcastJoinThreshold", saved)
+    assert counts[1] == counts[0], plan
+
+
+def test_a_join_of_the_user_s_relations_is_left_to_spark(spark_engine, persisted):
+    """JOIN of two relations the user gave: Spark chooses, from its estimates (a broadcast of
+    a small side is what Spark users expect); the check above would see it."""
+    conf = spark_engine.spark.conf
+    saved = conf.get("spark.sql.autoBroadcastJoinThreshold")
+    try:
+        conf.set("spark.sql.autoBroadcastJoinThreshold", str(2 ** 60))
+        with checkpoints_in_plan(), windows_in_plan():
+            plan = executed_plan(spark_engine.dataframe(FAMILIES["join"], persisted))
+    finally:
+        conf.set("spark.sql.autoBroadcastJoinThreshold", saved)
+    assert "BroadcastExchange" in plan
