@@ -356,7 +356,7 @@ def _time_interval(node, df):
     cond = reduce(lambda a, b: a & b, [k == F.col(f"__rk_{n}") for k, n in
                                        zip(keys, node.partition)],
                   F.col("__start") == F.col("__rstart"))
-    joined = by_pane.join(reached, cond, "inner")
+    joined = sequence_join(by_pane, reached, cond)  # a row per pane on each side
     arr, cpos, end = F.col("__arr"), F.col("__c"), F.col("__end")
     on_time = F.filter(arr, lambda y: cpos.isNull() | (y["g"] < cpos))
     late = F.filter(arr, lambda y: cpos.isNotNull() & (y["g"] > cpos))
