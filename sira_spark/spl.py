@@ -477,7 +477,10 @@ def _running(df, keys: list, sums: dict, order: list, bucket: str = "__b"):
         before = a.join(b, F.col("__ba") > F.col("__bb"), "left").groupBy("__ba").agg(
             *[F.coalesce(F.sum(f"__v_{n}"), F.lit(0)).alias(f"__c_{n}") for n in sums]) \
             .withColumnRenamed("__ba", bucket)
-    out = sequence_join(local, before, [bucket, *keys])
+    # per key, a row per bucket and key (as many as the tuples, with many keys); without a
+    # key, the handful of buckets' rows, broadcast
+    out = sequence_join(local, before, [bucket, *keys]) if keys \
+        else local.join(F.broadcast(before), on=[bucket])
     for n in sums:
         out = out.withColumn(n, (F.col(f"__l_{n}") + F.col(f"__c_{n}")).cast("long"))
     return out.drop(*[f"__l_{n}" for n in sums], *[f"__c_{n}" for n in sums])
