@@ -144,6 +144,8 @@ def local_session(master: str = "local[2]", shuffle_partitions: int = 4,
                  # PySpark would send every DataFrame call's Python call site to the JVM
                  # (about 40% of the calls a translation makes); sira reports its own errors
                  .config("spark.python.sql.dataFrameDebugging.enabled", "false")
+                 # PySpark's worker daemon, quiet about the tasks a failure abandons
+                 .config("spark.python.daemon.module", "sira_spark.daemon")
                  .config("spark.driver.extraJavaOptions",
                          f"-Dlog4j2.level=error -Dlog4j2.configurationFile={LOG4J} "
                          + os.environ.get("SIRA_SPARK_JAVA_OPTIONS", ""))
@@ -501,3 +503,7 @@ def default_engine() -> SparkEngine:
         _DEFAULT = SparkEngine.local(os.environ.get("SIRA_SPARK_MASTER", "local[2]"),
                                      int(os.environ.get("SIRA_SPARK_PARTITIONS", "4")))
     return _DEFAULT
+
+
+# SparkEngine.stream, live queries on Structured Streaming, is installed by sira_spark.live
+importlib.import_module(".live", __package__)
