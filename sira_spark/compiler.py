@@ -265,7 +265,12 @@ def _jvm_gone(node, failure, inner=None) -> EngineUnavailable:
 
 _TASK_LOGGERS = ("org.apache.spark.executor.Executor", "org.apache.spark.scheduler.TaskSetManager",
                  "org.apache.spark.scheduler.TaskSchedulerImpl",
-                 "org.apache.spark.sql.execution.datasources.FileFormatWriter")
+                 "org.apache.spark.sql.execution.datasources.FileFormatWriter",
+                 # a write's failed task ("Aborting task" and its stack trace) and its aborted
+                 # commit: the noop writes of failing_node, which re-runs a failed query's
+                 # operands to name the one that fails
+                 "org.apache.spark.util.Utils",
+                 "org.apache.spark.sql.execution.datasources.v2")
 _PY_LOGGERS = ("DataFrameQueryContextLogger", "SQLQueryContextLogger")
 _quiet_lock = threading.Lock()
 _quiet_state = {"depth": 0, "saved": None}
