@@ -23,6 +23,7 @@ keeps Spark's exception as its ``__cause__``.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import threading
 
@@ -426,15 +427,30 @@ def _name(node) -> str:
 def reported():
     """Inside a Python worker (``mapInArrow``): a sira error raised in the block, in the form
     :func:`translate_failure` turns back into the same sira error on the driver
-    (``SIRA|class|message``), instead of a Python worker's failure."""
+    (``SIRA|class|message |SIRA-FIELDS| {fields as JSON}``), instead of a Python worker's
+    failure."""
     try:
         yield
     except SiraError as err:
         message = str(err).replace("\n", " ")
-        raise RuntimeError(f"SIRA|{type(err).__name__}|{message}") from None
+        raise RuntimeError(f"SIRA|{type(err).__name__}|{message}{_FIELDS}"
+                           f"{_portable_fields(err)}") from None
+
+
+def _portable_fields(err: SiraError) -> str:
+    """The error's fields of plain Python values (names, numbers, tuples of them) as JSON
+    text; one of sira's own values (an Interval, a Tuple) is left out, not turned into another
+    type."""
+    plain = (str, int, float, bool, type(None))
+    kept = {name: value for name, value in err.field_values().items()
+            if type(value) in plain
+            or type(value) is tuple and all(type(x) in plain for x in value)}
+    return json.dumps(kept, separators=(",", ":"))
 
 
 _SIRA_RAISED = re.compile(r"SIRA\|(\w+)\|([^\n]*?)(?: SQLSTATE|\n|$)")
+#: between a reported error's message and its fields (JSON), which the driver restores
+_FIELDS = " |SIRA-FIELDS| "
 
 
 def translate_failure(err: Exception, node) -> SiraError:
@@ -448,10 +464,13 @@ def translate_failure(err: Exception, node) -> SiraError:
     m = _SIRA_RAISED.search(text)
     if m:
         cls = getattr(sira_errors, m.group(1), SiraError)
-        message = m.group(2)
+        message, _, carried = m.group(2).partition(_FIELDS)
         fields = {}
+        if carried:  # raised in a Python worker (reported): its fields as they were
+            fields = {k: tuple(v) if isinstance(v, list) else v
+                      for k, v in json.loads(carried).items() if k in cls.fields}
         op = re.match(r"(\w+): ", message)
-        if op and "operator" in cls.fields:
+        if op and "operator" in cls.fields and fields.get("operator") is None:
             fields["operator"] = op.group(1)
         return cls(f"{message} (in {where} on Spark)", **fields)
     if "FAILED_READ_FILE" in text or "FileNotFoundException" in text:

@@ -17,7 +17,8 @@ import pytest
 import sira
 from sira import (INT, INTINTERVAL, LONGINTERVAL, STRING, TABLE_DEE, TABLE_DUM, Interval,
                   Relation, RelationType, attr, lit)
-from sira.errors import DivisionByZero, HeadingMismatch, IntervalError, IntOverflow, SiraTypeError
+from sira.errors import (DivisionByZero, HeadingMismatch, IntervalError, IntOverflow,
+                         NullValue, SiraTypeError, TooManyTuples, UnknownRelvar)
 
 from conftest import spark_available
 
@@ -841,3 +842,36 @@ def test_a_spark_dataframe_s_column_names_are_checked_as_the_python_engine_check
         sira.evaluate("r", {"r": df})
     with pytest.raises(type(python.value)):
         sira.evaluate("r", {"r": df}, engine="spark")
+
+
+@pytest.mark.parametrize("error", [
+    NullValue(relvar="s", attribute="v", count=1),
+    UnknownRelvar(relvar="q", available=("r", "s")),
+    TooManyTuples(operator="SPLWINDOW", limit=1000)])
+def test_a_sira_error_raised_in_a_python_worker_reaches_the_driver_with_its_fields(error):
+    """A Python step (a split scan, a live handler) reports a sira error as text inside Spark's
+    exception (sira_spark.compiler.reported); the driver raises the same class with the same
+    fields (they were lost: a live query's NullValue named neither stream nor attribute)."""
+    from sira_spark.compiler import reported, translate_failure
+    with pytest.raises(RuntimeError) as raised:
+        with reported():
+            raise error
+    spark_text = (f"org.apache.spark.api.python.PythonException: Traceback ...\n"
+                  f"RuntimeError: {raised.value}\n SQLSTATE: 38000\n\tat org.apache...")
+    back = translate_failure(Exception(spark_text), sira.parse("r", {"r": {"a": INT}}))
+    assert type(back) is type(error)
+    assert back.field_values() == error.field_values()
+    assert str(back) == f"{error} (in RELVAR on Spark)"
+
+
+def test_a_field_json_cannot_hold_is_left_out_of_the_report():
+    from sira.errors import SiraValueError
+    from sira.intervals import Interval
+    from sira_spark.compiler import reported, translate_failure
+    error = NullValue(relvar="s", attribute="v", count=1, value=Interval(1, 2))
+    with pytest.raises(RuntimeError) as raised:
+        with reported():
+            raise error
+    back = translate_failure(Exception(str(raised.value)), sira.parse("r", {"r": {"a": INT}}))
+    assert isinstance(back, SiraValueError)
+    assert (back.relvar, back.attribute, back.count, back.value) == ("s", "v", 1, None)

@@ -328,19 +328,28 @@ def test_a_restart_from_the_checkpoint_loses_and_repeats_nothing(engine, tmp_pat
 
 
 def test_bad_rows_fail_the_query_naming_what_is_wrong(engine, tmp_path):
+    """The failed query's sira error, from ``await_termination`` (Spark's exception, which
+    ``query.awaitTermination`` raises, is its cause), on every path."""
     from pyspark.errors import StreamingQueryException
+
+    from sira.errors import NullValue, SiraValueError
     files = Files(tmp_path / "in", names=("s",))
     (files.root / "s" / "bad.json").write_text(
         json.dumps({"k": 1, "v": None, "ts": 5, "seq": 1, "is_bound": False}) + "\n")
-    for path, what in (("native", "attribute 'v' holds NULL"),
-                       ("vectorised", "attribute 'v' holds NULL")):
-        text = "restrict(s, gt(v, 0))" if path == "native" else RUNNING_SUM
-        q = start(engine, text, files, tmp_path / f"ck-{path}", collector()[1], names=("s",))
-        with pytest.raises(StreamingQueryException, match=what):
-            q.query.awaitTermination()
+    for path, text in (("native", "restrict(s, gt(v, 0))"), ("vectorised", RUNNING_SUM),
+                       ("general", RUNNING_SUM)):
+        q = start(engine, text, files, tmp_path / f"ck-{path}", collector()[1], names=("s",),
+                  path=path)
+        with pytest.raises(NullValue, match="relvar 's': attribute 'v' holds NULL in 1 row") \
+                as caught:
+            q.await_termination()
+        assert (caught.value.relvar, caught.value.attribute) == ("s", "v"), path
+        assert isinstance(caught.value.__cause__, StreamingQueryException), path
     (files.root / "s" / "bad.json").write_text(
         json.dumps({"k": 1, "v": 1, "ts": -1, "seq": 1, "is_bound": False}) + "\n")
     q = start(engine, RUNNING_SUM, files, tmp_path / "ck-rowtime", collector()[1], names=("s",))
+    with pytest.raises(SiraValueError, match="rowtime 'ts' outside"):
+        q.await_termination()
     with pytest.raises(StreamingQueryException, match="rowtime 'ts' outside"):
         q.query.awaitTermination()
 

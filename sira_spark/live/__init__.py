@@ -78,7 +78,8 @@ where ``my_live_query.py`` builds ``SparkEngine(spark=SparkSession.builder.getOr
 reads its sources (for Kafka: ``spark.readStream.format("kafka").option(
 "kafka.bootstrap.servers", ...).option("subscribe", "orders").load()`` and ``from_json`` of the
 value into columns, with the rowtime as a LONG column), calls ``engine.stream(...)`` with a
-checkpoint on a shared file system (HDFS, S3) and waits with ``query.query.awaitTermination()``.
+checkpoint on a shared file system (HDFS, S3) and waits with
+``query.await_termination()`` (a failed query raises its sira error).
 """
 
 from __future__ import annotations
@@ -157,6 +158,22 @@ class SparkLiveQuery:
         """Late rows left out by this run so far (over Spark's recent progress history, the
         last ``spark.sql.streaming.numRecentProgressUpdates`` micro-batches)."""
         return sum(late_rows_of(progress) for progress in self.query.recentProgress)
+
+    def await_termination(self, timeout: float | None = None) -> bool | None:
+        """Wait until the query stops (``timeout`` seconds at most: then whether it stopped), as
+        ``query.awaitTermination`` does; a query that failed raises the sira error it failed
+        with (a NULL in a row: :class:`~sira.errors.NullValue` naming the stream and the
+        attribute; a rowtime out of range: :class:`~sira.errors.SiraValueError`), Spark's
+        ``StreamingQueryException`` as its cause. Example: ``q.await_termination()`` after
+        ``engine.stream(..., trigger={"availableNow": True})`` returns once the input is
+        consumed (the README's example)."""
+        from pyspark.errors import StreamingQueryException
+
+        from ..compiler import translate_failure
+        try:
+            return self.query.awaitTermination(timeout)
+        except StreamingQueryException as err:
+            raise translate_failure(err, self.node) from err
 
     def stop(self) -> None:
         self.query.stop()

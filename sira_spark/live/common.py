@@ -87,6 +87,19 @@ class StreamShape:
     seq: int = 0
 
 
+class ReportingHandler:
+    """The base of the live paths' stateful handlers (``applyInPandasWithState``): a sira error
+    raised while ``handle`` makes a group's output reaches the driver as that sira error
+    (:func:`sira_spark.compiler.reported`), which :meth:`SparkLiveQuery.await_termination
+    <sira_spark.live.SparkLiveQuery.await_termination>` raises, rather than as a Python
+    worker's traceback."""
+
+    def __call__(self, key, frames, state):
+        from ..compiler import reported
+        with reported():
+            yield from self.handle(key, frames, state)  # (each handler's own)
+
+
 def check_no_nulls(pdf, columns, stream_name) -> None:
     """Refuse a micro-batch holding a NULL (or NaN) in a sira column: NullValue naming the
     stream, the attribute and how many rows."""

@@ -17,8 +17,9 @@ from __future__ import annotations
 import hashlib
 import json
 
-from .common import (LATE_ROW, SOURCE, StreamShape, bound_of, check_no_nulls, late_frames,
-                     late_row_json, pandas_value, plain_column, sira_values, timeout_of)
+from .common import (LATE_ROW, SOURCE, ReportingHandler, StreamShape, bound_of,
+                     check_no_nulls, late_frames, late_row_json, pandas_value, plain_column,
+                     sira_values, timeout_of)
 
 _COMPILED: dict = {}  # per Python worker: plan digest -> (LiveQuery, fresh state)
 
@@ -26,7 +27,7 @@ _COMPILED: dict = {}  # per Python worker: plan digest -> (LiveQuery, fresh stat
 STATE_SCHEMA = "state string"
 
 
-class GeneralHandler:
+class GeneralHandler(ReportingHandler):
     """The function ``applyInPandasWithState`` calls per key: restores the key's dataflow state,
     feeds its on-time rows and the bound, returns the results that became final, saves the
     state (or removes it when nothing is held) and sets the timeout for the next release."""
@@ -58,7 +59,7 @@ class GeneralHandler:
             found = _COMPILED[self.digest] = (q, encode_state(q))
         return found
 
-    def __call__(self, key, frames, state):
+    def handle(self, key, frames, state):
         import pandas as pd
         q, fresh = self.query()
         watermark = state.getCurrentWatermarkMs()

@@ -48,8 +48,8 @@ from sira.expressions.nodes import AttrRef, Literal
 from sira.intervals import IntervalType
 from sira.types import BOOLEAN, INT, LONG, STRING, RelationType, TupleType
 
-from .common import (HEARTBEAT, METRIC, bound_of, check_no_nulls, from_pandas_columns,
-                     late_frames, pandas_type, to_pandas_columns)
+from .common import (HEARTBEAT, METRIC, ReportingHandler, bound_of, check_no_nulls,
+                     from_pandas_columns, late_frames, pandas_type, to_pandas_columns)
 
 #: the event-time column the admitted rows get (2t ms, watermark delay 1 ms)
 ADMITTED_TIME = "__sira_t"
@@ -169,7 +169,7 @@ def _names(node) -> set:
 
 # ------------------------------------------------------------------------------ admission
 
-class Admission:
+class Admission(ReportingHandler):
     """The admission step's handler (``applyInPandasWithState`` keyed by a hash of the row,
     keeping no state): rows and heartbeats the bound has not passed go on; late rows are
     counted (one marker row each, its rowtime NULL); heartbeats the bound has passed are stale
@@ -180,7 +180,7 @@ class Admission:
         self.names = heading.names
         self.rowtime = rowtime
 
-    def __call__(self, key, frames, state):
+    def handle(self, key, frames, state):
         bound = bound_of(state.getCurrentWatermarkMs())
         late = 0
         columns = list(self.names) + [HEARTBEAT]

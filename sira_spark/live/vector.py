@@ -54,8 +54,8 @@ from sira.algebra.windows import Changes, DStream, IStream, Window
 from sira.expressions.nodes import AttrRef, Literal
 from sira.types import BOOLEAN, FLOAT, INT, LONG, STRING
 
-from .common import (LATE_ROW, bound_of, check_no_nulls, late_frames, late_row_json,
-                     timeout_of)
+from .common import (LATE_ROW, ReportingHandler, bound_of, check_no_nulls, late_frames,
+                     late_row_json, timeout_of)
 
 #: attribute types whose values numpy holds exactly (the others take the general path)
 _VECTOR_TYPES = (INT, LONG, BOOLEAN, FLOAT, STRING)
@@ -399,7 +399,7 @@ def _rows_of(data: bytes, layout, columns) -> dict:
 
 # ------------------------------------------------------------------------------ the handler
 
-class VectorHandler:
+class VectorHandler(ReportingHandler):
     """The function ``applyInPandasWithState`` calls per key on the vectorised path: late rows
     counted (and kept, for ``late_rows_sink``), on-time rows added, the instants the bound has
     passed folded, the state saved (or removed when the key holds nothing) and the timeout
@@ -411,7 +411,7 @@ class VectorHandler:
         self.keep_late_rows = keep_late_rows
         self.names = shape.heading.names
 
-    def __call__(self, key, frames, state):
+    def handle(self, key, frames, state):
         shape = self.shape
         watermark = state.getCurrentWatermarkMs()
         bound = bound_of(watermark)
