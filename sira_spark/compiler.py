@@ -243,23 +243,45 @@ class Compiler:
 def _jvm_gone(node, failure, inner=None) -> EngineUnavailable:
     """The error for a query whose Spark JVM died under it: never a Py4J error. It names
     ``inner`` when the JVM died in that operator's own jobs while the query was being planned
-    (within ``node``), else ``node``: the query's final job runs every operator at once.
+    (within ``node``); else the query's final job, which runs every operator of ``node`` at
+    once, so it names them all.
 
         >>> from sira import INT, parse
         >>> q = parse("project(tclose(e, (a, b)), (a))", {"e": {"a": INT, "b": INT}})
         >>> str(_jvm_gone(q, OSError("refused"), q.children[0])).split(" (most")[0]
         'the spark engine is not available: its JVM stopped while running TCLOSE (in PROJECT)'
-        >>> str(_jvm_gone(q, OSError("refused"))).split(" (most")[0]
-        'the spark engine is not available: its JVM stopped while running PROJECT'
+        >>> str(_jvm_gone(q, OSError("refused"))).split("running ")[1].split(" (most")[0]
+        'PROJECT (the final job of the query, which runs PROJECT and TCLOSE together)'
     """
     from .session import spark_message
-    where = _name(node) if inner is None or inner is node else \
-        f"{_name(inner)} (in {_name(node)})"
+    if inner is not None and inner is not node:
+        where = f"{_name(inner)} (in {_name(node)})"
+    else:
+        names = _operator_names(node)
+        where = _name(node) if len(names) < 2 else (
+            f"{_name(node)} (the final job of the query, which runs "
+            f"{', '.join(names[:-1])} and {names[-1]} together)")
     return EngineUnavailable(engine="spark", reason=(
         f"its JVM stopped while running {where} (most often out of memory: give the "
         f"driver more with SparkEngine.local(driver_memory='8g') or spark.driver.memory, or "
         f"use more partitions; Spark said: {spark_message(failure)}); make a new SparkEngine "
         f"(sira.evaluate(..., engine='spark') starts a new shared session by itself)"))
+
+
+def _operator_names(node, most: int = 8) -> list:
+    """The distinct operators of ``node``'s tree other than relvars and literal relations, in
+    pre-order (``most`` of them, then "..."; a node that is no operator has none)."""
+    from sira.algebra.node import Node
+    names: list = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if not isinstance(n, Node):
+            continue
+        if n.children and _name(n) not in names:
+            names.append(_name(n))
+        stack.extend(reversed(n.children))
+    return names if len(names) <= most else names[:most] + ["..."]
 
 
 # --------------------------------------------------------------------------- quiet failures
