@@ -489,8 +489,11 @@ def translate_failure(err: Exception, node) -> SiraError:
         message, _, carried = m.group(2).partition(_FIELDS)
         fields = {}
         if carried:  # raised in a Python worker (reported): its fields as they were
-            fields = {k: tuple(v) if isinstance(v, list) else v
-                      for k, v in json.loads(carried).items() if k in cls.fields}
+            try:
+                fields = {k: tuple(v) if isinstance(v, list) else v
+                          for k, v in json.loads(carried).items() if k in cls.fields}
+            except (ValueError, AttributeError):  # cut short on the way: the message stands
+                fields = {}
         op = re.match(r"(\w+): ", message)
         if op and "operator" in cls.fields and fields.get("operator") is None:
             fields["operator"] = op.group(1)

@@ -875,3 +875,11 @@ def test_a_field_json_cannot_hold_is_left_out_of_the_report():
     back = translate_failure(Exception(str(raised.value)), sira.parse("r", {"r": {"a": INT}}))
     assert isinstance(back, SiraValueError)
     assert (back.relvar, back.attribute, back.count, back.value) == ("s", "v", 1, None)
+
+
+def test_a_report_whose_fields_were_cut_short_still_gives_its_error():
+    from sira_spark.compiler import translate_failure
+    text = "RuntimeError: SIRA|NullValue|relvar 's': attribute 'v' holds NULL |SIRA-FIELDS| {\"rel"
+    back = translate_failure(Exception(text), sira.parse("r", {"r": {"a": INT}}))
+    assert type(back) is NullValue and back.relvar is None
+    assert str(back) == "relvar 's': attribute 'v' holds NULL (in RELVAR on Spark)"
