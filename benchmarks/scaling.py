@@ -61,6 +61,8 @@ FAMILIES = {
     "leftjoin": ("leftjoin(r, rename(q, (v, w)), (w(int(-1))))", INTERVAL_SHAPES),
     "summarizebyusing": ("summarizebyusing(r, (k, during), (t(plus(v))), (during))",
                          INTERVAL_SHAPES),
+    "summarizebyusing-max": ("summarizebyusing(r, (k, during), (m(max(v)), a(and(gt(v, 50)))),"
+                             " (during))", INTERVAL_SHAPES),
     "cql-now": ("window(s, ts, now)", ("one", "ten")),
     "cql-range": ("window(s, ts, range(10))", ("one", "ten")),
     "cql-range-slide": ("window(s, ts, range(10) slide(5))", ("one", "ten")),

@@ -5,12 +5,16 @@ IINTERSECT, IUNION) fold the group's values in ascending order with ``aggregate`
 array, exactly as the Python engine does, so both engines give the same bits. An empty input
 gives the operator's identity.
 
-SUMMARIZEBYUSING on one interval attribute whose aggregates are integer sums is a sweep line
-(``_swept``); other aggregates split the intervals at their group's boundaries
-(``sira_spark.packing.split_dataframes``, O(n log n + pieces)).
+SUMMARIZEBYUSING on one interval attribute never splits when its aggregates are integer sums,
+max, min, and, or: sums alone are a sweep line (``_swept``), the others a segment tree over
+each group's elementary segments (``_tree``); both O(n log n + output), however long the
+intervals, as on the DuckDB engine. Other aggregates split the intervals at their group's
+boundaries (``sira_spark.packing.split_dataframes``).
 """
 
 from __future__ import annotations
+
+from functools import reduce
 
 from pyspark.sql import functions as F
 
@@ -26,7 +30,8 @@ from .compiler import Packed, ordered, translates
 from .functions import (_average_plus, _iunion, column, exact_sum, float_mult, float_plus,
                         interval_intersect, literal_column, sira_error)
 from .packing import _c, split_dataframes
-from .types import spark_type
+from .rowbound import sequence_join, stored
+from .types import equal, spark_type
 
 
 def _sorted_values(value, t):
@@ -141,7 +146,8 @@ def _summarizeby(node, children, c):
 
 def _swept(node, children, c):
     """SUMMARIZEBYUSING on one interval attribute with integer sums only (``plus`` of an
-    integer, counts), by a sweep line instead of the split, or None.
+    integer, counts), by a sweep line instead of the split; with max, min, and, or among them,
+    by a segment tree (:func:`_tree`); None for other aggregates.
 
     Pointwise, a sum is over the distinct tuples present at a point: the source is packed on the
     interval first (a rest's intervals then neither overlap nor meet, so each distinct rest is
@@ -153,10 +159,12 @@ def _swept(node, children, c):
     overlaps), as on the DuckDB engine."""
     from sira.algebra.aggregation import sweepable
     from .packing import pack_one, running_sequence
-    swept = sweepable(node, {"plus"})
+    swept = sweepable(node, _TREE)
     if swept is None:
         return None
     during, aggs = swept
+    if any(a.name != "plus" for a in aggs):
+        return _tree(node, children, c, during, aggs)
     h = node.source.heading
     (df,) = children
     packed = pack_one(df, h, during)
@@ -179,6 +187,122 @@ def _swept(node, children, c):
         *[F.col(x).cast(spark_type(a.result_type)).alias(n)
           for x, a, (n, _, _) in zip(sums, aggs, node.specs)])
     return pack_one(ordered(result, node.heading), node.heading, during)
+
+
+#: what the segment tree combines: node values -> a segment's value (sums in DECIMAL(38))
+_TREE = {"plus": F.sum, "max": F.max, "min": F.min, "and": F.bool_and, "or": F.bool_or}
+
+#: the tree's levels from this one up are broadcast to the segments that read them: only a group
+#: of more than 2^16 elementary segments has nodes there, a handful per level, and one such node
+#: is read by up to every segment of its group (at the root: all of them), which a sort-merge
+#: join would gather in one task
+_BROADCAST_LEVEL = 16
+
+
+def _tree(node, children, c, during, aggs):
+    """SUMMARIZEBYUSING on one interval attribute with max, min, and, or (and integer sums)
+    beside them, by a segment tree over each group's elementary segments (as
+    ``sira_duckdb.aggregation._tree``).
+
+    The source is packed on the interval (each distinct rest then covers a point at most
+    once). Each group's distinct boundaries are numbered 0..m-1 (``packing._numbered``, over
+    buckets of point): elementary segment ``s`` is [boundary s, boundary s+1) (the last one
+    unbounded above), and an interval covers the segments [rank of its begin, rank of its end)
+    (m for an open end), found by equi-joins. That range is cut into its canonical dyadic
+    blocks, at most two per level (level j, index x: segments [x * 2^j, (x + 1) * 2^j)), so
+    every segment it covers lies in exactly one of them; each block aggregates the values of
+    the intervals cut into it (a hash aggregation). A segment's aggregate combines the blocks on
+    its path, (j, s >> j) for every level j, found by an equi-join (the levels from
+    ``_BROADCAST_LEVEL`` up broadcast); segments with no block are covered by nothing and give
+    no tuple. PACK then joins the segments that meet with equal aggregates. O(n log n +
+    output) rows, however long the intervals (the split costs their overlaps).
+    """
+    from .packing import _numbered, pack_one
+    h = node.source.heading
+    (df,) = children
+    packed = pack_one(df, h, during)
+    group = [(n, h.type_of(n)) for n in node.by if n != during]
+
+    def keys(frame_prefix, alias_prefix=None):
+        return [F.col(f"{frame_prefix}{i}").alias(f"{alias_prefix or frame_prefix}{i}")
+                for i in range(len(group))]
+
+    def match(left, lp, right, rp):
+        return [equal(left[f"{lp}{i}"], right[f"{rp}{i}"], t) for i, (_, t) in enumerate(group)]
+
+    def every(conditions):
+        return reduce(lambda a, b: a & b, conditions)
+    iv = _c(during)
+    vals = [f"__v{j}" for j in range(len(aggs))]
+    values = [column(e, h, c) for _, _, e in node.specs]
+    valued = packed.select(*[_c(n).alias(f"__r{i}") for i, (n, _) in enumerate(group)],
+                           iv["begin"].alias("__b"), iv["end"].alias("__e"),
+                           *[(v.cast("decimal(38,0)") if a.name == "plus" else v).alias(x)
+                             for v, a, x in zip(values, aggs, vals)])
+    points = valued.select(*keys("__r", "__k"), F.col("__b").alias("__p")).unionByName(
+        valued.where(F.col("__e").isNotNull()).select(*keys("__r", "__k"),
+                                                      F.col("__e").alias("__p")))
+    bounds = stored(_numbered(points.distinct(),
+                              [(f"__k{i}", t) for i, (_, t) in enumerate(group)]))
+    b = bounds.select(*keys("__k", "__bk"), F.col("__p").alias("__bp"),
+                      F.col("__si").alias("__bi"), F.col("__sn").alias("__bn"))
+    first = sequence_join(valued, b, every(match(valued, "__r", b, "__bk") +
+                                           [b["__bp"] == valued["__b"]]))
+    e = bounds.select(*keys("__k", "__ek"), F.col("__p").alias("__ep"),
+                      F.col("__si").alias("__ei"))
+    spans = sequence_join(first, e, every(match(first, "__r", e, "__ek") +
+                                          [e["__ep"] == first["__e"]]), "left")
+    lo, hi = F.col("__lo"), F.col("__hi")
+    ranged = spans.select(*keys("__r"), (F.col("__bi") - 1).cast("long").alias("__lo"),
+                          F.coalesce(F.col("__ei") - 1, F.col("__bn")).cast("long")
+                          .alias("__hi"), *vals)
+    # levels 0 .. floor(log2(hi - lo)) + 1, and one more should log2 round down; level j keeps
+    # the blocks [ceil(lo / 2^j), floor(hi / 2^j)) not kept by a level above: the first when
+    # its index is odd, the last when the end index is odd
+    j, x, s = F.col("__j"), F.col("__x"), F.col("__s")
+    cut = ranged.select("*", F.explode(F.sequence(
+        F.lit(0), F.floor(F.log2(hi - lo)).cast("int") + 2)).alias("__j"))
+    cut = cut.select("*", _shr(lo + _shl(F.lit(1).cast("long"), j) - 1, j).alias("__x"),
+                     _shr(hi, j).alias("__s"))
+    blocks = cut.where((x < s) & (x % 2 == 1)).select(*keys("__r"), "__j", "__x", *vals) \
+        .unionByName(cut.where((x < s) & (s % 2 == 1)).select(
+            *keys("__r"), "__j", (s - 1).alias("__x"), *vals))
+    tree = blocks.groupBy(*keys("__r"), "__j", "__x").agg(
+        *[_TREE[a.name](v).alias(v) for a, v in zip(aggs, vals)])
+    # every segment with its path up the tree (levels 0 .. bit length of m, and one more)
+    segs = bounds.select(*keys("__k", "__sk"), (F.col("__si") - 1).cast("long").alias("__i"),
+                         "__p", "__sq", F.explode(F.sequence(
+                             F.lit(0), F.floor(F.log2(F.col("__sn"))).cast("int") + 2))
+                         .alias("__pj"))
+    segs = segs.withColumn("__px", _shr(F.col("__i"), F.col("__pj")))
+    high = F.col("__pj") >= _BROADCAST_LEVEL
+
+    def on(path, node_):
+        return every(match(path, "__sk", node_, "__r") + [
+            node_["__j"] == path["__pj"], node_["__x"] == path["__px"]])
+    low_p, low_t = segs.where(~high), tree.where(j < _BROADCAST_LEVEL)
+    high_p, high_t = segs.where(high), F.broadcast(tree.where(j >= _BROADCAST_LEVEL))
+    named = [*keys("__sk"), "__i", "__p", "__sq", *vals]
+    paths = sequence_join(low_p, low_t, on(low_p, low_t)).select(*named).unionByName(
+        high_p.join(high_t, on(high_p, high_t)).select(*named))
+    segments = paths.groupBy(*keys("__sk"), "__i", "__p", "__sq").agg(
+        *[_TREE[a.name](v).alias(v) for a, v in zip(aggs, vals)])
+    result = segments.select(
+        *[F.col(f"__sk{i}").alias(n) for i, (n, _) in enumerate(group)],
+        F.struct(F.col("__p").alias("begin"), F.col("__sq").alias("end")).alias(during),
+        *[F.col(v).cast(spark_type(a.result_type)).alias(n)
+          for v, a, (n, _, _) in zip(vals, aggs, node.specs)])
+    return pack_one(ordered(result, node.heading), node.heading, during)
+
+
+def _shr(value, bits):
+    """``value >> bits``, both columns (``F.shiftright`` takes a Python int of bits)."""
+    return F.call_function("shiftright", value, bits)
+
+
+def _shl(value, bits):
+    """``value << bits``, both columns."""
+    return F.call_function("shiftleft", value, bits)
 
 
 def _summarized(node, children, c):

@@ -174,23 +174,48 @@ def test_duckdb_summarizebyusing_equals_the_split(kind, keys, data):
 @settings(max_examples=2, deadline=None)
 @given(st.sampled_from(sorted(POINTS)), st.integers(1, 3), st.data())
 def test_spark_summarizebyusing_equals_the_split(kind, keys, data):
-    """Spark's integer-sum sweep (sira_spark.aggregation._swept) and its new split, against the
-    Python engine's split."""
+    """Spark's integer-sum sweep (sira_spark.aggregation._swept) and its segment tree for max,
+    min, and, or (``_tree``), against the Python engine's split."""
     relvars = {"r": _relation(kind, data.draw(_rows(keys)))}
     for text in ("summarizebyusing(r, (k, during), (t(plus(v)) n(plus(1))), (during))",
-                 SUMMARIES[1], SUMMARIES[2]):
+                 *SUMMARIES):
         expected = _split_summary(text, relvars)
         assert sira.evaluate(text, relvars, engine="spark") == expected, text
 
 
+def _long_intervals(n):
+    return Relation.from_rows({"k": INT, "v": INT, "during": INTINTERVAL},
+                              [{"k": 0, "v": (i * 7919) % 1000,
+                                "during": Interval(i, i + 100_000)} for i in range(n)])
+
+
 def test_summarizebyusing_max_of_long_intervals_in_one_group_is_not_split():
-    n = 3000
-    r = Relation.from_rows({"k": INT, "v": INT, "during": INTINTERVAL},
-                           [{"k": 0, "v": (i * 7919) % 1000, "during": Interval(i, i + 100_000)}
-                            for i in range(n)])
+    r = _long_intervals(3000)
     text = "summarizebyusing(r, (k, during), (hi(max(v)) lo(min(v))), (during))"
     out = _duckdb().evaluate(text, {"r": r}, max_tuples=100_000)
     assert out == sira.evaluate(text, {"r": r})
+
+
+@pytest.mark.skipif("spark" not in ENGINES, reason="Spark is not available here")
+def test_spark_summarizebyusing_max_of_long_intervals_is_not_split():
+    """The segment tree (sira_spark.aggregation._tree) over 600 intervals that each cover
+    every later one's begin: the split would cut 180,000 pieces, past max_tuples; the tree
+    joins 600 intervals with a few blocks each. Every group cut into buckets, every level
+    of the tree broadcast (the join of a large group's top levels)."""
+    import sira_spark.aggregation as spark_aggregation
+    r = _long_intervals(600)
+    text = ("summarizebyusing(r, (k, during), (hi(max(v)) lo(min(v)) t(plus(v)) "
+            "a(and(gt(v, 1))) o(or(eq(v, 3)))), (during))")
+    expected = sira.evaluate(text, {"r": r})
+    saved = spark_aggregation._BROADCAST_LEVEL
+    try:
+        for level in (saved, 0):
+            spark_aggregation._BROADCAST_LEVEL = level
+            with every_sequence_split():
+                out = sira.evaluate(text, {"r": r}, engine="spark", max_tuples=50_000)
+            assert out == expected, level
+    finally:
+        spark_aggregation._BROADCAST_LEVEL = saved
 
 
 # ------------------------------------------------------------------------------ by coverage
@@ -394,7 +419,8 @@ def test_spark_pack_per_group_split_across_buckets_equals_the_python_engine(kind
         for text in ("pack(project(r, (k, during)), (during))", "pack(r, (during))",
                      "pack(project(r, (k, v, also)), (also))", "pack(r, (also, during))",
                      "pack(project(r, (during, also)), (also, during))",
-                     "summarizebyusing(r, (k, during), (m(max(v))), (during))"):
+                     "summarizebyusing(r, (k, during), (m(max(v)) n(min(v)) t(plus(v)) "
+                     "a(and(gt(v, 1)))), (during))"):
             assert sira.evaluate(text, relvars, engine="spark") == \
                 sira.evaluate(text, relvars), text
 
