@@ -8,8 +8,9 @@ with ``list_reduce`` over the ordered list, each step checked as the Python engi
 Python engine's error when it has none).
 
 SUMMARIZEBYUSING on one interval attribute never splits when its aggregates are integer sums,
-max, min, and, or: sums alone are a sweep line (``_swept``), the others a segment tree over each
-group's elementary segments (``_tree``); both O(n log n + output), however long the intervals.
+max, min, and, or, iintersect: sums alone are a sweep line (``_swept``), the others a segment
+tree over each group's elementary segments (``_tree``); both O(n log n + output), however long
+the intervals.
 """
 
 from __future__ import annotations
@@ -221,12 +222,13 @@ def _islands(node, aggs, c, rows, keys, w, same, p, q, values) -> str:
 
 
 #: what the segment tree combines: node value -> segment value (integer sums over distinct rests)
-_TREE = {"plus": "sum", "max": "max", "min": "min", "and": "bool_and", "or": "bool_or"}
+_TREE = {"plus": "sum", "max": "max", "min": "min", "and": "bool_and", "or": "bool_or",
+         "iintersect": None}  # (its parts: _parts)
 
 
 def _tree(node, children, c, aggs):
-    """SUMMARIZEBYUSING on one interval attribute with max, min, and, or (and integer sums)
-    beside them, by a segment tree over each group's elementary segments.
+    """SUMMARIZEBYUSING on one interval attribute with max, min, and, or, iintersect (and
+    integer sums) beside them, by a segment tree over each group's elementary segments.
 
     The source is packed on the interval (each distinct rest then covers a point at most
     once). Each group's distinct boundaries are numbered 0..m-1: elementary segment ``s`` is
@@ -234,12 +236,13 @@ def _tree(node, children, c, aggs):
     segments [rank of its begin, rank of its end) (m for an open end). That range is cut into
     its canonical dyadic blocks, at most two per level (level j, index x: segments
     [x * 2^j, (x + 1) * 2^j)), so every segment it covers lies in exactly one of them; each
-    block aggregates the values of the intervals cut into it (a hash aggregation). A
-    segment's aggregate combines the blocks on its path, (j, s >> j) for every level j, found
-    by an equi-join; segments with no block are covered by nothing and give no tuple.
-    Segments that meet with equal aggregates are one island (a running count of breaks),
-    one tuple each: packed. O(n log n + output) rows, sorts, hash joins and hash
-    aggregations only, however long the intervals (the split costs their overlaps)."""
+    block aggregates the values of the intervals cut into it (a hash aggregation; IINTERSECT
+    as its parts, :func:`_parts`). A segment's aggregate combines the blocks on its path,
+    (j, s >> j) for every level j, found by an equi-join; segments with no block are covered
+    by nothing and give no tuple. Segments that meet with equal aggregates are one island (a
+    running count of breaks), one tuple each: packed. O(n log n + output) rows, sorts, hash
+    joins and hash aggregations only, however long the intervals (the split costs their
+    overlaps)."""
     from .packing import begin_of, end_of, pack_one
     from .sql import field
     (during,) = node.using
@@ -252,7 +255,9 @@ def _tree(node, children, c, aggs):
     keys = [ident(n) for n in node.by if n != during]
     p, i, m, lo, hi, j, x, s, q = (c.helper(y) for y in (
         "p", "i", "m", "lo", "hi", "j", "x", "s", "q"))
-    vals = [c.helper(f"v{k}") for k in range(len(aggs))]
+    parts = [_parts(a, expression(e, h, c)) for a, (_, _, e) in zip(aggs, node.specs)]
+    vals = [c.helper(f"v{k}") for k in range(sum(len(x) for x in parts))]
+    combine = [f for x in parts for _, f in x]
     part = f"PARTITION BY {', '.join(keys)} " if keys else ""
     ks = ", ".join(keys + [""])  # the keys, each followed by a comma
     points = (f"SELECT DISTINCT {ks}{begin_of(during)} AS {p} FROM {packed} UNION "
@@ -266,7 +271,7 @@ def _tree(node, children, c, aggs):
         return "".join(f"{a}.{k} = {b}.{k} AND " for k in keys)
     # the values are computed on the packed rows alone: a formula may read a BY attribute,
     # which the ranks joined below hold too (an ambiguous name in the join)
-    values = [f"{expression(e, h, c)} AS {v}" for (_, _, e), v in zip(node.specs, vals)]
+    values = [f"{sql} AS {v}" for (sql, _), v in zip((y for x in parts for y in x), vals)]
     valued = f"(SELECT *, {', '.join(values)} FROM {packed})"
     ranged = c.define(
         f"SELECT {''.join(f'r.{k}, ' for k in keys)}rb.{i} AS {lo}, "
@@ -285,7 +290,6 @@ def _tree(node, children, c, aggs):
               f"WHERE {x} < {s} AND {x} % 2 = 1 UNION ALL "
               f"SELECT {ks}{j}, {s} - 1 AS {x}, {', '.join(vals)} FROM {cut} "
               f"WHERE {x} < {s} AND {s} % 2 = 1")
-    combine = [_TREE[a.name] for a in aggs]
     tree = c.define(f"SELECT {ks}{j}, {x}, "
                     f"{', '.join(f'{f}({v}) AS {v}' for f, v in zip(combine, vals))} "
                     f"FROM ({blocks}) AS bl GROUP BY {ks}{j}, {x}", "tree")
@@ -299,10 +303,44 @@ def _tree(node, children, c, aggs):
         f"FROM ({paths}) AS g JOIN {tree} AS t ON {on('g', 't')}t.{j} = g.{j} "
         f"AND t.{x} = g.{i} >> g.{j} GROUP BY {''.join(f'g.{k}, ' for k in keys)}g.{i}",
         "segments")
+    outs = [c.helper(f"o{k}") for k in range(len(aggs))]
+    at, finals = 0, []
+    for a, x, o in zip(aggs, parts, outs):
+        finals.append(f"{_final(a, vals[at:at + len(x)])} AS {o}")
+        at += len(x)
+    segs = c.define(f"SELECT {ks}{i}, {p}, {q}, {', '.join(finals)} FROM {segs}", "finals")
     w = f"({part}ORDER BY {i}"
     same = " AND ".join([f"lag({i}) OVER {w}) = {i} - 1"] +
-                        [f"lag({v}) OVER {w}) = {v}" for v in vals])
-    return _islands(node, aggs, c, segs, keys, w, same, p, q, vals)
+                        [f"lag({o}) OVER {w}) = {o}" for o in outs])
+    return _islands(node, aggs, c, segs, keys, w, same, p, q, outs)
+
+
+def _parts(agg, value: str) -> list:
+    """What the segment tree keeps of one aggregate's value: (SQL, combining aggregate)
+    pairs. IINTERSECT keeps the largest begin and least end of the non-empty intervals (an
+    unbounded end is NULL, which ``min`` passes over) and whether an empty one is among them."""
+    if agg.name != "iintersect":
+        return [(value, _TREE[agg.name])]
+    b, e = f'({value})."begin"', f'({value})."end"'
+    empty = f"({e} IS NOT NULL AND {e} <= {b})"
+    return [(f"CASE WHEN {empty} THEN NULL ELSE {b} END", "max"),
+            (f"CASE WHEN {empty} THEN NULL ELSE {e} END", "min"), (empty, "bool_or")]
+
+
+def _final(agg, parts: list) -> str:
+    """One aggregate's value from its combined parts (:func:`_parts`): IINTERSECT is
+    [largest begin, least end), the empty interval when that holds no point or an empty one
+    was among the intervals."""
+    from sira.intervals import empty_interval
+
+    from .functions import interval as interval_sql
+    if agg.name != "iintersect":
+        (value,) = parts
+        return value
+    b, e, empty = parts
+    t = agg.result_type
+    return (f"CASE WHEN {empty} OR {b} IS NULL OR ({e} IS NOT NULL AND {e} <= {b}) "
+            f"THEN {literal(t, empty_interval(t))} ELSE {interval_sql(b, e)} END")
 
 
 def _summarized(node, children, c):

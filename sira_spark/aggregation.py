@@ -6,9 +6,9 @@ array, exactly as the Python engine does, so both engines give the same bits. An
 gives the operator's identity.
 
 SUMMARIZEBYUSING on one interval attribute never splits when its aggregates are integer sums,
-max, min, and, or: sums alone are a sweep line (``_swept``), the others a segment tree over
-each group's elementary segments (``_tree``); both O(n log n + output), however long the
-intervals, as on the DuckDB engine. Other aggregates split the intervals at their group's
+max, min, and, or, iintersect: sums alone are a sweep line (``_swept``), the others a segment
+tree over each group's elementary segments (``_tree``); both O(n log n + output), however long
+the intervals, as on the DuckDB engine. Other aggregates split the intervals at their group's
 boundaries (``sira_spark.packing.split_dataframes``).
 """
 
@@ -146,8 +146,8 @@ def _summarizeby(node, children, c):
 
 def _swept(node, children, c):
     """SUMMARIZEBYUSING on one interval attribute with integer sums only (``plus`` of an
-    integer, counts), by a sweep line instead of the split; with max, min, and, or among them,
-    by a segment tree (:func:`_tree`); None for other aggregates.
+    integer, counts), by a sweep line instead of the split; with max, min, and, or, iintersect
+    among them, by a segment tree (:func:`_tree`); None for other aggregates.
 
     Pointwise, a sum is over the distinct tuples present at a point: the source is packed on the
     interval first (a rest's intervals then neither overlap nor meet, so each distinct rest is
@@ -190,7 +190,8 @@ def _swept(node, children, c):
 
 
 #: what the segment tree combines: node values -> a segment's value (sums in DECIMAL(38))
-_TREE = {"plus": F.sum, "max": F.max, "min": F.min, "and": F.bool_and, "or": F.bool_or}
+_TREE = {"plus": F.sum, "max": F.max, "min": F.min, "and": F.bool_and, "or": F.bool_or,
+         "iintersect": None}  # (its parts: _parts)
 
 #: the tree's levels from this one up are broadcast to the segments that read them: only a group
 #: of more than 2^16 elementary segments has nodes there, a handful per level, and one such node
@@ -200,8 +201,8 @@ _BROADCAST_LEVEL = 16
 
 
 def _tree(node, children, c, during, aggs):
-    """SUMMARIZEBYUSING on one interval attribute with max, min, and, or (and integer sums)
-    beside them, by a segment tree over each group's elementary segments (as
+    """SUMMARIZEBYUSING on one interval attribute with max, min, and, or, iintersect (and
+    integer sums) beside them, by a segment tree over each group's elementary segments (as
     ``sira_duckdb.aggregation._tree``).
 
     The source is packed on the interval (each distinct rest then covers a point at most
@@ -211,7 +212,8 @@ def _tree(node, children, c, during, aggs):
     (m for an open end), found by equi-joins. That range is cut into its canonical dyadic
     blocks, at most two per level (level j, index x: segments [x * 2^j, (x + 1) * 2^j)), so
     every segment it covers lies in exactly one of them; each block aggregates the values of
-    the intervals cut into it (a hash aggregation). A segment's aggregate combines the blocks on
+    the intervals cut into it (a hash aggregation; IINTERSECT as its parts, :func:`_parts`).
+    A segment's aggregate combines the blocks on
     its path, (j, s >> j) for every level j, found by an equi-join (the levels from
     ``_BROADCAST_LEVEL`` up broadcast); segments with no block are covered by nothing and give
     no tuple. PACK then joins the segments that meet with equal aggregates. O(n log n +
@@ -233,12 +235,13 @@ def _tree(node, children, c, during, aggs):
     def every(conditions):
         return reduce(lambda a, b: a & b, conditions)
     iv = _c(during)
-    vals = [f"__v{j}" for j in range(len(aggs))]
-    values = [column(e, h, c) for _, _, e in node.specs]
+    parts = [_parts(a, column(e, h, c)) for a, (_, _, e) in zip(aggs, node.specs)]
+    vals = [f"__v{j}" for j in range(sum(len(x) for x in parts))]
+    combine = [f for x in parts for _, f in x]
     valued = packed.select(*[_c(n).alias(f"__r{i}") for i, (n, _) in enumerate(group)],
                            iv["begin"].alias("__b"), iv["end"].alias("__e"),
-                           *[(v.cast("decimal(38,0)") if a.name == "plus" else v).alias(x)
-                             for v, a, x in zip(values, aggs, vals)])
+                           *[v.alias(x) for (v, _), x in zip((y for x in parts for y in x),
+                                                             vals)])
     points = valued.select(*keys("__r", "__k"), F.col("__b").alias("__p")).unionByName(
         valued.where(F.col("__e").isNotNull()).select(*keys("__r", "__k"),
                                                       F.col("__e").alias("__p")))
@@ -268,7 +271,7 @@ def _tree(node, children, c, during, aggs):
         .unionByName(cut.where((x < s) & (s % 2 == 1)).select(
             *keys("__r"), "__j", (s - 1).alias("__x"), *vals))
     tree = blocks.groupBy(*keys("__r"), "__j", "__x").agg(
-        *[_TREE[a.name](v).alias(v) for a, v in zip(aggs, vals)])
+        *[f(v).alias(v) for f, v in zip(combine, vals)])
     # every segment with its path up the tree (levels 0 .. bit length of m, and one more)
     segs = bounds.select(*keys("__k", "__sk"), (F.col("__si") - 1).cast("long").alias("__i"),
                          "__p", "__sq", F.explode(F.sequence(
@@ -286,13 +289,45 @@ def _tree(node, children, c, during, aggs):
     paths = sequence_join(low_p, low_t, on(low_p, low_t)).select(*named).unionByName(
         high_p.join(high_t, on(high_p, high_t)).select(*named))
     segments = paths.groupBy(*keys("__sk"), "__i", "__p", "__sq").agg(
-        *[_TREE[a.name](v).alias(v) for a, v in zip(aggs, vals)])
+        *[f(v).alias(v) for f, v in zip(combine, vals)])
+    at, finals = 0, []
+    for a, x, (n, _, _) in zip(aggs, parts, node.specs):
+        finals.append(_final(a, [F.col(v) for v in vals[at:at + len(x)]]).alias(n))
+        at += len(x)
     result = segments.select(
         *[F.col(f"__sk{i}").alias(n) for i, (n, _) in enumerate(group)],
         F.struct(F.col("__p").alias("begin"), F.col("__sq").alias("end")).alias(during),
-        *[F.col(v).cast(spark_type(a.result_type)).alias(n)
-          for v, a, (n, _, _) in zip(vals, aggs, node.specs)])
+        *finals)
     return pack_one(ordered(result, node.heading), node.heading, during)
+
+
+def _parts(agg, value) -> list:
+    """What the segment tree keeps of one aggregate's value: (column, combining aggregate)
+    pairs; integer sums in DECIMAL(38). IINTERSECT keeps the largest begin and least end of
+    the non-empty intervals (an unbounded end is null, which ``min`` passes over) and whether
+    an empty one is among them."""
+    if agg.name == "plus":
+        return [(value.cast("decimal(38,0)"), F.sum)]
+    if agg.name != "iintersect":
+        return [(value, _TREE[agg.name])]
+    b, e = value["begin"], value["end"]
+    empty = e.isNotNull() & (e <= b)
+    return [(F.when(~empty, b), F.max), (F.when(~empty, e), F.min), (empty, F.bool_or)]
+
+
+def _final(agg, parts: list):
+    """One aggregate's value from its combined parts (:func:`_parts`), of its type:
+    IINTERSECT is [largest begin, least end), the empty interval when that holds no point or
+    an empty one was among the intervals."""
+    from sira.intervals import empty_interval
+    t = agg.result_type
+    if agg.name != "iintersect":
+        (value,) = parts
+        return value.cast(spark_type(t))
+    b, e, empty = parts
+    return F.when(empty | b.isNull() | (e.isNotNull() & (e <= b)),
+                  literal_column(t, empty_interval(t))).otherwise(
+        F.struct(b.alias("begin"), e.alias("end")))
 
 
 def _shr(value, bits):

@@ -7,6 +7,7 @@ intervals in one group cost no more than short ones."""
 from __future__ import annotations
 
 import datetime as dt
+import random
 
 import pytest
 from hypothesis import given, settings
@@ -216,6 +217,59 @@ def test_spark_summarizebyusing_max_of_long_intervals_is_not_split():
             assert out == expected, level
     finally:
         spark_aggregation._BROADCAST_LEVEL = saved
+
+
+#: IINTERSECT kept as [largest begin, least end) and a count of empty intervals (the Python
+#: sweep's _Intersection, the engines' segment trees): empty results, an empty interval among
+#: the values (y, where also and during do not meet), unbounded ends
+INTERSECTIONS = [
+    "summarizebyusing(extend(r, (y(iintersect(also, during)))), (k, during),"
+    " (x(iintersect(y)) m(max(v))), (during))",
+    "summarizebyusing(r, (during), (x(iintersect(also))), (during))",
+]
+
+
+def _with_also(kind, rows):
+    """``_relation`` with a second interval ``also`` of the same type, drawn from the same
+    numbers: short and long, unbounded where v = 2 and the tuple's ``during`` is bounded."""
+    itype, point = POINTS[kind]
+
+    def also(v, b, length, open_):
+        begin = (v * 7 + b * 3 + open_) % 31
+        return Interval(point(begin), None if v == 2 and open_ else
+                        point(begin + 1 + (v * length + open_) % 20))
+    body = [{"k": k, "v": v,
+             "during": Interval(point(b), None if open_ == 0 else point(b + length)),
+             "also": also(v, b, length, open_)} for k, v, (b, length, open_) in rows]
+    return Relation.from_rows({"k": INT, "v": INT, "during": itype, "also": itype}, body)
+
+
+@pytest.mark.parametrize("kind", sorted(POINTS))
+@settings(max_examples=12, deadline=None)
+@given(st.integers(1, 3), st.data())
+def test_summarizebyusing_iintersect_sweeps_equal_the_split(kind, keys, data):
+    relvars = {"r": _with_also(kind, data.draw(_rows(keys)))}
+    for text in INTERSECTIONS:
+        expected = _split_summary(text, relvars)
+        assert sira.evaluate(text, relvars) == expected, text
+        assert _duckdb().evaluate(text, relvars) == expected, text
+
+
+@pytest.mark.skipif("spark" not in ENGINES, reason="Spark is not available here")
+@pytest.mark.parametrize("kind", ["int", "timestamp"])
+def test_spark_summarizebyusing_iintersect_equals_the_split(kind):
+    """Spark's segment tree keeps IINTERSECT as its parts (sira_spark.aggregation._parts),
+    every group cut into buckets, against the Python engine's split: 16 random groups of 7
+    tuples in one relation (a few Spark queries, not one per example)."""
+    rnd = random.Random(11)
+    rows = [(k, rnd.randint(0, 3), (rnd.randint(0, 30), rnd.choice([1, 2, 3, 15, 40]),
+                                    rnd.randint(0, 9)))
+            for k in range(16) for _ in range(7)]
+    relvars = {"r": _with_also(kind, rows)}
+    with every_sequence_split():
+        for text in INTERSECTIONS:
+            assert sira.evaluate(text, relvars, engine="spark") == \
+                _split_summary(text, relvars), text
 
 
 # ------------------------------------------------------------------------------ by coverage

@@ -72,23 +72,27 @@ def _summarizeby(node, ctx):
     return Relation(node.heading, frozenset(assemble(k + v) for k, v in results))
 
 
-#: the aggregations a sweep keeps as running state (the integer sums, extremes and logic)
-_SWEPT = ("plus", "max", "min", "and", "or")
+#: the aggregations a sweep keeps as running state (the integer sums, extremes, logic and
+#: intersections)
+_SWEPT = ("plus", "max", "min", "and", "or", "iintersect")
 
 
 def sweep_summary(node, ctx, aggs, fns):
     """SUMMARIZEBYUSING on one interval attribute by a sweep line, or None when it does not
     apply (several USING attributes, an aggregate read from the interval, one that is not an
-    integer sum, max, min, and, or; or an integer sum leaving its type, which the reference
+    integer sum, max, min, and, or, iintersect; or an integer sum leaving its type, which the
+    reference
     evaluation reports naming the tuple).
 
     Pointwise, the aggregate at a point is over the distinct tuples of the unpacked relation
     there: each group's interval ends are visited in order, each distinct rest of a tuple (its
     attributes besides the interval) counted by how many of its intervals cover the point, and
     the aggregates kept running over the rests present (a sum, a sorted multiset for max and
-    min, counts of TRUE and FALSE for and and or); adjacent segments with equal aggregates
-    merge as PACK would merge them. O(n log n + output), however long the intervals: the
-    elementary-segment split it replaces costs the intervals' overlaps.
+    min, counts of TRUE and FALSE for and and or, for iintersect the sorted multisets of begins
+    and of bounded ends and a count of empty intervals: :class:`_Intersection`); adjacent
+    segments with equal aggregates merge as PACK would merge them. O(n log n + output),
+    however long the intervals: the elementary-segment split it replaces costs the intervals'
+    overlaps.
     """
     from sortedcontainers import SortedList
 
@@ -127,7 +131,8 @@ def sweep_summary(node, ctx, aggs, fns):
     for g, events in groups.items():
         counts: dict = {}
         sums = [0] * m
-        multisets = [SortedList() if k in ("max", "min") else None for k in kinds]
+        multisets = [SortedList() if k in ("max", "min") else
+                     _Intersection() if k == "iintersect" else None for k in kinds]
         truths = [[0, 0] for _ in kinds]  # [TRUE count, FALSE count]
         points = sorted(events)
         run = None  # [begin, end, values]
@@ -158,6 +163,7 @@ def sweep_summary(node, ctx, aggs, fns):
                     run = None
                 continue
             values = tuple(sums[j] if kind == "plus" else
+                           multisets[j].value() if kind == "iintersect" else
                            (multisets[j][-1] if kind == "max" else multisets[j][0])
                            if multisets[j] is not None else
                            (truths[j][1] == 0 if kind == "and" else truths[j][0] > 0)
@@ -181,6 +187,56 @@ def sweep_summary(node, ctx, aggs, fns):
     for r in out:  # an interval the type cannot hold is the reference's error to give
         interval_type.check(r[node.heading.index(during)])
     return Packed(Relation(node.heading, frozenset(out)))
+
+
+class _Intersection:
+    """The intersection of a changing multiset of intervals: [largest begin, least end), or
+    the empty interval when that is empty or when an empty interval is among them (IINTERSECT
+    of the multiset whatever its order; an empty one is shown at the largest begin, as
+    ``Interval.intersect`` shows it at a begin of its operands).
+
+        >>> from sira.intervals import Interval
+        >>> x = _Intersection()
+        >>> x.add(Interval(1, 9)); x.add(Interval(4)); x.value()
+        Interval(begin=4, end=9)
+        >>> x.add(Interval(9, 12)); x.value().empty
+        True
+        >>> x.remove(Interval(1, 9)); x.value()
+        Interval(begin=9, end=12)
+    """
+
+    __slots__ = ("begins", "ends", "empties", "an_empty")
+
+    def __init__(self):
+        from sortedcontainers import SortedList
+        self.begins, self.ends, self.empties, self.an_empty = SortedList(), SortedList(), 0, None
+
+    def add(self, iv) -> None:
+        if iv.empty:
+            self.empties += 1
+            self.an_empty = iv
+            return
+        self.begins.add(iv.begin)
+        if iv.end is not None:
+            self.ends.add(iv.end)
+
+    def remove(self, iv) -> None:
+        if iv.empty:
+            self.empties -= 1
+            return
+        self.begins.remove(iv.begin)
+        if iv.end is not None:
+            self.ends.remove(iv.end)
+
+    def value(self):
+        from ..intervals import Interval
+        if not self.begins:  # empty intervals alone
+            return self.an_empty
+        begin = self.begins[-1]
+        end = self.ends[0] if self.ends else None
+        if self.empties or (end is not None and end <= begin):
+            return Interval(begin, begin)
+        return Interval(begin, end)
 
 
 def _running(agg) -> bool:
