@@ -351,9 +351,14 @@ def interval_trees(draw, floats=False):
         if "x" in h and draw(st.booleans()):  # a default reading the left's interval
             defaults = {n: attr("x") if types[n] != INT else v for n, v in defaults.items()}
         node = attrs.evolve(src.leftjoin(other, **defaults), using=using)
-    else:
+    else:  # a count, and maybe IINTERSECT of y and max of k (the sweeps' segment trees)
         by = tuple(n for n in h.names if n != "y")
-        node = attrs.evolve(src.summarizeby(by, n=("plus", lit(1))),
+        specs = {"n": ("plus", lit(1))}
+        if "y" in h and draw(st.booleans()):
+            specs["i"] = ("iintersect", attr("y"))
+        if "k" in h and draw(st.booleans()):
+            specs["hi"] = ("max", attr("k"))
+        node = attrs.evolve(src.summarizeby(by, **specs),
                             using=draw(st.sampled_from([None, ("x",)])))
     if draw(st.booleans()):  # a second level: PACK or a projection on top
         if "x" in node.heading and draw(st.booleans()):
