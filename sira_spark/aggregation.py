@@ -60,9 +60,13 @@ def aggregate_column(agg, value, t, grouped=False):
         out = _fold(_sorted_values(value, t), F.lit(0.0), float_plus, t)
     elif op == "plus" and t == AVERAGE:
         out = F.aggregate(F.array_sort(F.collect_list(value)), identity, _average_plus)
-    elif op == "mult" and t in INTEGER_TYPES:
-        out = F.aggregate(F.collect_list(value.cast("decimal(38,0)")),
-                          F.lit(1).cast("decimal(38,0)"), lambda a, x: a * x).cast(spark_type(rt))
+    elif op == "mult" and t in INTEGER_TYPES:  # 0 with a zero among the factors, whatever
+        # the others' product (CASE evaluates only the branch taken; the product of nonzero
+        # integers grows at every step, so it fits DECIMAL(38) whenever the result may)
+        product = F.aggregate(F.collect_list(value.cast("decimal(38,0)")),
+                              F.lit(1).cast("decimal(38,0)"), lambda a, x: a * x)
+        out = F.when(F.bool_or(value == 0), F.lit(0).cast("decimal(38,0)")) \
+            .otherwise(product).cast(spark_type(rt))
     elif op == "mult" and t == FLOAT:
         out = _fold(_sorted_values(value, t), F.lit(1.0), float_mult, t)
     elif op == "max":
