@@ -166,7 +166,7 @@ def _swept(node, children, c):
     overlaps)."""
     from sira.algebra.aggregation import sweepable
     from .packing import begin_of, end_of, nonempty, pack_one
-    swept = sweepable(node, _TREE)
+    swept = sweepable(node, _TREED)
     if swept is None:
         return None
     during, aggs = swept
@@ -222,8 +222,10 @@ def _islands(node, aggs, c, rows, keys, w, same, p, q, values) -> str:
 
 
 #: what the segment tree combines: node value -> segment value (integer sums over distinct rests)
-_TREE = {"plus": "sum", "max": "max", "min": "min", "and": "bool_and", "or": "bool_or",
-         "iintersect": None}  # (its parts: _parts)
+_TREE = {"plus": "sum", "max": "max", "min": "min", "and": "bool_and", "or": "bool_or"}
+
+#: the aggregations the segment tree takes: those of ``_TREE``, and IINTERSECT as parts
+_TREED = frozenset(_TREE) | {"iintersect"}
 
 
 def _tree(node, children, c, aggs):
@@ -305,9 +307,9 @@ def _tree(node, children, c, aggs):
         "segments")
     outs = [c.helper(f"o{k}") for k in range(len(aggs))]
     at, finals = 0, []
-    for a, x, o in zip(aggs, parts, outs):
-        finals.append(f"{_final(a, vals[at:at + len(x)])} AS {o}")
-        at += len(x)
+    for a, kept, o in zip(aggs, parts, outs):
+        finals.append(f"{_final(a, vals[at:at + len(kept)])} AS {o}")
+        at += len(kept)
     segs = c.define(f"SELECT {ks}{i}, {p}, {q}, {', '.join(finals)} FROM {segs}", "finals")
     w = f"({part}ORDER BY {i}"
     same = " AND ".join([f"lag({i}) OVER {w}) = {i} - 1"] +

@@ -163,7 +163,7 @@ def _swept(node, children, c):
     overlaps), as on the DuckDB engine."""
     from sira.algebra.aggregation import sweepable
     from .packing import pack_one, running_sequence
-    swept = sweepable(node, _TREE)
+    swept = sweepable(node, _TREED)
     if swept is None:
         return None
     during, aggs = swept
@@ -194,13 +194,15 @@ def _swept(node, children, c):
 
 
 #: what the segment tree combines: node values -> a segment's value (sums in DECIMAL(38))
-_TREE = {"plus": F.sum, "max": F.max, "min": F.min, "and": F.bool_and, "or": F.bool_or,
-         "iintersect": None}  # (its parts: _parts)
+_TREE = {"plus": F.sum, "max": F.max, "min": F.min, "and": F.bool_and, "or": F.bool_or}
 
-#: the tree's levels from this one up are broadcast to the segments that read them: only a group
-#: of more than 2^16 elementary segments has nodes there, a handful per level, and one such node
-#: is read by up to every segment of its group (at the root: all of them), which a sort-merge
-#: join would gather in one task
+#: the aggregations the segment tree takes: those of ``_TREE``, and IINTERSECT as parts
+_TREED = frozenset(_TREE) | {"iintersect"}
+
+#: the tree's levels from this one up reach the segments that read them by broadcast: only a
+#: group of more than 2^16 elementary segments has nodes there, a handful per level, each read
+#: by up to every segment of its group (the root by all of them), so they are not a join key
+#: (a key's rows meet in one partition) but a small table every partition holds
 _BROADCAST_LEVEL = 16
 
 
@@ -217,11 +219,11 @@ def _tree(node, children, c, during, aggs):
     blocks, at most two per level (level j, index x: segments [x * 2^j, (x + 1) * 2^j)), so
     every segment it covers lies in exactly one of them; each block aggregates the values of
     the intervals cut into it (a hash aggregation; IINTERSECT as its parts, :func:`_parts`).
-    A segment's aggregate combines the blocks on
-    its path, (j, s >> j) for every level j, found by an equi-join (the levels from
-    ``_BROADCAST_LEVEL`` up broadcast); segments with no block are covered by nothing and give
-    no tuple. PACK then joins the segments that meet with equal aggregates. O(n log n +
-    output) rows, however long the intervals (the split costs their overlaps).
+    A segment's aggregate combines the blocks on its path, (j, s >> j) for every level j,
+    found by an equi-join (the levels from ``_BROADCAST_LEVEL`` up broadcast); segments with no
+    block are covered by nothing and give no tuple. PACK then joins the segments that meet
+    with equal aggregates. O(n log n + output) rows, however long the intervals (the split
+    costs their overlaps).
     """
     from .packing import _numbered, pack_one
     h = node.source.heading
@@ -295,9 +297,9 @@ def _tree(node, children, c, during, aggs):
     segments = paths.groupBy(*keys("__sk"), "__i", "__p", "__sq").agg(
         *[f(v).alias(v) for f, v in zip(combine, vals)])
     at, finals = 0, []
-    for a, x, (n, _, _) in zip(aggs, parts, node.specs):
-        finals.append(_final(a, [F.col(v) for v in vals[at:at + len(x)]]).alias(n))
-        at += len(x)
+    for a, kept, (n, _, _) in zip(aggs, parts, node.specs):
+        finals.append(_final(a, [F.col(v) for v in vals[at:at + len(kept)]]).alias(n))
+        at += len(kept)
     result = segments.select(
         *[F.col(f"__sk{i}").alias(n) for i, (n, _) in enumerate(group)],
         F.struct(F.col("__p").alias("begin"), F.col("__sq").alias("end")).alias(during),
