@@ -243,6 +243,14 @@ class Tuple:
     heading: Heading
     values: tuple
 
+    def __attrs_post_init__(self):
+        # Tuple(Heading, tuple) is trusted (the engines' values, in ``heading.names`` order);
+        # anything else (a mapping for the heading, a dict or list of values) is checked
+        if type(self.heading) is not Heading or type(self.values) is not tuple:
+            checked = next(iter(Relation.from_rows(self.heading, [self.values]).body))
+            object.__setattr__(self, "heading", Heading.of(self.heading))
+            object.__setattr__(self, "values", checked)
+
     @classmethod
     def from_dict(cls, heading: HeadingLike, values: Mapping[str, Any]) -> "Tuple":
         heading = Heading.of(heading)
@@ -453,8 +461,23 @@ class Relation:
     body: frozenset[tuple]
     _hash: int | None
 
-    def __init__(self, heading: Heading, body: frozenset[tuple] = frozenset()) -> None:
-        """Trusted constructor: ``body`` must be a frozenset of already checked value tuples."""
+    def __init__(self, heading: HeadingLike, body: Iterable[RowLike] = frozenset()) -> None:
+        """The relation of ``heading`` holding the tuples of ``body``.
+
+        Given a :class:`Heading` and a frozenset, the body is trusted: each element must be a
+        checked value tuple in the order of ``heading.names`` (this is how the engines build
+        their results). Anything else is checked as :meth:`from_rows` checks it::
+
+            >>> from sira.types import INT
+            >>> Relation({"a": INT}, [{"a": 1}, {"a": 1}, {"a": 2}]).cardinality
+            2
+
+        Raises:
+            SiraTypeError, UnknownAttribute: as :meth:`from_rows`, for a body checked here.
+        """
+        if type(heading) is not Heading or type(body) is not frozenset:
+            checked = Relation.from_rows(heading, body)
+            heading, body = checked.heading, checked.body
         object.__setattr__(self, "heading", heading)
         object.__setattr__(self, "body", body)
         object.__setattr__(self, "_hash", None)

@@ -156,6 +156,27 @@ def test_from_rows_rejects_bad_rows():
     assert "'a'" in str(info.value)
 
 
+def test_the_constructors_check_what_they_are_not_given_as_engine_values():
+    # Relation(heading, rows) is the call users write first: with a mapping for the heading or
+    # a list for the body it is checked as from_rows checks it (duplicates collapse, wrong
+    # values are refused), never kept as given (a dict heading used to pass through and fail
+    # later as "built for {a: INT}" against "{'a': INT}"; duplicates counted twice)
+    r = Relation({"ts": LONG, "k": INT}, [{"ts": 1, "k": 2}, (1, 2), {"TS": 1, "K": 2}])
+    assert type(r.heading) is Heading and len(r) == 1 and r.cardinality == 1
+    assert r == Relation.from_rows({"ts": LONG, "k": INT}, [(1, 2)])
+    assert sira.evaluate("project(s, (k))", {"s": r}).to_rows() == [{"k": 2}]
+    with pytest.raises(SiraTypeError) as info:
+        Relation({"a": INT}, [{"a": "x"}])
+    assert "'a'" in str(info.value)
+    with pytest.raises(UnknownAttribute):
+        Relation(Heading.of({"a": INT}), [{"b": 1}])
+    t = Tuple({"b": INT, "a": STRING}, (1, "x"))  # positional values in the written order
+    assert type(t.heading) is Heading and t.to_dict() == {"a": "x", "b": 1}
+    assert t == Tuple.from_dict({"a": STRING, "b": INT}, {"a": "x", "b": 1})
+    with pytest.raises(SiraTypeError):
+        Tuple({"a": INT}, {"a": 1.5})
+
+
 def test_to_rows_is_sorted_and_deterministic():
     rows = [("b", 2, True), ("a", 10, False), ("a", 2, True), ("a", 2, False)]
     h = {"s": STRING, "n": INT, "f": BOOLEAN}
