@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import abc
 import datetime
+import numbers
 import math
 
 import attrs
 
-from .errors import IntOverflow, SiraTypeError, SiraValueError, int_text
+from .errors import FloatOverflow, IntOverflow, SiraTypeError, SiraValueError, int_text
 
 
 class Type(abc.ABC):
@@ -104,7 +105,8 @@ class IntegerType(Type):
 
     def check(self, value, *, operator=None):
         if type(value) is not int:
-            if isinstance(value, bool) or not isinstance(value, int):
+            # any integral number but a boolean: an int subclass, numpy's and pandas' integers
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
                 raise self._wrong(value, operator)
             value = int(value)
         return self.fit(value, operator=operator)
@@ -129,9 +131,16 @@ class FloatType(Type):
     name: str = "FLOAT"
 
     def check(self, value, *, operator=None):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        # any real number but a boolean (numpy's float32 and integers too), as a double
+        if type(value) is not float and (isinstance(value, bool)
+                                         or not isinstance(value, numbers.Real)):
             raise self._wrong(value, operator)
-        value = float(value) + 0.0  # -0.0 and 0.0 are one value
+        try:
+            value = float(value) + 0.0  # -0.0 and 0.0 are one value
+        except OverflowError:  # an integer beyond the largest FLOAT
+            raise FloatOverflow(f"{operator + ': ' if operator else ''}an integer of "
+                                f"{len(str(abs(int(value))))} digits is too large for a FLOAT",
+                                operator=operator, operands=(value,)) from None
         if math.isnan(value):
             raise SiraValueError(f"{operator + ': ' if operator else ''}NaN is not a FLOAT value",
                                  operator=operator, value=value)

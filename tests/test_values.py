@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import sira
 from sira import (AVERAGE, BOOLEAN, FLOAT, INT, INTINTERVAL, LONG, STRING, TABLE_DEE, TABLE_DUM,
-                  Average, Heading, IntOverflow, Interval, Relation, RelationType, SiraError,
+                  Average, FloatOverflow, Heading, IntOverflow, Interval, Relation, RelationType, SiraError,
                   SiraTypeError, SiraValueError, Tuple, UnknownAttribute, attr, lit)
 
 from strategies import relations
@@ -292,6 +292,27 @@ def test_int_rejects_booleans_and_floats():
         with pytest.raises(SiraTypeError) as info:
             INT.check(bad)
         assert info.value.expected == "INT"
+
+
+def test_numpy_and_other_numbers_are_values_of_their_type_never_booleans():
+    # values taken out of a pandas or numpy column are numpy scalars; they are numbers,
+    # checked and stored as Python ints and floats (a numpy boolean is still no number)
+    np = pytest.importorskip("numpy")
+    r = Relation({"a": INT, "x": FLOAT}, [{"a": np.int64(3), "x": np.float32(0.5)}])
+    (row,) = r.body
+    assert row == (3, 0.5) and (type(row[0]), type(row[1])) == (int, float)
+    assert INT.check(np.uint8(7)) == 7 and FLOAT.check(np.int16(-2)) == -2.0
+    with pytest.raises(IntOverflow):
+        INT.check(np.int64(2**40))
+    for bad in (np.bool_(True), True):
+        for t in (INT, FLOAT):
+            with pytest.raises(SiraTypeError):
+                t.check(bad)
+    with pytest.raises(SiraValueError):
+        FLOAT.check(np.float64("nan"))
+    with pytest.raises(FloatOverflow) as info:  # was Python's own OverflowError
+        FLOAT.check(10**400)
+    assert "401 digits" in str(info.value)
 
 
 def test_literal_integers_pick_the_smallest_type():
