@@ -63,6 +63,23 @@ def type_text(t: Type) -> str:
     return t.name.lower()
 
 
+def _canonical(attributes) -> bool:
+    """Whether ``attributes`` is a heading's own form: a tuple of (name, Type) pairs with
+    lowercase names in strictly ascending order."""
+    if type(attributes) is not tuple:
+        return False
+    last = None
+    for pair in attributes:
+        if type(pair) is not tuple or len(pair) != 2:
+            return False
+        name, t = pair
+        if type(name) is not str or not name or name != name.lower() or \
+                (last is not None and name <= last) or not isinstance(t, Type):
+            return False
+        last = name
+    return True
+
+
 @attrs.frozen(cache_hash=True, repr=False, slots=False)
 class Heading:
     """A set of (name, type) pairs, kept sorted by name.
@@ -76,6 +93,12 @@ class Heading:
     """
 
     attributes: tuple = ()
+
+    def __attrs_post_init__(self):
+        # the canonical form (a tuple of (lowercase name, Type) pairs sorted by name) is kept
+        # as given; anything else (a mapping, a list, unsorted pairs) goes through ``of``
+        if not _canonical(self.attributes):
+            object.__setattr__(self, "attributes", Heading.of(self.attributes).attributes)
 
     @classmethod
     def of(cls, spec: HeadingLike) -> "Heading":

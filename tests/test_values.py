@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 import sira
 from sira import (AVERAGE, BOOLEAN, FLOAT, INT, INTINTERVAL, LONG, STRING, TABLE_DEE, TABLE_DUM,
-                  Average, FloatOverflow, Heading, IntOverflow, Interval, Relation, RelationType, SiraError,
-                  SiraTypeError, SiraValueError, Tuple, UnknownAttribute, attr, lit)
+                  Average, DuplicateAttribute, FloatOverflow, Heading, IntOverflow, Interval,
+                  Relation, RelationType, SiraError, SiraTypeError, SiraValueError, Tuple,
+                  UnknownAttribute, attr, lit)
 
 from strategies import relations
 
@@ -175,6 +176,12 @@ def test_the_constructors_check_what_they_are_not_given_as_engine_values():
     assert t == Tuple.from_dict({"a": STRING, "b": INT}, {"a": "x", "b": 1})
     with pytest.raises(SiraTypeError):
         Tuple({"a": INT}, {"a": 1.5})
+    # Heading(...) too: a mapping or unsorted pairs used to make a heading unequal to the
+    # same heading made by Heading.of (and one that failed to print)
+    assert Heading({"B": INT, "a": "string"}) == Heading.of({"a": STRING, "b": INT})
+    assert Heading((("b", INT), ("a", INT))).names == ("a", "b")
+    with pytest.raises(DuplicateAttribute):
+        Heading((("a", INT), ("A", INT)))
 
 
 def test_to_rows_is_sorted_and_deterministic():
