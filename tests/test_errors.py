@@ -357,6 +357,36 @@ def test_other_deep_texts_are_sira_errors(text):
         sira.parse(text)
 
 
+def test_python_operators_that_cannot_build_trees_are_refused_never_silently_constant():
+    # ``==`` compares trees and gives a Python boolean; ``and``/``or``/``not`` and chained
+    # comparisons ask an expression for its truth value. Each used to pass: a RESTRICT on
+    # attr("a") == 1 kept no tuple (the constant False), 0 < a < 2 dropped its lower bound,
+    # (a > 1) and (b == "x") kept only its right side
+    r = L(Relation.from_rows({"a": INT, "b": STRING}, [(1, "x"), (2, "y")]))
+    a, b = sira.attr("a"), sira.attr("b")
+    for build in (lambda: r.restrict(a == 1), lambda: r.restrict((a > 1) & (b == "y")),
+                  lambda: r.extend(c=a != 2), lambda: sira.call("or", a.eq(1), b == "x")):
+        with pytest.raises(SiraTypeError, match=r"attr\('a'\)\.eq\(1\)"):
+            build()
+    for build in (lambda: r.restrict((a > 1) and (b.eq("x"))), lambda: r.restrict(0 < a < 2),
+                  lambda: r.restrict(not a.eq(1)), lambda: r.restrict(a.eq(1) or b.eq("y"))):
+        with pytest.raises(SiraTypeError, match="no Python truth value"):
+            build()
+    assert sira.evaluate(r.restrict((a > 0) & (a < 2))).to_rows() == [{"a": 1, "b": "x"}]
+    assert sira.evaluate(r.restrict(a.eq(2) | b.eq("x"))) == sira.evaluate(r)
+    assert len(sira.evaluate(r.restrict(lit(False)))) == 0  # the constant, said so
+    assert a == sira.attr("A") and a in [b, a]  # == still compares trees
+    with pytest.raises(SiraTypeError, match="not an \\(operator, expression\\) pair"):
+        r.summarizeby("b", n=("plus", 1, 2))  # was Python's ValueError from unpacking
+    # a Relation is an operand as its literal; anything else names the operator (it was an
+    # AttributeError from inside the node)
+    other = Relation.from_rows({"a": INT, "c": INT}, [(1, 7)])
+    assert sira.evaluate(r.join(other)).to_rows() == [{"a": 1, "b": "x", "c": 7}]
+    assert sira.evaluate(r.minus(sira.evaluate(r))).cardinality == 0
+    with pytest.raises(SiraTypeError, match="JOIN: an operand is a str 's'"):
+        r.join("s")
+
+
 def test_deep_builder_trees_never_raise_recursionerror():
     node = L(sira.TABLE_DEE)
     for _ in range(1000):

@@ -111,40 +111,41 @@ class Node:
 
     def union(self, *others):
         from .setops import Union
-        return Union((self,) + others)
+        return Union((self,) + _operands(others, "UNION"))
 
     def intersect(self, *others):
         from .setops import Intersect
-        return Intersect((self,) + others)
+        return Intersect((self,) + _operands(others, "INTERSECT"))
 
     def minus(self, other):
         from .setops import Minus
-        return Minus(self, other)
+        return Minus(self, _operand(other, "MINUS"))
 
     def xminus(self, *others):
         from .setops import XMinus
-        return XMinus((self,) + others)
+        return XMinus((self,) + _operands(others, "XMINUS"))
 
     def join(self, *others):
         from .joins import Join
-        return Join((self,) + others)
+        return Join((self,) + _operands(others, "JOIN"))
 
     def semijoin(self, other):
         from .joins import SemiJoin
-        return SemiJoin(self, other)
+        return SemiJoin(self, _operand(other, "SEMIJOIN"))
 
     def semiminus(self, other):
         from .joins import SemiMinus
-        return SemiMinus(self, other)
+        return SemiMinus(self, _operand(other, "SEMIMINUS"))
 
     def leftjoin(self, other, **defaults):
         from .joins import LeftJoin
         from ..expressions.nodes import as_expr
-        return LeftJoin(self, other, tuple((k, as_expr(v)) for k, v in defaults.items()))
+        return LeftJoin(self, _operand(other, "LEFTJOIN"), tuple((k, as_expr(v)) for k, v in defaults.items()))
 
     def divideby(self, intersection, target):
         from .joins import DivideBy
-        return DivideBy(self, intersection, target)
+        return DivideBy(self, _operand(intersection, "DIVIDEBY"),
+                        _operand(target, "DIVIDEBY"))
 
     def tclose(self, *pairs):
         """``tclose(self, (a, b))``: pairs of attribute names, an edge going from a to b."""
@@ -190,6 +191,27 @@ class Node:
         return SummarizeBy(self, by, _agg_specs(specs, self.heading))
 
 
+def _operand(value, operator: str) -> "Node":
+    """A relational operand of a builder method: a tree, or a Relation (as its literal)."""
+    if isinstance(value, Node):
+        return value
+    from ..values import Relation
+    if isinstance(value, Relation):
+        from .basic import RelationLiteral
+        return RelationLiteral(value)
+    from ..errors import SiraTypeError
+    shown = repr(value)
+    shown = f" {shown}" if len(shown) <= 40 and "\n" not in shown else ""
+    raise SiraTypeError(f"{operator}: an operand is a {type(value).__name__}{shown}, not a "
+                        f"relational expression (a tree, or a Relation; sira.relvar(name, "
+                        f"heading) names a relvar)", operator=operator,
+                        expected="a relational expression", got=type(value).__name__)
+
+
+def _operands(values, operator: str) -> tuple:
+    return tuple(_operand(v, operator) for v in values)
+
+
 def _pairs(pairs) -> tuple:
     flat = []
     for p in pairs:
@@ -209,10 +231,15 @@ def _agg_specs(specs, heading) -> tuple:
         UnknownAttribute: a bare string that names no attribute (saying how to write a string
             constant).
     """
-    from ..errors import UnknownAttribute
+    from ..errors import SiraTypeError, UnknownAttribute
     from ..expressions.nodes import as_expr, attr
     out = []
-    for name, (op, expr) in specs.items():
+    for name, spec in specs.items():
+        if not isinstance(spec, (tuple, list)) or len(spec) != 2 or not isinstance(spec[0], str):
+            raise SiraTypeError(f"aggregation '{name}': {spec!r} is not an (operator, "
+                                f"expression) pair such as ('plus', 'salary')",
+                                expected="(operator, expression)", got=repr(spec))
+        op, expr = spec
         if isinstance(expr, str):
             if expr.lower() not in heading:
                 raise UnknownAttribute(

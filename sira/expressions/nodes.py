@@ -9,7 +9,15 @@ trees, never Python lambdas, so every engine can translate them. Python operator
     >>> attr("a").eq("x")
     eq(a,string(x))
 
-``==`` is kept for comparing trees (so ``eq``/``ne`` are methods).
+``==`` is kept for comparing trees (so ``eq``/``ne`` are methods). Python's own ``and``,
+``or``, ``not`` and chained comparisons (``1 < a < 5``) cannot build trees, so an expression has
+no truth value (``bool(e)`` raises), and a Python boolean is never taken as a constant where an
+expression is expected (``a == 1`` is one: the trees differ); ``lit(True)`` is the constant::
+
+    >>> (attr("a") > 1) and (attr("b") < 2)
+    Traceback (most recent call last):
+    ...
+    sira.errors.SiraTypeError: an expression has no Python truth value: write & | ~ instead of and, or, not, and (1 < a) & (a < 5) for 1 < a < 5
 """
 
 from __future__ import annotations
@@ -79,6 +87,12 @@ class Expr:
 
     def concat(self, other):
         return self._call("concat", other)
+
+    def __bool__(self):
+        from ..errors import SiraTypeError
+        raise SiraTypeError("an expression has no Python truth value: write & | ~ instead of "
+                            "and, or, not, and (1 < a) & (a < 5) for 1 < a < 5",
+                            expected="&, | or ~", got="and, or, not or a chained comparison")
 
     def __repr__(self):
         from ..errors import deep_recursion
@@ -168,9 +182,17 @@ def call(op: str, *args) -> Call:
 
 
 def as_expr(value) -> Expr:
-    """Expressions stay as they are; algebra nodes become RelationArg; Python values literals."""
+    """Expressions stay as they are; algebra nodes become RelationArg; Python values literals,
+    except a Python boolean (``attr("a") == 1`` is False: it compares trees), which is refused;
+    ``lit(True)`` is the constant."""
     if isinstance(value, Expr):
         return value
+    if isinstance(value, bool):
+        from ..errors import SiraTypeError
+        raise SiraTypeError(f"the Python value {value} where an expression is expected: == and "
+                            f"!= compare expression trees (write attr('a').eq(1) or "
+                            f".ne(1)); a constant is lit({value})",
+                            expected="an expression", got=f"the Python value {value}")
     from ..algebra.node import Node
     if isinstance(value, Node):
         return RelationArg(value)
