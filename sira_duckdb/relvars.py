@@ -287,8 +287,8 @@ def _as_sira_reads_it(value, name: str):
     if kind == "arrow":
         attribute_names(value.schema.names, name)
         return _widened(value, name)
-    if kind == "polars":
-        attribute_names(list(value.columns), name)
+    if kind == "polars" or isinstance(value, duckdb.DuckDBPyRelation):
+        attribute_names(list(value.columns), name)  # (a DuckDB relation's own names too)
     return value
 
 

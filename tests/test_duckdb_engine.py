@@ -607,6 +607,17 @@ def test_a_parquet_file_or_table_whose_column_is_no_attribute_name_is_refused(en
         engine.evaluate("r", {"r": "table:t"})
 
 
+def test_a_duckdb_relation_with_names_differing_in_case_is_refused_as_a_dataframe_is(engine):
+    """``SELECT 1 AS a, 2 AS "A"`` has two columns; DuckDB's ``SELECT *`` over it renamed the
+    second ``A_1``, and sira read it so. Like a DataFrame's, its names are now checked first."""
+    from sira.errors import DuplicateAttribute
+    relation = engine.connection.sql('SELECT 1 AS a, 2 AS "A"')
+    with pytest.raises(DuplicateAttribute, match="'a' appears twice"):
+        engine.evaluate("r", {"r": relation})
+    with pytest.raises(DuplicateAttribute, match="'a' appears twice"):
+        sira.evaluate("r", {"r": relation})
+
+
 def test_a_parquet_timestamp_with_nanoseconds_is_refused_as_the_python_engine_refuses_it(
         engine, tmp_path):
     """DuckDB cast a Parquet TIMESTAMP_NS column to TIMESTAMP, dropping what is finer than a
