@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import heapq
 import html
+import unicodedata
 
 from .errors import SiraValueError
 from .types import RelationType, TupleType
@@ -85,13 +86,54 @@ def _type_name(t) -> str:
 
 
 # ------------------------------------------------------------------------------- text tables
+def visible(text: str) -> str:
+    """``text`` with its control characters shown as Unicode's control pictures (``␊`` for a
+    line feed, ``␉`` for a tab, ``␀`` for NUL; others, such as the line separator, as
+    ``<U+2028>``), so that no value can break the table it is drawn in, and a line feed is
+    never drawn like a backslash followed by ``n``; ``repr`` gives the exact value::
+
+        >>> print(visible("a\\tb\\nc\\\\n"))
+        a␉b␊c\\n
+    """
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch.isprintable() or unicodedata.category(ch) not in ("Cc", "Zl", "Zp"):
+            out.append(ch)
+        elif code < 0x20:
+            out.append(chr(0x2400 + code))
+        else:
+            out.append("\u2421" if code == 0x7F else f"<U+{code:04X}>")
+    return "".join(out)
+
+
+def width(text: str) -> int:
+    """The columns ``text`` takes in a terminal: East Asian wide and full-width characters
+    take two, combining marks, format characters and emoji skin tones none::
+
+        >>> width("abc"), width("漢字"), width("e\\u0301")
+        (3, 4, 1)
+    """
+    if text.isascii():
+        return len(text)
+    n = 0
+    for ch in text:
+        if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf") \
+                or 0x1F3FB <= ord(ch) <= 0x1F3FF:
+            continue
+        n += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return n
+
+
 def _cell_lines(t, value, limit) -> list:
     if isinstance(t, RelationType):
         return format_table(value, footer=False, limit=limit).split("\n")
     if isinstance(t, TupleType):
         return [", ".join(f"{n.upper()}: {_cell_lines(ty, v, limit)[0]}"
                           for (n, ty), v in zip(value.heading.attributes, value.values))]
-    return [t.format(value)]
+    return [visible(t.format(value))]
 
 
 def format_table(relation, footer: bool = True, limit: int | None = DEFAULT_LIMIT) -> str:
@@ -115,12 +157,13 @@ def format_table(relation, footer: bool = True, limit: int | None = DEFAULT_LIMI
     names = [n.upper() for n in heading.names]
     type_names = [_type_name(t) for t in heading.types]
     rows = [[_cell_lines(t, v, limit) for t, v in zip(heading.types, row)] for row in shown]
-    widths = [max([len(names[i]), len(type_names[i])]
-                  + [len(line) for row in rows for line in row[i]]) for i in range(len(names))]
+    widths = [max([width(names[i]), len(type_names[i])]
+                  + [width(line) for row in rows for line in row[i]])
+              for i in range(len(names))]
     rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
 
     def line(cells):
-        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
+        return "| " + " | ".join(c + " " * (w - width(c)) for c, w in zip(cells, widths)) + " |"
 
     out = [rule, line(names), line(type_names), rule]
     for row in rows:
@@ -167,7 +210,7 @@ def relation_repr(relation, limit: int | None = DEFAULT_LIMIT) -> str:
 
 # ------------------------------------------------------------------------------- HTML
 _TABLE_STYLE = "border-collapse: collapse; text-align: left"
-_CELL_STYLE = "text-align: left; vertical-align: top; padding: 1px 6px"
+_CELL_STYLE = "text-align: left; vertical-align: top; padding: 1px 6px; white-space: pre"
 
 
 def _html_cell(t, value, limit) -> str:
@@ -176,7 +219,7 @@ def _html_cell(t, value, limit) -> str:
     if isinstance(t, TupleType):
         return ", ".join(f"{html.escape(n.upper())}: {_html_cell(ty, v, limit)}"
                          for (n, ty), v in zip(value.heading.attributes, value.values))
-    return html.escape(t.format(value))
+    return html.escape(visible(t.format(value)))
 
 
 def html_table(relation, limit: int | None = DEFAULT_LIMIT, footer: bool = True) -> str:

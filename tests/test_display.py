@@ -163,6 +163,23 @@ def test_html_escapes_values():
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; co" in page
 
 
+def test_no_value_breaks_its_table_and_distinct_strings_look_distinct():
+    # a line feed in a value broke the row in two, a tab pushed the border out, and a CJK
+    # character (two columns on a terminal) was counted as one
+    r = Relation.from_rows({"s": STRING, "n": INT},
+                           [("a\nb", 1), ("a\\nb", 2), ("tab\there", 3), ("漢字", 4),
+                            ("e\u0301", 5), ("\x00\u2028", 6)])
+    lines = str(r).split("\n")
+    assert len(lines) == 4 + 6 + 1 + 1  # rule, names, types, rule; six rows; rule; count
+    from sira.display import width
+    assert len({width(line) for line in lines[:-1]}) == 1  # every line as wide on a terminal
+    cells = [line.split("|")[2].strip() for line in lines[4:10]]  # N, then S
+    assert "a␊b" in cells and "a\\nb" in cells and "tab␉here" in cells  # not alike
+    assert "␀<U+2028>" in cells and "漢字" in cells
+    assert "a␊b" in r._repr_html_() and "white-space: pre" in r._repr_html_()
+    assert sira.parse(repr(r)).value == r  # repr keeps the exact values
+
+
 def test_html_of_table_dee_and_table_dum_names_them():
     assert "TABLE_DEE" in TABLE_DEE._repr_html_()
     assert "TABLE_DUM" in TABLE_DUM._repr_html_()
