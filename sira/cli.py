@@ -147,9 +147,13 @@ def _relvar_spec(spec: str):
 
 def load_relvars(specs) -> tuple:
     """``(relvars, display names)`` from ``NAME=FILE`` specs (keys are lowercase)."""
-    relvars, display = {}, {}
+    relvars, display, given = {}, {}, {}
     for spec in specs or ():
         name, file = _relvar_spec(spec)
+        if name.lower() in given:  # (names are case-insensitive)
+            raise UsageError(f"relvar {name!r} is given twice (--relvar "
+                             f"{given[name.lower()]!r} and --relvar {spec!r}); give it once")
+        given[name.lower()] = spec
         relvars[name.lower()] = load_relvar(file, name)
         display[name.lower()] = name
     return relvars, display

@@ -123,6 +123,14 @@ def test_eval_relvar_named_after_the_file_stem(files, capsys):
     assert "TABLE_DEE" in capsys.readouterr().out
 
 
+def test_a_relvar_given_twice_is_a_usage_error_not_the_last_file(files, capsys):
+    # the second binding used to replace the first without a word
+    assert main(["eval", "dbmsfile", "-r", f"dbmsfile={files['csv']}",
+                 "-r", f"DBMSFILE={files['sira']}"]) == 2
+    err = capsys.readouterr().err
+    assert "relvar 'DBMSFILE' is given twice" in err and files["sira"] in err
+
+
 def test_eval_scalar_result(files, capsys):
     assert main(["eval", "eq(TABLE_DEE, project(DBMSFILE, ()))", "-r",
                  f"DBMSFILE={files['csv']}", "-f", "json"]) == 0
