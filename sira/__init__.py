@@ -77,6 +77,8 @@ def parse(text: str, relvars: Mapping[str, Any] | None = None) -> Node | Expr:
         but does not type-check.
     """
     from .syntax.builder import build_text
+    from .engine.guards import check_relvar_names
+    check_relvar_names(relvars)
     relvars = _relations_of(relvars)
     return build_text(text, _catalog(relvars), {k: v for k, v in (relvars or {}).items()
                                                   if isinstance(v, Relation)})
@@ -111,9 +113,10 @@ def evaluate(expr: str | Node | Expr, relvars: Mapping[str, Any] | None = None,
         SiraValueError: an unknown option (naming the closest one) or a bad ``nulls`` policy.
         SiraTypeError: a relvar value that is not a relation.
     """
-    from .engine.guards import check_options
+    from .engine.guards import check_options, check_relvar_names
     from .errors import deep_recursion
     relvars = relvars or {}
+    check_relvar_names(relvars)
     if isinstance(engine, str):
         check_options(options)
     if engine == "python":  # DataFrames, Arrow tables, files... as relvars (sira.io.intake)

@@ -316,9 +316,10 @@ class SparkEngine:
         """The tree of ``expr`` (text parsed against the relvars' headings), rewritten by
         :mod:`sira.rewrite` unless ``options`` say ``rewrite=False``."""
         import sira
-        from sira.engine.guards import check_options
+        from sira.engine.guards import check_options, check_relvar_names
         from sira.rewrite import optimize
         check_options(options)
+        check_relvar_names(relvars)
         if isinstance(expr, str):
             catalog = {k: self.heading_of(v, relvar=k) for k, v in (relvars or {}).items()}
             expr = sira.parse(expr, catalog)
@@ -423,8 +424,9 @@ class SparkEngine:
 
     def _intake(self, relvars, options: dict) -> dict:
         """Every relvar as Spark reads it (:meth:`intake`), once per call."""
-        from sira.engine.guards import check_options
+        from sira.engine.guards import check_options, check_relvar_names
         check_options(options)
+        check_relvar_names(relvars)
         return {k: self.intake(v, k, options.get("nulls")) for k, v in (relvars or {}).items()}
 
     def _options(self, options: dict) -> dict:

@@ -531,6 +531,26 @@ def test_a_misspelled_operator_is_an_unknown_operator_not_an_attribute(engine_na
     assert "did you mean project?" in str(info.value)
 
 
+@pytest.mark.parametrize("engine_name", ["python", "duckdb", "spark"])
+def test_a_relvar_named_twice_in_another_case_is_refused_on_every_engine(engine_name):
+    # relvar names are case-insensitive: {"s": r1, "S": r2} silently gave the last one
+    if engine_name != "python":
+        pytest.importorskip("duckdb" if engine_name == "duckdb" else "pyspark")
+    from sira import SiraValueError
+    one, two = (Relation.from_rows({"a": INT}, [(i,)]) for i in (1, 2))
+    with pytest.raises(SiraValueError, match="relvar 's' is given twice .as 's' and 'S'"):
+        sira.evaluate("s", {"s": one, "S": two}, engine=engine_name)
+    if engine_name == "python":
+        with pytest.raises(SiraValueError, match="given twice"):
+            sira.parse("s", {"s": one, "S": two})
+        from sira.streams import StreamEngine
+        live = StreamEngine()
+        live.create_stream("s", {"a": INT})
+        with pytest.raises(SiraValueError, match="given twice"):  # a relation named as a stream
+            live.register("join(window(s, ts, now), S)", {"S": one})
+    assert sira.evaluate("s", {"S": one}, engine=engine_name) == one
+
+
 def test_an_unknown_operator_is_reported_before_its_arguments():
     # summarise's aggregation list means nothing to an unknown operator: the operator is wrong
     with pytest.raises(sira.UnknownOperator) as info:

@@ -56,6 +56,8 @@ class Context:
     """
 
     def __init__(self, relvars: dict | None = None, options: dict | None = None, root=None):
+        from .guards import check_relvar_names
+        check_relvar_names(relvars)
         self.relvars = {k.lower(): v for k, v in (relvars or {}).items()}
         self.options = options or {}
         self._memo: dict = {}

@@ -106,6 +106,30 @@ def check_options(options: dict, known=OPTIONS) -> None:
                              operator="nulls", value=nulls)
 
 
+def check_relvar_names(relvars) -> None:
+    """Refuse a relvars mapping naming one relvar twice (names are case-insensitive, so
+    ``{"s": r1, "S": r2}`` would silently give one of them).
+
+        >>> check_relvar_names({"s": 1, "S": 2})
+        Traceback (most recent call last):
+        ...
+        sira.errors.SiraValueError: relvar 's' is given twice (as 's' and 'S'; relvar names are case-insensitive)
+
+    Raises:
+        SiraValueError: two keys equal but for case.
+    """
+    if not relvars:
+        return
+    seen = {}
+    for name in relvars:
+        key = name.lower() if isinstance(name, str) else name
+        if key in seen:
+            raise SiraValueError(f"relvar {key!r} is given twice (as {seen[key]!r} and "
+                                 f"{name!r}; relvar names are case-insensitive)",
+                                 operator="relvars", value=name)
+        seen[key] = name
+
+
 def operator_label(node) -> str:
     """The operator's name as the user wrote it: ``JOINUSING`` for a join with a USING list."""
     name = node.operator_name

@@ -717,6 +717,8 @@ class StreamEngine:
                 for ever passes False and reads its results through ``subscribe``, so its
                 memory stays bounded by its operators' state.
         """
+        from ..engine.guards import check_relvar_names
+        check_relvar_names(list(self.streams) + list(relvars or {}))  # never one name twice
         with self.lock:
             catalog = {name: s.heading for name, s in self.streams.items()}
             catalog.update({k: v for k, v in (relvars or {}).items()})

@@ -236,6 +236,8 @@ def stream(engine, expr, sources: dict, sink=None, checkpoint: str | None = None
     if not callable(sink) and not isinstance(sink, str):
         raise SiraError(f"sink must be a callable (batch_df, batch_id) or a Spark sink format "
                         f"name (got {sink!r})")
+    from sira.engine.guards import check_relvar_names
+    check_relvar_names(list(sources) + list(relvars or {}))  # a stream and a relation too
     plan = compile_live(engine, expr, sources, relvars, path=path,
                         keep_late_rows=late_rows_sink is not None)
     output = plan.output if plan.observed else _observed(plan.output, plan.node.heading)
