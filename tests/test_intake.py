@@ -91,6 +91,22 @@ def test_a_bad_null_policy_is_refused(engine):
         sira.evaluate("r", {"r": r}, engine=engine, nulls="ignore")
 
 
+def test_a_rewrite_option_that_is_not_a_boolean_is_refused(engine):
+    # rewrite="no" was taken as true
+    r = Relation.from_rows({"a": INT}, [(1,)])
+    with pytest.raises(SiraTypeError, match="rewrite must be True or False .got 'no'"):
+        sira.evaluate("r", {"r": r}, engine=engine, rewrite="no")
+
+
+def test_a_limit_beyond_any_relation_is_no_limit(engine):
+    # max_tuples=10**30 made DuckDB's count overflow (IntOverflow on a four-tuple join)
+    r = Relation.from_rows({"a": INT}, [(1,), (2,)])
+    for query in ("join(r, rename(r, (a, b)))",
+                  "unpack(extend(r, (iv(intinterval(from(1)to(a))))), (iv))"):
+        assert sira.evaluate(query, {"r": r}, engine=engine, max_tuples=10**30) == \
+            sira.evaluate(query, {"r": r})
+
+
 @pytest.mark.parametrize("value, hint", [("data.csv", "csv:data.csv"), ({"a": 1}, "dict"),
                                          ([(1,)], "list"), (42, "int")])
 def test_a_value_that_is_not_a_relation_is_refused_naming_the_relvar(engine, value, hint):

@@ -75,7 +75,13 @@ def max_tuples(options: dict) -> int:
     if value < 0:
         raise SiraValueError(f"max_tuples must not be negative (got {value})",
                              operator="max_tuples", value=value)
-    return value
+    # past 2**62 no relation can reach it: the limit stays a LONG for the SQL engines (a
+    # limit of 10**30 made DuckDB's count overflow)
+    return min(value, NO_LIMIT)
+
+
+#: a limit no relation reaches, that DuckDB and Spark still count against as a LONG
+NO_LIMIT = 2 ** 62
 
 
 #: the options one evaluation takes, on every engine
@@ -92,6 +98,7 @@ def check_options(options: dict, known=OPTIONS) -> None:
 
     Raises:
         SiraValueError: an unknown option, or ``nulls`` other than ``"error"``/``"drop"``.
+        SiraTypeError: ``rewrite`` other than True or False.
     """
     from ..errors import closest_names
     for name in options:
@@ -100,6 +107,10 @@ def check_options(options: dict, known=OPTIONS) -> None:
             hint = f" (did you mean {near[0]}?)" if near else ""
             raise SiraValueError(f"unknown option {name!r}{hint}; the options are "
                                  f"{', '.join(sorted(known))}", operator="options", value=name)
+    if not isinstance(options.get("rewrite", True), bool):  # "no" is no False
+        raise SiraTypeError(f"rewrite must be True or False (got {options['rewrite']!r})",
+                            operator="rewrite", expected="True or False",
+                            got=repr(options["rewrite"]))
     nulls = options.get("nulls", "error")
     if nulls not in ("error", "drop"):
         raise SiraValueError(f"nulls must be 'error' or 'drop' (got {nulls!r})",
