@@ -25,7 +25,7 @@ import os
 
 import duckdb
 
-from sira.errors import SiraValueError
+from sira.errors import DataSourceError, SiraValueError
 from sira.expressions.nodes import Expr
 from sira.values import Relation
 
@@ -99,8 +99,15 @@ class DuckDBEngine:
         if nulls not in NULL_POLICIES:
             raise SiraValueError(f"nulls must be one of {', '.join(NULL_POLICIES)} (got "
                                  f"{nulls!r})", operator="DUCKDB", value=nulls)
+        from sira.engine.guards import check_flag
+        check_flag("trust_unique", trust_unique, "DUCKDB")
+        check_flag("trust_no_nulls", trust_no_nulls, "DUCKDB")
         own = connection is None
-        self.connection = duckdb.connect(database) if own else connection
+        try:
+            self.connection = duckdb.connect(database) if own else connection
+        except duckdb.Error as err:  # a database file that cannot be opened or made
+            raise DataSourceError(source=str(database),
+                                  reason=str(err).strip().splitlines()[0]) from None
         if own:  # relations are sets: no result needs DuckDB to keep an order (less memory)
             self.connection.execute("SET preserve_insertion_order = false")
             if memory_limit is None:

@@ -278,8 +278,11 @@ class SparkEngine:
     def __init__(self, spark=None, master: str = "local[2]", shuffle_partitions: int = 4,
                  trust_unique: bool = False, nulls: str = "error", trust_no_nulls: bool = False,
                  driver_memory: str | None = None):
+        from sira.engine.guards import check_flag
         from .convert import null_policy
         self.nulls = null_policy(nulls)
+        check_flag("trust_unique", trust_unique, "SPARK")
+        check_flag("trust_no_nulls", trust_no_nulls, "SPARK")
         self.trust_no_nulls = trust_no_nulls
         self.spark = spark if spark is not None else local_session(master, shuffle_partitions,
                                                                    driver_memory)

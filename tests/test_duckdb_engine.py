@@ -607,6 +607,19 @@ def test_a_parquet_file_or_table_whose_column_is_no_attribute_name_is_refused(en
         engine.evaluate("r", {"r": "table:t"})
 
 
+def test_engine_settings_are_checked_where_they_are_given(tmp_path):
+    # trust_unique="no" was true (duplicates kept as tuples); an unopenable database file was
+    # DuckDB's own IOException
+    from sira_duckdb import DuckDBEngine
+    from sira.errors import DataSourceError, SiraTypeError
+    for flag in ("trust_unique", "trust_no_nulls"):
+        with pytest.raises(SiraTypeError, match=f"{flag} must be True or False .got 'no'"):
+            DuckDBEngine(**{flag: "no"})
+    missing = tmp_path / "no" / "such" / "dir" / "x.db"
+    with pytest.raises(DataSourceError, match="cannot read .*x.db"):
+        DuckDBEngine(database=str(missing))
+
+
 def test_a_duckdb_relation_with_names_differing_in_case_is_refused_as_a_dataframe_is(engine):
     """``SELECT 1 AS a, 2 AS "A"`` has two columns; DuckDB's ``SELECT *`` over it renamed the
     second ``A_1``, and sira read it so. Like a DataFrame's, its names are now checked first."""

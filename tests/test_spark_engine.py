@@ -200,6 +200,14 @@ def test_a_relvar_of_an_unknown_kind_is_a_sira_error(engine):
 
 # --------------------------------------------------------------------------- plans
 
+def test_a_promise_given_as_anything_but_a_boolean_is_refused(spark):
+    # trust_unique="no" was true: every DataFrame relvar taken as free of duplicates
+    from sira_spark import SparkEngine
+    for flag in ("trust_unique", "trust_no_nulls"):
+        with pytest.raises(sira.SiraTypeError, match=f"{flag} must be True or False"):
+            SparkEngine(spark, **{flag: "no"})
+
+
 def test_dataframe_returns_a_plan_without_collecting(engine, spark):
     from pyspark.sql import DataFrame
     from pyspark.sql.types import IntegerType, StringType, StructField, StructType

@@ -117,6 +117,19 @@ def check_options(options: dict, known=OPTIONS) -> None:
                              operator="nulls", value=nulls)
 
 
+def check_flag(name: str, value, operator: str) -> bool:
+    """``value`` if it is True or False; a promise such as ``trust_unique`` given as ``"no"``
+    (which Python takes as true) is refused.
+
+    Raises:
+        SiraTypeError: anything but a bool.
+    """
+    if not isinstance(value, bool):
+        raise SiraTypeError(f"{name} must be True or False (got {value!r})", operator=operator,
+                            expected="True or False", got=repr(value))
+    return value
+
+
 def check_relvar_names(relvars) -> None:
     """Refuse a relvars mapping naming one relvar twice (names are case-insensitive, so
     ``{"s": r1, "S": r2}`` would silently give one of them).
