@@ -308,6 +308,10 @@ def check_row(heading: Heading, row, operator=None) -> tuple:
         return row.values
     if isinstance(row, Mapping):
         given = {normalize_name(k): v for k, v in row.items()}
+        if len(given) < len(row):  # {"a": 1, "A": 2}: names are case-insensitive
+            raise DuplicateAttribute(attribute=next(
+                k for k in given if sum(normalize_name(n) == k for n in row) > 1),
+                operator=operator or "ROW")
         extra = set(given) - set(heading.names)
         if extra:
             raise UnknownAttribute(attribute=sorted(extra)[0], operator=operator,

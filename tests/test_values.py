@@ -182,6 +182,9 @@ def test_the_constructors_check_what_they_are_not_given_as_engine_values():
     assert Heading((("b", INT), ("a", INT))).names == ("a", "b")
     with pytest.raises(DuplicateAttribute):
         Heading((("a", INT), ("A", INT)))
+    # a row naming one attribute twice in two cases kept the last value
+    with pytest.raises(DuplicateAttribute, match="'a'"):
+        Relation.from_rows({"a": INT}, [{"a": 1, "A": 2}])
 
 
 def test_to_rows_is_sorted_and_deterministic():
