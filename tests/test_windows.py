@@ -179,3 +179,15 @@ def test_the_windows_holding_an_instant_are_counted_without_making_them(
     made = list(_windows_of(node, time, value))
     assert windows_holding(node, time, value) == len(made)
     assert all(start <= value < end for start, end in made)
+
+
+def test_a_stream_listing_keeps_its_schema_without_elements_and_has_one_schema_line():
+    # a listing of no elements lost its schema's attributes (a heading of ts and seq alone);
+    # a second "schema:" line changed the attributes of the rows after it
+    from sira.streams.notation import parse_stream
+    empty = parse_stream("schema: c1 int, c2 float\n")
+    assert set(empty.heading.names) == {"ts", "seq", "c1", "c2"} and not empty
+    with pytest.raises(ParseError, match="one 'schema:' line"):
+        parse_stream("schema: c1 int\n 1 2\nschema: c2 int\n 3 4\n")
+    with pytest.raises(ParseError, match="starts with 'schema:"):
+        parse_stream("")

@@ -96,27 +96,37 @@ def _split_values(text: str, lineno: int, line: str) -> list:
     return out
 
 
-def _lines(text: str):
-    schema = None
+def _listing(text: str):
+    """The schema of a listing and its data lines ``(lineno, raw, stripped)``; the schema line
+    comes first and once (a listing of no elements still has its schema's attributes)."""
+    schema, lines = None, []
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.lower().startswith("timestamp"):
             continue
         if line.lower().startswith("schema:"):
+            if schema is not None:
+                raise ParseError("a listing has one 'schema:' line", line=lineno, col=1,
+                                 source_line=raw, expected="a data line")
             schema = _schema(line, lineno)
             continue
         if schema is None:
             raise ParseError("a stream listing starts with 'schema: name type, ...'",
                              line=lineno, col=1, source_line=raw, expected="schema:")
-        yield schema, lineno, raw, line
+        lines.append((lineno, raw, line))
+    if schema is None:
+        raise ParseError("a stream listing starts with 'schema: name type, ...'", line=1,
+                         col=1, source_line=text.splitlines()[0] if text.strip() else "",
+                         expected="schema:")
+    return schema, lines
 
 
 def parse_stream(text: str) -> Relation:
     """A stream listing as a relation {ts, seq, ...schema}."""
     rows = []
-    schema = []
     seq = 0
-    for schema, lineno, raw, line in _lines(text):
+    schema, lines = _listing(text)
+    for lineno, raw, line in lines:
         if line.lower().startswith("h "):
             continue  # a heartbeat: no element
         stamp, _, rest = line.partition(" ")
@@ -136,8 +146,8 @@ def parse_stream(text: str) -> Relation:
 def parse_deltas(text: str) -> Relation:
     """A relation-output listing as a relation {at, kind, ...schema}."""
     rows = []
-    schema = []
-    for schema, lineno, raw, line in _lines(text):
+    schema, lines = _listing(text)
+    for lineno, raw, line in lines:
         m = re.match(r"(\d+)\s*:?\s*([+-])\s*(.*)$", line)
         if not m:
             raise ParseError("expected 'time: + values' or 'time: - values'", line=lineno,
