@@ -69,6 +69,15 @@ class Interval(tuple):
     def __repr__(self) -> str:
         return f"Interval(begin={self[0]!r}, end={self[1]!r})"
 
+    def __contains__(self, point) -> bool:
+        """Whether ``point`` is one of the interval's points (``begin <= point < end``); a
+        plain tuple would say whether it is one of the two ends::
+
+            >>> 4 in Interval(1, 5), 5 in Interval(1, 5), 10**9 in Interval(3)
+            (True, False, True)
+        """
+        return self[0] <= point and (self[1] is None or point < self[1])
+
     @property
     def unbounded(self) -> bool:
         return self[1] is None
@@ -189,6 +198,9 @@ class _EmptyInterval(Interval):
 
     def overlaps(self, other: "Interval") -> bool:
         return False  # no point to share, whatever begin it shows
+
+    def __contains__(self, point) -> bool:
+        return False
 
 
 _EMPTY_HASH = hash(("empty interval",))

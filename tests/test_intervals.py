@@ -383,3 +383,12 @@ def test_an_empty_interval_is_written_as_one_struct_whatever_begin_it_is_shown_a
         == [{"iintersect": {"begin": 0, "end": 0}}]
     res.write_csv(tmp_path / "e.csv")  # a literal: IINTERSECT of two intervals that meet
     assert sira.read_csv(tmp_path / "e.csv") == res
+
+
+def test_in_asks_for_a_point_of_the_interval_not_one_of_its_two_ends():
+    # an Interval is a tuple underneath: ``5 in Interval(1, 5)`` was True (5 is its end) and
+    # ``3 in Interval(1, 5)`` False
+    iv = Interval(1, 5)
+    assert [p in iv for p in (0, 1, 3, 4, 5)] == [False, True, True, True, False]
+    assert 10**12 in Interval(3) and 2 not in Interval(3)
+    assert 4 not in Interval(4, 4)  # the empty interval has no point
