@@ -272,6 +272,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     engines = args.engines.split(",")
     families = args.families.split(",") if args.families else list(FAMILIES)
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown:
+        ap.error(f"unknown families {', '.join(unknown)} (the families are "
+                 f"{', '.join(FAMILIES)})")
     sizes = (args.n, args.n * args.factor)
     print(f"scaling benchmark: n = {sizes[0]:,} and {sizes[1]:,}; engines {engines}; "
           f"{os.cpu_count()} cpus")
