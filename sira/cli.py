@@ -393,6 +393,7 @@ class Repl:
         self.format = "table"
         self.out = out or sys.stdout
         self.err = err or sys.stderr
+        self.failures = 0  # inputs that ended in an error
 
     def say(self, text=""):
         print(text, file=self.out)
@@ -405,15 +406,17 @@ class Repl:
         try:
             return self._dispatch(stripped)
         except SiraError as err:
-            print(_error_text(err), file=self.err)
+            message = _error_text(err)
         except UsageError as err:
-            print(f"error: {err}", file=self.err)
+            message = f"error: {err}"
         except KeyboardInterrupt:  # Ctrl-C cancels the query, not the session
-            print("KeyboardInterrupt: query cancelled (the relvars are kept)", file=self.err)
+            message = "KeyboardInterrupt: query cancelled (the relvars are kept)"
         except (RecursionError, MemoryError) as err:
-            print(_error_text(err), file=self.err)
+            message = _error_text(err)
         except Exception as err:  # a bug in sira: report it, keep the session alive
-            print(f"{_error_text(err)}  (an internal error: please report it)", file=self.err)
+            message = f"{_error_text(err)}  (an internal error: please report it)"
+        self.failures += 1
+        print(message, file=self.err)
         return True
 
     def _dispatch(self, text: str) -> bool:
@@ -549,6 +552,8 @@ def cmd_repl(args) -> int:
                 line = input("....> " if buffer else "sira> ")
             except EOFError:
                 repl.say()
+                if buffer:  # an unfinished expression at the end of the input: its error
+                    repl.run_line("\n".join(buffer))
                 break
             except KeyboardInterrupt:
                 repl.say("^C")
@@ -564,7 +569,8 @@ def cmd_repl(args) -> int:
     finally:
         if save_history:
             save_history()
-    return 0
+    # a script piped in fails when one of its inputs did (a person at a terminal saw each)
+    return 1 if repl.failures and not sys.stdin.isatty() else 0
 
 
 # ------------------------------------------------------------------------------- main

@@ -235,8 +235,13 @@ def test_demo_exits_0_and_shows_every_operator(capsys):
 
 
 # ------------------------------------------------------------------------------------ repl
-def _drive_repl(monkeypatch, tmp_path, lines, argv=("repl",)):
+def _drive_repl(monkeypatch, tmp_path, lines, argv=("repl",), terminal=True):
+    """Run the repl over ``lines`` typed at a terminal (``terminal``) or piped in."""
+    import io
     monkeypatch.setenv("HOME", str(tmp_path))
+    stdin = io.StringIO()
+    stdin.isatty = lambda: terminal
+    monkeypatch.setattr("sys.stdin", stdin)
     feed = iter(lines)
     prompts = []
 
@@ -286,6 +291,21 @@ def test_repl_explain_help_and_end_of_input(monkeypatch, tmp_path, capsys, files
     assert "PROJECT SPEC: (pagesize)" in captured.out and "ARG: relvar DBMSFILE" in captured.out
     assert "SiraValueError: only relations can be bound" in captured.err
     assert captured.err.count("\n") >= 2  # the error for "oops()" as well
+
+
+def test_a_piped_repl_script_reports_an_unfinished_expression_and_fails(monkeypatch, tmp_path,
+                                                                          capsys):
+    # piped in, the repl ended at an unfinished "oops(" without a word, and exited 0 whatever
+    # failed; at a terminal each error is seen as it happens and the exit stays 0
+    code, _ = _drive_repl(monkeypatch, tmp_path, ["R := relation(heading(a(int)) body())",
+                                                  "oops("], terminal=False)
+    assert code == 1 and "ParseError" in capsys.readouterr().err
+    code, _ = _drive_repl(monkeypatch, tmp_path, ["R := relation(heading(a(int)) body())",
+                                                  "project(R, (nosuch))"], terminal=False)
+    assert code == 1 and "UnknownAttribute" in capsys.readouterr().err
+    code, _ = _drive_repl(monkeypatch, tmp_path, ["R := relation(heading(a(int)) body())",
+                                                  "R"], terminal=False)
+    assert code == 0
 
 
 def test_repl_loads_files_and_switches_format(monkeypatch, tmp_path, capsys, files):
