@@ -547,3 +547,14 @@ def test_a_query_failing_at_run_time_stops_alone(caplog):
     assert s.seq == 3 and fine.error is None
     engine.finish()
     assert len(fine.results()) == 3
+
+
+def test_a_second_stream_of_the_same_name_is_refused_and_the_first_kept():
+    # create_stream("S", ...) after "s" replaced the stream the queries read, silently
+    from sira.streams import StreamEngine
+    from sira.streams.named import StreamError
+    engine = StreamEngine()
+    engine.create_stream("s", {"k": INT, "v": INT})
+    with pytest.raises(StreamError, match="stream 's' exists already"):
+        engine.create_stream("S", {"k": INT})
+    assert engine.streams["s"].heading.names == ("k", "seq", "ts", "v")

@@ -703,6 +703,9 @@ class StreamEngine:
         """A new named stream (see :class:`NamedStream`), sharing this engine's lock."""
         with self.lock:
             stream = NamedStream(name, payload, rowtime, arrival, lock=self.lock)
+            if stream.name in self.streams:  # (names are case-insensitive)
+                raise StreamError(f"stream '{stream.name}' exists already in this engine; "
+                                  f"give the new stream another name", stream=stream.name)
             self.streams[stream.name] = stream
             stream.listen(functools.partial(self._feed, stream))
             return stream
