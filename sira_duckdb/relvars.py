@@ -269,10 +269,32 @@ def _source(c, name, value) -> str:
         if sep and kind == "table":
             return ".".join(ident(part) for part in rest.split("."))
         if sep and kind == "parquet":
-            return f"read_parquet({string(path_of(value))})"
+            path = string(path_of(value))
+            _one_parquet_schema(c, name, path)
+            return f"read_parquet({path})"
     elif isinstance(value, duckdb.DuckDBPyRelation) or _registrable(value):
         return c.register(value, "relvar")
     raise refuse(value, name, "DuckDB")
+
+
+def _one_parquet_schema(c, name, path: str) -> None:
+    """Refuse Parquet files of different columns read as one relvar (a directory or a glob):
+    DuckDB would read them all with the first file's columns (a DOUBLE 2.5 as the BIGINT 2, a
+    later file's extra column left out), as :func:`sira.io.arrowdata.one_parquet_schema`
+    refuses them on the Python engine."""
+    from sira.io.arrowdata import one_parquet_schema
+    try:
+        rows = c.con.sql(f"SELECT file_name, name, type, logical_type, num_children "
+                         f"FROM parquet_schema({path})").fetchall()
+    except duckdb.Error:  # no such file...: reading it says so
+        return
+    files: dict = {}
+    for file, *column in rows:
+        files.setdefault(file, []).append(column)
+    one_parquet_schema([(f, [(n, " ".join(str(x) for x in rest if x is not None))
+                             for n, *rest in cols[1:]])  # (the first row: the root)
+                        for f, cols in files.items()],
+                       f"relvar '{name}'")
 
 
 def _as_sira_reads_it(value, name: str):

@@ -367,8 +367,33 @@ class SparkEngine:
             rest = value.partition(":")[2]
             return self._read(value, relvar, lambda: self.spark.table(rest))
         if kind == "parquet":
-            return self._read(value, relvar, lambda: self.spark.read.parquet(path_of(value)))
+            df = self._read(value, relvar, lambda: self.spark.read.parquet(path_of(value)))
+            self._one_parquet_schema(value, relvar, df)
+            return df
         return to_dataframe(self.spark, self.intake(value, relvar, nulls))
+
+    def _one_parquet_schema(self, value: str, relvar, df) -> None:
+        """Refuse Parquet files of different columns read as one relvar (a directory): Spark
+        takes one file's columns and leaves a later file's extra column out. Merging every
+        file's footer (``mergeSchema``) must give the columns Spark read, as on the other
+        engines (:func:`sira.io.arrowdata.one_parquet_schema`); a type two files disagree on
+        fails the merge, and Spark's read says which."""
+        from sira.errors import DataFormatError, DataSourceError
+        if len(df.inputFiles()) < 2:
+            return
+        try:
+            merged = self._read(value, relvar, lambda: self.spark.read.option(
+                "mergeSchema", "true").parquet(path_of(value)))
+        except DataSourceError as err:  # two files give one column different types
+            raise DataFormatError(f"relvar '{relvar}': the files of a Parquet dataset must "
+                                  f"have the same columns; those of {value} do not merge "
+                                  f"({err.reason})", source=value) from None
+        if merged.schema.simpleString() != df.schema.simpleString():
+            raise DataFormatError(f"relvar '{relvar}': the files of a Parquet dataset must "
+                                  f"have the same columns; {value} holds files with "
+                                  f"{df.schema.simpleString()} and "
+                                  f"{merged.schema.simpleString()} among them",
+                                  source=value)
 
     def intake(self, value, relvar: str | None = None, nulls: str | None = None):
         """A relvar value as Spark reads it: Relations, DataFrames, ``table:`` and

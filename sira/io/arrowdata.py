@@ -9,6 +9,7 @@ order) into columns.
 from __future__ import annotations
 
 import operator
+import os
 
 from ..collector import collector_paused
 from ..errors import DataFormatError, DataSourceError, SiraError
@@ -565,9 +566,44 @@ def read_parquet(source, *, types=None, nulls: str = "error", report: ReadReport
     """
     _pa()
     pq = require("pyarrow.parquet", "Parquet files")
+    if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
+        _read_table(lambda: one_parquet_schema(
+            [(f, pq.read_schema(f)) for f in _dataset_files(source)], name or str(source)),
+            source, name)
     table = _read_table(lambda: pq.read_table(source), source, name)
     return relation_from_table(table, types=types, nulls=nulls, report=report, name=name,
                                where=name or source_name(source))
+
+
+def _dataset_files(directory) -> list:
+    import pyarrow.dataset as ds
+    return ds.dataset(directory, format="parquet").files
+
+
+def one_parquet_schema(schemas, where: str) -> None:
+    """Refuse a Parquet dataset whose files differ in their columns: ``schemas`` is a list of
+    (file, columns) with columns as anything comparable (pyarrow schemas, DuckDB rows).
+    Reading them as one would cast each file to the first one's columns (a DOUBLE 2.5 read
+    as the INT64 2) or leave a column of a later file out.
+
+    Raises:
+        DataFormatError: naming two files that differ and their columns.
+    """
+    first = None
+    for file, columns in schemas:
+        shown = _columns_text(columns)
+        if first is None:
+            first = (file, shown)
+        elif shown != first[1]:
+            raise DataFormatError(f"{where}: the files of a Parquet dataset must have the same "
+                                  f"columns; {first[0]} has {first[1]} but {file} has {shown}",
+                                  source=where)
+
+
+def _columns_text(columns) -> str:
+    if hasattr(columns, "names") and hasattr(columns, "types"):  # a pyarrow schema
+        columns = list(zip(columns.names, (str(t) for t in columns.types)))
+    return "(" + ", ".join(f"{n} {t}" for n, t in columns) + ")"
 
 
 def write_parquet(relation: Relation, target) -> None:
