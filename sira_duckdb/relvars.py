@@ -36,7 +36,7 @@ from sira.io._support import attribute_names, column_type_held
 from sira.io.arrowdata import pandas_table
 from sira.io.intake import kind_of, path_of, refuse, relation_of
 from sira.intervals import IntervalType, empty_interval
-from sira.types import AVERAGE, FLOAT, INT, RelationType, TupleType, holds_float
+from sira.types import AVERAGE, FLOAT, INT, STRING, RelationType, TupleType, holds_float
 from sira.values import Heading, Relation
 
 from .functions import canonical, literal, once
@@ -269,25 +269,40 @@ def _source(c, name, value) -> str:
         if sep and kind == "table":
             return ".".join(ident(part) for part in rest.split("."))
         if sep and kind == "parquet":
-            path = string(path_of(value))
-            _one_parquet_schema(c, name, path)
-            return f"read_parquet({path})"
+            return _parquet_source(c, name, path_of(value))
     elif isinstance(value, duckdb.DuckDBPyRelation) or _registrable(value):
         return c.register(value, "relvar")
     raise refuse(value, name, "DuckDB")
 
 
-def _one_parquet_schema(c, name, path: str) -> None:
+def _parquet_source(c, name, path: str) -> str:
+    """``read_parquet`` of a file, a directory or a glob: every file of one schema, and the
+    partition columns of ``name=value`` directories read as text, then cast to the types
+    :mod:`sira.io.partitions` gives them on every engine (DuckDB's own inference makes every
+    integer a BIGINT)."""
+    from sira.io.partitions import dataset_base, partition_types
+    files = _one_parquet_schema(c, name, string(path))
+    kinds = partition_types(files, dataset_base(path)) if len(files) > 0 else {}
+    if not kinds:
+        return f"read_parquet({string(path)})"
+    source = (f"read_parquet({string(path)}, hive_partitioning = true, "
+              f"hive_types_autocast = false)")
+    casts = [f"CAST({ident(n)} AS {duckdb_type(t)}) AS {ident(n)}"
+             for n, t in kinds.items() if t is not STRING]
+    return f"(SELECT * REPLACE ({', '.join(casts)}) FROM {source})" if casts else source
+
+
+def _one_parquet_schema(c, name, path: str) -> list:
     """Refuse Parquet files of different columns read as one relvar (a directory or a glob):
     DuckDB would read them all with the first file's columns (a DOUBLE 2.5 as the BIGINT 2, a
     later file's extra column left out), as :func:`sira.io.arrowdata.one_parquet_schema`
-    refuses them on the Python engine."""
+    refuses them on the Python engine. Returns the files."""
     from sira.io.arrowdata import one_parquet_schema
     try:
         rows = c.con.sql(f"SELECT file_name, name, type, logical_type, num_children "
                          f"FROM parquet_schema({path})").fetchall()
     except duckdb.Error:  # no such file...: reading it says so
-        return
+        return []
     files: dict = {}
     for file, *column in rows:
         files.setdefault(file, []).append(column)
@@ -295,6 +310,7 @@ def _one_parquet_schema(c, name, path: str) -> None:
                              for n, *rest in cols[1:]])  # (the first row: the root)
                         for f, cols in files.items()],
                        f"relvar '{name}'")
+    return list(files)
 
 
 def _as_sira_reads_it(value, name: str):

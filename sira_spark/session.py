@@ -54,6 +54,7 @@ import sys
 
 from sira.errors import DataSourceError, EngineUnavailable
 from sira.io.intake import kind_of, path_of, refuse, relation_of
+from sira.types import STRING
 from sira.values import Relation
 
 _DEFAULT = None
@@ -367,10 +368,30 @@ class SparkEngine:
             rest = value.partition(":")[2]
             return self._read(value, relvar, lambda: self.spark.table(rest))
         if kind == "parquet":
-            df = self._read(value, relvar, lambda: self.spark.read.parquet(path_of(value)))
-            self._one_parquet_schema(value, relvar, df)
-            return df
+            return self._parquet(value, relvar)
         return to_dataframe(self.spark, self.intake(value, relvar, nulls))
+
+    def _parquet(self, value: str, relvar):
+        """A Parquet file or directory: every file of one schema, the partition columns of
+        ``name=value`` directories read as text (Spark's own inference off for the read) and
+        cast to the types :mod:`sira.io.partitions` gives them on every engine."""
+        from pyspark.sql import functions as F
+        from sira.io.partitions import partition_types
+
+        from .types import spark_type
+        path = path_of(value)
+        key = "spark.sql.sources.partitionColumnTypeInference.enabled"
+        before = self.spark.conf.get(key)
+        self.spark.conf.set(key, "false")
+        try:
+            df = self._read(value, relvar, lambda: self.spark.read.parquet(path))
+            self._one_parquet_schema(value, relvar, df)
+        finally:
+            self.spark.conf.set(key, before)
+        kinds = partition_types(df.inputFiles(), path) if len(df.columns) else {}
+        casts = {n: F.col(f"`{n}`").cast(spark_type(t)) for n, t in kinds.items()
+                 if t is not STRING and n in df.columns}
+        return df.withColumns(casts) if casts else df
 
     def _one_parquet_schema(self, value: str, relvar, df) -> None:
         """Refuse Parquet files of different columns read as one relvar (a directory): Spark

@@ -566,18 +566,30 @@ def read_parquet(source, *, types=None, nulls: str = "error", report: ReadReport
     """
     _pa()
     pq = require("pyarrow.parquet", "Parquet files")
+    read = lambda: pq.read_table(source)  # noqa: E731
     if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
-        _read_table(lambda: one_parquet_schema(
-            [(f, pq.read_schema(f)) for f in _dataset_files(source)], name or str(source)),
-            source, name)
-    table = _read_table(lambda: pq.read_table(source), source, name)
+        read, kinds = _read_table(lambda: _dataset(source, name), source, name)
+        given = {str(k).lower() for k in (types or {})}
+        types = {**{k: t for k, t in kinds.items() if k.lower() not in given}, **(types or {})}
+    table = _read_table(read, source, name)
     return relation_from_table(table, types=types, nulls=nulls, report=report, name=name,
                                where=name or source_name(source))
 
 
-def _dataset_files(directory) -> list:
+def _dataset(directory, name):
+    """How to read a directory of Parquet files, and its partition columns' types: every file
+    of one schema (:func:`one_parquet_schema`), the ``name=value`` directories read as text
+    and typed by :mod:`sira.io.partitions`, as every engine types them."""
     import pyarrow.dataset as ds
-    return ds.dataset(directory, format="parquet").files
+    pa, pq = _pa(), require("pyarrow.parquet", "Parquet files")
+    from .partitions import partition_types
+    files = ds.dataset(directory, format="parquet").files
+    one_parquet_schema([(f, pq.read_schema(f)) for f in files], name or str(directory))
+    kinds = partition_types(files, str(directory))
+    if not kinds:
+        return (lambda: pq.read_table(directory)), {}
+    part = ds.partitioning(pa.schema([(n, pa.string()) for n in kinds]), flavor="hive")
+    return (lambda: ds.dataset(directory, format="parquet", partitioning=part).to_table()), kinds
 
 
 def one_parquet_schema(schemas, where: str) -> None:
