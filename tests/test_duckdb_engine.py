@@ -562,6 +562,9 @@ def _awkward_inputs():
         "a binary column": pa.table({"x": pa.array([b"a"])}),
         "a map column": pa.table({"x": pa.array([[("a", 1)]], pa.map_(pa.string(),
                                                                         pa.int64()))}),
+        # read as the int64 ordinals under its Arrow extension type (600 for 2020-01)
+        "a pandas period column": pd.DataFrame({"p": pd.period_range("2020-01", periods=2,
+                                                                     freq="M")}),
     }
 
 
@@ -574,7 +577,7 @@ def _awkward_inputs():
                                          "whole microseconds in nanoseconds",
                                          "nanoseconds in a tuple", "zoned nanoseconds",
                                          "pandas nanoseconds", "a binary column",
-                                         "a map column"]))
+                                         "a map column", "a pandas period column"]))
 def test_awkward_dataframes_give_what_the_python_engine_gives(engine, kind):
     """DuckDB registered these as they were, and DuckDB renamed or converted them on its own:
     `A` and `a` became `a` and `a_1`, an empty name `v0`, [1, 'a'] the strings '1' and 'a', a
