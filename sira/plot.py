@@ -270,7 +270,8 @@ def _draw(ax, groups, bars) -> None:
             high = right + arrow
         pad = 0.02 * ((high - low) or 1.0)
         ax.set_xlim(low - pad, high + pad)
-    ax.set_ylim(len(groups) - 0.5, -0.5)  # the first group at the top
+    ax.set_ylim(max(len(groups), 1) - 0.5, -0.5)  # the first group at the top (one lane
+    # of height when there is none: an empty relation draws empty axes, without a warning)
     ax.set_yticks(range(len(groups)))
     ax.set_yticklabels(groups)
 

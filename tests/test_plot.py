@@ -209,3 +209,12 @@ def test_without_matplotlib_timeline_names_the_extra(monkeypatch):
     with pytest.raises(MissingExtra) as err:
         timeline(RECORDS, "during")
     assert err.value.extra == "plot" and "sira[plot]" in str(err.value)
+
+
+def test_an_empty_relation_draws_empty_axes_without_a_warning():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warned of identical low and high y limits
+        ax = sira.plot.timeline(Relation.from_rows({"k": STRING, "iv": INTINTERVAL}, []), "iv")
+    assert not [p for p in ax.patches if isinstance(p, Rectangle)]
+    plt.close(ax.figure)
