@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import abc
 import datetime
-import numbers
 import math
+import numbers
 
 import attrs
 
@@ -138,8 +138,9 @@ class FloatType(Type):
         try:
             value = float(value) + 0.0  # -0.0 and 0.0 are one value
         except OverflowError:  # an integer beyond the largest FLOAT
-            raise FloatOverflow(f"{operator + ': ' if operator else ''}an integer of "
-                                f"{len(str(abs(int(value))))} digits is too large for a FLOAT",
+            digits = int(int(value).bit_length() * math.log10(2)) + 1  # (str() may refuse)
+            raise FloatOverflow(f"{operator + ': ' if operator else ''}an integer of about "
+                                f"{digits} digits is too large for a FLOAT",
                                 operator=operator, operands=(value,)) from None
         if math.isnan(value):
             raise SiraValueError(f"{operator + ': ' if operator else ''}NaN is not a FLOAT value",
