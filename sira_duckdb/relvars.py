@@ -331,17 +331,18 @@ def _as_sira_reads_it(value, name: str):
 
 
 def _widened(table, name: str):
-    """``table`` with the Arrow types sira's readers refuse refused as they refuse them, and
-    those DuckDB cannot scan, or would scan other than sira's readers, cast as the readers
-    cast them: FLOAT16 to DOUBLE, nanosecond timestamps to
+    """``table`` checked as sira's readers check it (a column type they refuse is refused
+    with their message: DuckDB would read a pandas Period's Arrow extension type as its int64
+    ordinals), and with the Arrow types DuckDB cannot scan, or would scan other than sira's
+    readers, cast as the readers cast them: FLOAT16 to DOUBLE, nanosecond timestamps to
     microseconds (TIMESTAMP's grain), refused with DataFormatError where a value has a
     fraction of a microsecond (DuckDB would drop it: 1,000 and 1,001 ns would be one value),
     nested fields included."""
     import pyarrow as pa
 
     from sira.io.mapping import sira_type_of
-    for f in table.schema:  # what sira's readers refuse (a pandas Period's Arrow extension
-        sira_type_of(f.type, f"{name}: column '{f.name}'")  # type, read as its int64 else)
+    for f in table.schema:
+        sira_type_of(f.type, f"{name}: column '{f.name}'")
     schema = pa.schema([f.with_type(_readable_type(f.type)) for f in table.schema])
     if schema.equals(table.schema):
         return table

@@ -376,7 +376,7 @@ class SparkEngine:
         ``name=value`` directories read as text (Spark's own inference off for the read) and
         cast to the types :mod:`sira.io.partitions` gives them on every engine."""
         from pyspark.sql import functions as F
-        from sira.io.partitions import partition_types
+        from sira.io.partitions import dataset_base, partition_types
 
         from .types import spark_type
         path = path_of(value)
@@ -384,14 +384,22 @@ class SparkEngine:
         before = self.spark.conf.get(key)
         self.spark.conf.set(key, "false")
         try:
-            df = self._read(value, relvar, lambda: self.spark.read.parquet(path))
+            df = self._read(value, relvar, lambda: self._reader(path).parquet(path))
             self._one_parquet_schema(value, relvar, df)
         finally:
             self.spark.conf.set(key, before)
-        kinds = partition_types(df.inputFiles(), path) if len(df.columns) else {}
+        kinds = partition_types(df.inputFiles(), dataset_base(path)) if df.columns else {}
         casts = {n: F.col(f"`{n}`").cast(spark_type(t)) for n, t in kinds.items()
                  if t is not STRING and n in df.columns}
         return df.withColumns(casts) if casts else df
+
+    def _reader(self, path: str):
+        """Spark's reader for ``path``; a glob (``d/*/*.parquet``) finds the partition
+        directories below the directory before its first pattern, as a directory does."""
+        from sira.io.partitions import dataset_base
+        base = dataset_base(path)
+        reader = self.spark.read
+        return reader.option("basePath", base) if base != path.rstrip("/") else reader
 
     def _one_parquet_schema(self, value: str, relvar, df) -> None:
         """Refuse Parquet files of different columns read as one relvar (a directory): Spark
@@ -403,7 +411,7 @@ class SparkEngine:
         if len(df.inputFiles()) < 2:
             return
         try:
-            merged = self._read(value, relvar, lambda: self.spark.read.option(
+            merged = self._read(value, relvar, lambda: self._reader(path_of(value)).option(
                 "mergeSchema", "true").parquet(path_of(value)))
         except DataSourceError as err:  # two files give one column different types
             raise DataFormatError(f"relvar '{relvar}': the files of a Parquet dataset must "

@@ -567,7 +567,8 @@ def read_parquet(source, *, types=None, nulls: str = "error", report: ReadReport
     _pa()
     pq = require("pyarrow.parquet", "Parquet files")
     read = lambda: pq.read_table(source)  # noqa: E731
-    if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
+    if isinstance(source, (str, os.PathLike)) and (os.path.isdir(source)
+                                                   or set(str(source)) & set("*?[")):
         read, kinds = _read_table(lambda: _dataset(source, name), source, name)
         given = {str(k).lower() for k in (types or {})}
         types = {**{k: t for k, t in kinds.items() if k.lower() not in given}, **(types or {})}
@@ -576,20 +577,30 @@ def read_parquet(source, *, types=None, nulls: str = "error", report: ReadReport
                                where=name or source_name(source))
 
 
-def _dataset(directory, name):
-    """How to read a directory of Parquet files, and its partition columns' types: every file
-    of one schema (:func:`one_parquet_schema`), the ``name=value`` directories read as text
-    and typed by :mod:`sira.io.partitions`, as every engine types them."""
+def _dataset(source, name):
+    """How to read a directory of Parquet files (or the files a glob matches), and its
+    partition columns' types: every file of one schema (:func:`one_parquet_schema`), the
+    ``name=value`` directories read as text and typed by :mod:`sira.io.partitions`, as every
+    engine types them."""
+    import glob
+
     import pyarrow.dataset as ds
     pa, pq = _pa(), require("pyarrow.parquet", "Parquet files")
-    from .partitions import partition_types
-    files = ds.dataset(directory, format="parquet").files
-    one_parquet_schema([(f, pq.read_schema(f)) for f in files], name or str(directory))
-    kinds = partition_types(files, str(directory))
-    if not kinds:
-        return (lambda: pq.read_table(directory)), {}
-    part = ds.partitioning(pa.schema([(n, pa.string()) for n in kinds]), flavor="hive")
-    return (lambda: ds.dataset(directory, format="parquet", partitioning=part).to_table()), kinds
+    from .partitions import dataset_base, partition_types
+    base = dataset_base(str(source))
+    if os.path.isdir(source):
+        files, where = ds.dataset(source, format="parquet").files, source
+    else:
+        files = sorted(f for f in glob.glob(str(source)) if os.path.isfile(f))
+        if not files:
+            raise FileNotFoundError(source)
+        where = files
+    one_parquet_schema([(f, pq.read_schema(f)) for f in files], name or str(source))
+    kinds = partition_types(files, base)
+    part = ds.partitioning(pa.schema([(n, pa.string()) for n in kinds]), flavor="hive") \
+        if kinds else None
+    return (lambda: ds.dataset(where, format="parquet", partitioning=part,
+                               partition_base_dir=base).to_table()), kinds
 
 
 def one_parquet_schema(schemas, where: str) -> None:
