@@ -20,6 +20,7 @@ import abc
 import datetime
 import math
 import numbers
+from collections.abc import Iterable, Mapping
 
 import attrs
 
@@ -360,7 +361,11 @@ class RelationType(Type):
     def check(self, value, *, operator=None):
         from .values import Relation
         if not isinstance(value, Relation):
-            raise self._wrong(value, operator)
+            # the rows of a relation written out (a list of mappings or of sequences in the
+            # heading's order), checked as Relation.from_rows checks them
+            if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+                raise self._wrong(value, operator)
+            return Relation.from_rows(self.heading, value)
         if value.heading != self.heading:
             raise SiraTypeError(
                 f"{operator + ': ' if operator else ''}expected a relation with heading "
@@ -389,7 +394,9 @@ class TupleType(Type):
     def check(self, value, *, operator=None):
         from .values import Tuple
         if not isinstance(value, Tuple):
-            raise self._wrong(value, operator)
+            if not isinstance(value, Mapping):  # a tuple written out by attribute name
+                raise self._wrong(value, operator)
+            return Tuple.from_dict(self.heading, value)
         if value.heading != self.heading:
             raise SiraTypeError(
                 f"{operator + ': ' if operator else ''}expected a tuple with heading "

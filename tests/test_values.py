@@ -304,6 +304,22 @@ def test_int_rejects_booleans_and_floats():
         assert info.value.expected == "INT"
 
 
+def test_a_relation_valued_or_tuple_valued_value_may_be_written_out():
+    # a list of rows for a relation-valued attribute and a mapping for a tuple-valued one were
+    # refused: every nested value had to be built as a Relation or Tuple first
+    inner = Heading.of({"x": INT})
+    r = Relation({"k": INT, "r": RelationType(inner), "t": sira.TupleType(inner)},
+                 [{"k": 1, "r": [{"x": 1}, (2,), {"X": 2}], "t": {"x": 5}}])
+    (row,) = r.to_rows()
+    assert row["r"] == Relation.from_rows(inner, [(1,), (2,)])
+    assert row["t"] == Tuple.from_dict(inner, {"x": 5})
+    for bad in ({"x": 1}, "xy", [{"x": "a"}], [{"y": 1}]):
+        with pytest.raises(SiraError):
+            Relation({"r": RelationType(inner)}, [{"r": bad}])
+    with pytest.raises(SiraTypeError):
+        Relation({"t": sira.TupleType(inner)}, [{"t": (5,)}])  # by name only
+
+
 def test_numpy_and_other_numbers_are_values_of_their_type_never_booleans():
     # values taken out of a pandas or numpy column are numpy scalars; they are numbers,
     # checked and stored as Python ints and floats (a numpy boolean is still no number)
