@@ -47,7 +47,23 @@ def relvar(name: str, heading: HeadingLike) -> RelvarRef:
 
 
 def literal(relation: Relation) -> RelationLiteral:
-    """A relation value as a leaf of an expression tree."""
+    """A relation value as a leaf of an expression tree: a Relation, or a pandas DataFrame or
+    Arrow table (read as :func:`sira.from_pandas` / :func:`sira.from_arrow` read it).
+
+        >>> literal(Relation.from_rows({"a": INT}, [(1,)])).heading
+        Heading({a: INT})
+
+    Raises:
+        SiraTypeError: anything else.
+    """
+    if not isinstance(relation, Relation):
+        from .io.arrowdata import foreign_relation
+        converted = foreign_relation(relation, "literal")
+        if not isinstance(converted, Relation):
+            raise SiraTypeError(f"literal: a {type(relation).__name__} is not a relation (give "
+                                f"a Relation, a pandas DataFrame or an Arrow table)",
+                                expected="a relation", got=type(relation).__name__)
+        relation = converted
     return RelationLiteral(relation)
 
 

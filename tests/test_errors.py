@@ -385,6 +385,11 @@ def test_python_operators_that_cannot_build_trees_are_refused_never_silently_con
     assert sira.evaluate(r.minus(sira.evaluate(r))).cardinality == 0
     with pytest.raises(SiraTypeError, match="JOIN: an operand is a str 's'"):
         r.join("s")
+    # sira.literal of anything but a relation was an AttributeError; a DataFrame is read
+    pd = pytest.importorskip("pandas")
+    assert sira.evaluate(L(pd.DataFrame({"a": [1, 1]}))).to_rows() == [{"a": 1}]
+    with pytest.raises(SiraTypeError, match="literal: a list is not a relation"):
+        L([{"a": 1}])
 
 
 def test_deep_builder_trees_never_raise_recursionerror():
