@@ -129,10 +129,11 @@ def evaluate(expr: str | Node | Expr, relvars: Mapping[str, Any] | None = None,
         SiraValueError: an unknown option (naming the closest one) or a bad ``nulls`` policy.
         SiraTypeError: a relvar value that is not a relation.
     """
-    from .engine.guards import check_options, check_relvar_names
+    from .engine.guards import check_options, check_relvar_names, checked_expression
     from .errors import deep_recursion
-    relvars = relvars or {}
+    expr = checked_expression(expr)
     check_relvar_names(relvars)
+    relvars = relvars or {}
     if isinstance(engine, str):
         check_options(options)
     if engine == "python":  # DataFrames, Arrow tables, files... as relvars (sira.io.intake)

@@ -320,10 +320,11 @@ class SparkEngine:
         """The tree of ``expr`` (text parsed against the relvars' headings), rewritten by
         :mod:`sira.rewrite` unless ``options`` say ``rewrite=False``."""
         import sira
-        from sira.engine.guards import check_options, check_relvar_names
+        from sira.engine.guards import check_options, check_relvar_names, checked_expression
         from sira.rewrite import optimize
         check_options(options)
         check_relvar_names(relvars)
+        expr = checked_expression(expr)
         if isinstance(expr, str):
             catalog = {k: self.heading_of(v, relvar=k) for k, v in (relvars or {}).items()}
             expr = sira.parse(expr, catalog)

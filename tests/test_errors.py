@@ -556,6 +556,21 @@ def test_a_relvar_named_twice_in_another_case_is_refused_on_every_engine(engine_
     assert sira.evaluate("s", {"S": one}, engine=engine_name) == one
 
 
+@pytest.mark.parametrize("engine_name", ["python", "duckdb"])
+def test_what_is_no_expression_or_no_relvars_mapping_is_a_sira_error(engine_name):
+    # a number, bytes or None to evaluate, or relvars as a list of pairs, were AttributeErrors
+    # from inside the engines; a Relation is evaluated as its literal
+    if engine_name == "duckdb":
+        pytest.importorskip("duckdb")
+    r = Relation.from_rows({"a": INT}, [(1,)])
+    assert sira.evaluate(r, engine=engine_name) == r
+    for expr in (5, None, b"r"):
+        with pytest.raises(SiraTypeError, match="the expression to evaluate is of type"):
+            sira.evaluate(expr, {"r": r}, engine=engine_name)
+    with pytest.raises(SiraTypeError, match="relvars must be a mapping"):
+        sira.evaluate("r", [("r", r)], engine=engine_name)
+
+
 def test_an_unknown_operator_is_reported_before_its_arguments():
     # summarise's aggregation list means nothing to an unknown operator: the operator is wrong
     with pytest.raises(sira.UnknownOperator) as info:

@@ -49,6 +49,8 @@ makes them and counts them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..errors import SiraTypeError, SiraValueError, TooManyTuples
 
 #: The default limit on the tuples one operator may produce: large enough for real work.
@@ -130,6 +132,27 @@ def check_flag(name: str, value, operator: str) -> bool:
     return value
 
 
+def checked_expression(expr):
+    """``expr`` as an engine evaluates it: text, an algebra tree or a scalar expression tree
+    as they are, a Relation as its literal.
+
+    Raises:
+        SiraTypeError: anything else (a number, bytes, None...).
+    """
+    from ..algebra.node import Node
+    from ..expressions.nodes import Expr
+    from ..values import Relation
+    if isinstance(expr, (str, Node, Expr)):
+        return expr
+    if isinstance(expr, Relation):
+        from ..algebra.basic import RelationLiteral
+        return RelationLiteral(expr)
+    raise SiraTypeError(f"the expression to evaluate is of type {type(expr).__name__}; give text "
+                        f"(\"project(r, (a))\"), a tree (sira.relvar(...).project(...)) or a "
+                        f"Relation", operator="evaluate", expected="an expression",
+                        got=type(expr).__name__)
+
+
 def check_relvar_names(relvars) -> None:
     """Refuse a relvars mapping naming one relvar twice (names are case-insensitive, so
     ``{"s": r1, "S": r2}`` would silently give one of them).
@@ -144,6 +167,10 @@ def check_relvar_names(relvars) -> None:
     """
     if not relvars:
         return
+    if not isinstance(relvars, Mapping):
+        raise SiraTypeError(f"relvars must be a mapping name -> relation (got one of "
+                            f"type {type(relvars).__name__})", operator="relvars",
+                            expected="a mapping", got=type(relvars).__name__)
     seen = {}
     for name in relvars:
         key = name.lower() if isinstance(name, str) else name
