@@ -51,8 +51,8 @@ def partition_values(files, base: str) -> dict:
     out: dict = {}
     for file in files:
         path = os.path.normpath(_plain_path(file))
-        rel = os.path.relpath(path, root) if os.path.isabs(path) == os.path.isabs(root) \
-            else path
+        top = os.path.abspath(root) if os.path.isabs(path) else root  # (Spark's are absolute)
+        rel = os.path.relpath(path, top)
         for part in rel.split(os.sep)[:-1]:
             name, sep, value = part.partition("=")
             if sep and name and name != "..":
