@@ -93,8 +93,8 @@ def parse(text: str, relvars: Mapping[str, Any] | None = None) -> Node | Expr:
         but does not type-check.
     """
     from .syntax.builder import build_text
-    from .engine.guards import check_relvar_names
-    check_relvar_names(relvars)
+    from .engine.guards import check_relvars
+    check_relvars(relvars)
     relvars = _relations_of(relvars)
     return build_text(text, _catalog(relvars), {k: v for k, v in (relvars or {}).items()
                                                   if isinstance(v, Relation)})
@@ -129,10 +129,10 @@ def evaluate(expr: str | Node | Expr, relvars: Mapping[str, Any] | None = None,
         SiraValueError: an unknown option (naming the closest one) or a bad ``nulls`` policy.
         SiraTypeError: a relvar value that is not a relation.
     """
-    from .engine.guards import check_options, check_relvar_names, checked_expression
+    from .engine.guards import check_options, check_relvars, checked_expression
     from .errors import deep_recursion
     expr = checked_expression(expr)
-    check_relvar_names(relvars)
+    check_relvars(relvars)
     relvars = relvars or {}
     if isinstance(engine, str):
         check_options(options)

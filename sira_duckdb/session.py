@@ -136,10 +136,10 @@ class DuckDBEngine:
     # ------------------------------------------------------------------ compiling
     def _prepare(self, expr, relvars, options, every_distinct: bool = False):
         import sira
-        from sira.engine.guards import check_options, check_relvar_names, checked_expression
+        from sira.engine.guards import check_options, check_relvars, checked_expression
         from sira.rewrite import optimize
         check_options(options)
-        check_relvar_names(relvars)
+        check_relvars(relvars)
         expr = checked_expression(expr)
         options = dict(options)
         rewrite = options.pop("rewrite", True)

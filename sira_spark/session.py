@@ -320,10 +320,10 @@ class SparkEngine:
         """The tree of ``expr`` (text parsed against the relvars' headings), rewritten by
         :mod:`sira.rewrite` unless ``options`` say ``rewrite=False``."""
         import sira
-        from sira.engine.guards import check_options, check_relvar_names, checked_expression
+        from sira.engine.guards import check_options, check_relvars, checked_expression
         from sira.rewrite import optimize
         check_options(options)
-        check_relvar_names(relvars)
+        check_relvars(relvars)
         expr = checked_expression(expr)
         if isinstance(expr, str):
             catalog = {k: self.heading_of(v, relvar=k) for k, v in (relvars or {}).items()}
@@ -482,9 +482,9 @@ class SparkEngine:
 
     def _intake(self, relvars, options: dict) -> dict:
         """Every relvar as Spark reads it (:meth:`intake`), once per call."""
-        from sira.engine.guards import check_options, check_relvar_names
+        from sira.engine.guards import check_options, check_relvars
         check_options(options)
-        check_relvar_names(relvars)
+        check_relvars(relvars)
         return {k: self.intake(v, k, options.get("nulls")) for k, v in (relvars or {}).items()}
 
     def _options(self, options: dict) -> dict:

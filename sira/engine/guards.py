@@ -153,9 +153,25 @@ def checked_expression(expr):
                         got=type(expr).__name__)
 
 
+def check_relvars(relvars) -> None:
+    """Refuse relvars that are not a mapping name -> value (a list of pairs...), or that
+    name one relvar twice (:func:`check_relvar_names`).
+
+    Raises:
+        SiraTypeError: not a mapping.
+        SiraValueError: two keys equal but for case.
+    """
+    if relvars is not None and not isinstance(relvars, Mapping):
+        raise SiraTypeError(f"relvars must be a mapping name -> relation (got one of type "
+                            f"{type(relvars).__name__})", operator="relvars",
+                            expected="a mapping", got=type(relvars).__name__)
+    check_relvar_names(relvars)
+
+
 def check_relvar_names(relvars) -> None:
-    """Refuse a relvars mapping naming one relvar twice (names are case-insensitive, so
-    ``{"s": r1, "S": r2}`` would silently give one of them).
+    """Refuse relvar names (a mapping's keys, or the names themselves) naming one relvar
+    twice (names are case-insensitive, so ``{"s": r1, "S": r2}`` would silently give one of
+    them).
 
         >>> check_relvar_names({"s": 1, "S": 2})
         Traceback (most recent call last):
@@ -167,10 +183,6 @@ def check_relvar_names(relvars) -> None:
     """
     if not relvars:
         return
-    if not isinstance(relvars, Mapping):
-        raise SiraTypeError(f"relvars must be a mapping name -> relation (got one of "
-                            f"type {type(relvars).__name__})", operator="relvars",
-                            expected="a mapping", got=type(relvars).__name__)
     seen = {}
     for name in relvars:
         key = name.lower() if isinstance(name, str) else name
