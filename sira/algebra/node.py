@@ -140,7 +140,8 @@ class Node:
     def leftjoin(self, other, **defaults):
         from .joins import LeftJoin
         from ..expressions.nodes import as_expr
-        return LeftJoin(self, _operand(other, "LEFTJOIN"), tuple((k, as_expr(v)) for k, v in defaults.items()))
+        return LeftJoin(self, _operand(other, "LEFTJOIN"),
+                        tuple((k, as_expr(v)) for k, v in defaults.items()))
 
     def divideby(self, intersection, target):
         from .joins import DivideBy
