@@ -5,6 +5,7 @@ as soon as the limit is passed, without building the whole result first."""
 from __future__ import annotations
 
 import datetime
+import io
 import tracemalloc
 
 import pytest
@@ -708,6 +709,9 @@ def test_repl_set_max_tuples_applies_to_the_next_queries(monkeypatch, capsys):
             raise EOFError from None
     monkeypatch.setattr("builtins.input", fake_input)
     monkeypatch.setattr("sira.cli._setup_readline", lambda: None)
+    terminal = io.StringIO()  # typed at a terminal: the refused join does not fail the session
+    terminal.isatty = lambda: True
+    monkeypatch.setattr("sys.stdin", terminal)
     assert main(["repl"]) == 0
     out, err = capsys.readouterr()
     assert "TooManyTuples: JOIN: the result would hold more than 8 tuples" in err
