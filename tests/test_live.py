@@ -558,3 +558,26 @@ def test_a_second_stream_of_the_same_name_is_refused_and_the_first_kept():
     with pytest.raises(StreamError, match="stream 's' exists already"):
         engine.create_stream("S", {"k": INT})
     assert engine.streams["s"].heading.names == ("k", "seq", "ts", "v")
+
+
+def test_after_finish_a_stream_refuses_rows_and_its_queries_keep_their_results(tmp_path):
+    # a row inserted after StreamEngine.finish() was accepted, reached the finished queries
+    # as a late row and stopped them (logged, not raised to the producer)
+    from sira.streams import StreamEngine
+    from sira.streams.named import StreamError
+    engine = StreamEngine()
+    s = engine.create_stream("s", {"k": INT})
+    query = engine.register("istream(window(s, ts, range(3)), at)")
+    producer = s.attach()
+    producer.insert({"k": 1}, 10)
+    engine.finish()
+    for late in (lambda: producer.insert({"k": 2}, 60),
+                 lambda: producer.insert_many([({"k": 2}, 60)]),
+                 lambda: producer.bound(100), lambda: s.attach("another")):
+        with pytest.raises(StreamError, match="stream 's' has ended"):
+            late()
+    assert query.error is None and query.results() == [{"at": 10, "k": 1, "seq": 1, "ts": 10}]
+    engine.save(tmp_path / "ended.ckpt")  # the end is part of the checkpoint
+    again = StreamEngine.load(tmp_path / "ended.ckpt")
+    with pytest.raises(StreamError, match="has ended"):
+        again.streams["s"].producer(producer.name).insert({"k": 2}, 70)

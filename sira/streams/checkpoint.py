@@ -383,7 +383,7 @@ def _encode_stream(stream) -> dict:
             "payload": heading_to_json(stream.payload, stream.payload_order),
             "rowtime": stream.rowtime, "arrival": stream.arrival,
             "clock": encode_time(stream.clock), "seq": stream.seq,
-            "passed": encode_time(stream.passed_bound),
+            "passed": encode_time(stream.passed_bound), "ended": stream.ended,
             "producers": [_encode_producer(state, rows) for state in stream._states.values()],
             "active": [state.name for state in stream._producers]}
 
@@ -801,6 +801,8 @@ class _Decoder:
         stream.clock = decode_time(data["clock"])
         stream.seq = _count(data["seq"], "an arrival counter")
         stream._passed = decode_time(data["passed"])
+        stream.ended = data.get("ended", False)  # (absent from checkpoints before it)
+        _expect(isinstance(stream.ended, bool), "a stream's end flag is not true or false")
         rows = _Rows(stream.heading)
         for p in _list(data["producers"], "producers"):
             state = self.producer(p, rows)

@@ -144,7 +144,8 @@ class Producer:
                 position the row is skipped (it was accepted before).
         Raises:
             LateRowError: the rowtime is before the stream's bound or this producer's bound.
-            StreamError: the producer has detached, or ``seq`` is beyond the next number.
+            StreamError: the producer has detached, the stream has ended
+                (:meth:`StreamEngine.finish`), or ``seq`` is beyond the next number.
             SiraTypeError / UnknownAttribute: the row or the rowtime does not match the
                 stream's heading (the rowtime must be a LONG).
         """
@@ -157,6 +158,8 @@ class Producer:
         lock = stream.lock
         lock.acquire()
         try:
+            if stream.ended:
+                stream._require_open()
             if not state.attached:
                 stream._require_attached(state)
             producers = stream._producers
@@ -262,6 +265,7 @@ class NamedStream:
         self.subscriber_errors: list = []  # (callback, exception) of subscribers that raised
         self._listeners: tuple = ()  # internal: (list of body tuples, bound) per pump
         self._passed = None  # the latest bound passed on to consumers
+        self.ended = False  # StreamEngine.finish() declared the input complete
         self.rowtime_index = self.heading.index(self.rowtime)  # positions in body tuples
         self.arrival_index = self.heading.index(self.arrival)
         self._fast_body = fast_body_function(self.heading, self.payload, self.rowtime,
@@ -276,6 +280,7 @@ class NamedStream:
             StreamError: a producer of that name is attached.
         """
         with self.lock:
+            self._require_open()
             if name is None:
                 name = self._fresh_name()
             elif not isinstance(name, str) or not name:
@@ -340,6 +345,7 @@ class NamedStream:
 
     def _insert(self, state, items, seq):
         with self.lock, collector_paused():
+            self._require_open()
             if not state.attached:
                 self._require_attached(state)
             if seq is not None:
@@ -383,6 +389,18 @@ class NamedStream:
         else:
             bound = None
         self._emit(bodies, bound)
+
+    def end(self) -> None:
+        """Declare the input complete (:meth:`StreamEngine.finish`): from now on a row, a bound
+        or a new producer is refused, never passed on to queries whose results are final."""
+        with self.lock:
+            self.ended = True
+
+    def _require_open(self):
+        if self.ended:
+            raise StreamError(f"stream '{self.name}' has ended (StreamEngine.finish() declared "
+                              f"its input complete): no row, bound or producer may come any "
+                              f"more", stream=self.name)
 
     def _require_attached(self, state):
         if not state.attached:
@@ -451,6 +469,7 @@ class NamedStream:
 
     def _bound(self, state, rowtime, strict):
         with self.lock:
+            self._require_open()
             rowtime = self._checked_time(rowtime, "a bound")
             if strict:
                 rowtime = LONG.check(rowtime + 1, operator=f"STREAM {self.name}")

@@ -787,8 +787,11 @@ class StreamEngine:
                 LOG.exception("continuous query %s failed and stopped", query.node)
 
     def finish(self):
-        """End of input on every stream: each query's pending results become final."""
+        """End of input on every stream: each query's pending results become final, and the
+        streams refuse any later row (a row after the end would stop the queries)."""
         with self.lock:
+            for stream in self.streams.values():
+                stream.end()
             for query in self.queries:
                 if query.error is not None:
                     continue
