@@ -322,11 +322,12 @@ def type_of_python(value) -> Type:
     from .values import Relation, Tuple
     if isinstance(value, bool):
         return BOOLEAN
-    if isinstance(value, int):
+    if isinstance(value, numbers.Integral):  # an int subclass, numpy's integers
+        value = int(value)
         for t in INTEGER_TYPES:
             if t.bits is None or t.min <= value <= t.max:
                 return t
-    if isinstance(value, float):
+    if isinstance(value, numbers.Real):  # a float, numpy's float32
         return FLOAT
     if isinstance(value, str):
         return STRING

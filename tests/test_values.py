@@ -336,6 +336,9 @@ def test_numpy_and_other_numbers_are_values_of_their_type_never_booleans():
                 t.check(bad)
     with pytest.raises(SiraValueError):
         FLOAT.check(np.float64("nan"))
+    literal = lit(np.int64(3))  # a literal too, its value a Python int
+    assert literal.type == INT and type(literal.value) is int
+    assert lit(np.int64(2**40)).type == LONG and lit(np.float32(0.5)).type == FLOAT
     with pytest.raises(FloatOverflow) as info:  # was Python's own OverflowError
         FLOAT.check(10**400)
     assert "about 401 digits" in str(info.value)
