@@ -327,8 +327,8 @@ def type_of_python(value) -> Type:
         for t in INTEGER_TYPES:
             if t.bits is None or t.min <= value <= t.max:
                 return t
-    if isinstance(value, numbers.Real):  # a float, numpy's float32
-        return FLOAT
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Rational):
+        return FLOAT  # a float, numpy's float32 (not a Fraction: no type holds it exactly)
     if isinstance(value, str):
         return STRING
     if isinstance(value, datetime.datetime):
