@@ -272,6 +272,10 @@ class SparkEngine:
         trust_no_nulls: treat every DataFrame / table / Parquet relvar as free of NULL and NaN
             (no checking job); a ``nulls=`` option of one call still applies.
 
+    A session given is set to ANSI mode and UTC (``spark.sql.ansi.enabled``,
+    ``spark.sql.session.timeZone``) for good: sira's results, and the DataFrames it returns,
+    depend on both. Give ``spark.newSession()`` to keep your own session's settings.
+
     Raises:
         EngineUnavailable: no session was given and pyspark or Java is missing.
     """
