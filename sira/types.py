@@ -20,6 +20,7 @@ import abc
 import datetime
 import math
 import numbers
+import re
 from collections.abc import Iterable, Mapping
 
 import attrs
@@ -304,6 +305,48 @@ def int_from_text(text: str) -> int:
         return int(text)
     import decimal
     return int(decimal.Decimal(text))
+
+
+_DATE_TEXT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_TIMESTAMP_TEXT = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:[T ]([0-9]{2}:[0-9]{2}"
+                             r"(?::[0-9]{2}(?:\.[0-9]{1,6})?)?)(Z|[+-][0-9]{2}:?[0-9]{2})?)?")
+
+
+def date_from_text(text: str) -> datetime.date:
+    """A DATE from ``YYYY-MM-DD``, the one reading of a date in text and files alike.
+
+        >>> date_from_text("2015-07-30")
+        datetime.date(2015, 7, 30)
+
+    Raises:
+        ValueError: anything else (a week date, ``20150730``...).
+    """
+    text = text.strip()
+    if not _DATE_TEXT.fullmatch(text):
+        raise ValueError(f"{text!r} is not a date (YYYY-MM-DD)")
+    return datetime.date.fromisoformat(text)
+
+
+def timestamp_from_text(text: str) -> tuple:
+    """``(TIMESTAMP, whether an offset was converted)`` from
+    ``YYYY-MM-DD[Thh:mm[:ss[.ffffff]]][Z|+hh:mm]``: a timestamp with a UTC offset (or ``Z``)
+    is converted to UTC, the instant it names; a date alone is midnight.
+
+        >>> timestamp_from_text("2015-07-30T12:00:00+02:00")
+        (datetime.datetime(2015, 7, 30, 10, 0), True)
+
+    Raises:
+        ValueError: anything else (seven digits of a second, a compact form...).
+    """
+    text = text.strip()
+    match = _TIMESTAMP_TEXT.fullmatch(text)
+    if not match:
+        raise ValueError(f"{text!r} is not a timestamp (YYYY-MM-DDThh:mm:ss[.ffffff])")
+    date, time, offset = match.groups()
+    value = datetime.datetime.fromisoformat(f"{date}T{time or '00:00'}{offset or ''}")
+    if value.tzinfo is None:
+        return value, False
+    return value.astimezone(datetime.timezone.utc).replace(tzinfo=None), True
 
 
 def wider_integer(a: IntegerType, b: IntegerType) -> IntegerType:

@@ -24,7 +24,7 @@ import re
 from ..errors import DataFormatError, IntervalError, ParseError, SiraError
 from ..intervals import Interval, IntervalType, successor
 from ..types import (AVERAGE, BOOLEAN, DATE, FLOAT, STRING, TIMESTAMP, Average, IntegerType,
-                     RelationType, TupleType, Type)
+                     RelationType, TupleType, Type, date_from_text, timestamp_from_text)
 from ..values import Relation, Tuple
 
 MAX_INTEGER_DIGITS = 100_000
@@ -36,9 +36,6 @@ _INTEGER = re.compile(r"[+-]?[0-9]+")
 FLOAT_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 INFINITY_TEXT = re.compile(r"[+-]?(?:inf|infinity)", re.I)
 NAN_TEXT = re.compile(r"[+-]?nan", re.I)
-_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_TIMESTAMP = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:[T ]([0-9]{2}:[0-9]{2}"
-                        r"(?::[0-9]{2}(?:\.[0-9]{1,6})?)?)(Z|[+-][0-9]{2}:?[0-9]{2})?)?")
 
 NAN = object()
 """Returned by :func:`read_scalar` for a FLOAT cell holding NaN (sira has no NaN)."""
@@ -106,14 +103,13 @@ def read_boolean(text: str) -> bool:
 
 
 def read_date(text: str) -> datetime.date:
-    text = text.strip()
-    if not _DATE.fullmatch(text):
-        raise ValueError(f"{text!r} is not a date (YYYY-MM-DD)")
-    return datetime.date.fromisoformat(text)
+    """A DATE from ``YYYY-MM-DD`` (:func:`sira.types.date_from_text`, as the text syntax)."""
+    return date_from_text(text)
 
 
 def read_timestamp(text: str, report=None) -> datetime.datetime:
-    """A TIMESTAMP from ``YYYY-MM-DD[Thh:mm[:ss[.ffffff]]][Z|+hh:mm]``.
+    """A TIMESTAMP from ``YYYY-MM-DD[Thh:mm[:ss[.ffffff]]][Z|+hh:mm]``
+    (:func:`sira.types.timestamp_from_text`, as the text syntax).
 
     A timestamp with a UTC offset (or ``Z``) is converted to UTC, the instant it names
     (``report.converted_to_utc`` counts them); a date alone is midnight.
@@ -121,17 +117,10 @@ def read_timestamp(text: str, report=None) -> datetime.datetime:
         >>> read_timestamp("2015-07-30T12:00:00+02:00")
         datetime.datetime(2015, 7, 30, 10, 0)
     """
-    text = text.strip()
-    match = _TIMESTAMP.fullmatch(text)
-    if not match:
-        raise ValueError(f"{text!r} is not a timestamp (YYYY-MM-DDThh:mm:ss[.ffffff])")
-    date, time, offset = match.groups()
-    value = datetime.datetime.fromisoformat(f"{date}T{time or '00:00'}{offset or ''}")
-    if value.tzinfo is None:
-        return value
-    if report is not None:
+    value, converted = timestamp_from_text(text)
+    if converted and report is not None:
         report.converted_to_utc += 1
-    return value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return value
 
 
 def read_integer(t: IntegerType, text: str) -> int:

@@ -14,8 +14,6 @@ nullary operator (``currentdate``); in a relational position a relvar, ``TABLE_D
 
 from __future__ import annotations
 
-import datetime
-
 from ..algebra.aggregation import Aggregate, SummarizeBy
 from ..algebra.basic import Extend, Project, RelationLiteral, RelvarRef, Rename, Restrict, Transform
 from ..algebra.closure import GTClose, TClose, closure_scope
@@ -35,7 +33,8 @@ from ..expressions.evaluate import RVA_AGGREGATES
 from ..expressions.nodes import Aggregated, AttrRef, Call as CallExpr, FieldOf, Literal, RelationArg
 from ..intervals import INTERVAL_TYPES, successor
 from ..types import (BOOLEAN, DATE, FLOAT, STRING, TIMESTAMP, Average, IntegerType,
-                     RelationType, TupleType, int_from_text, type_named, type_of_python)
+                     RelationType, TupleType, date_from_text, int_from_text,
+                     timestamp_from_text, type_named, type_of_python)
 from ..values import TABLE_DEE, TABLE_DUM, Heading, Relation, Tuple, check_row
 from . import cst
 from .parser import parse_expression
@@ -493,17 +492,20 @@ def _number(text: str) -> Literal:
 
 def _date(text, node):
     try:
-        return datetime.date.fromisoformat(text)
+        return date_from_text(text)  # one reading of dates for text and files
     except ValueError:
         raise SiraValueError(f"'{text}' is not a date (YYYY-MM-DD){_where(node)}",
                              operator="DATE", value=text) from None
 
 
 def _timestamp(text, node):
+    # as every reader reads one: Python's own ISO parsing also took week dates, compact forms
+    # and a seventh digit of a second, which it dropped (TIMESTAMP holds microseconds)
     try:
-        return TIMESTAMP.check(datetime.datetime.fromisoformat(text))
+        return TIMESTAMP.check(timestamp_from_text(text)[0])
     except ValueError:
-        raise SiraValueError(f"'{text}' is not a timestamp (YYYY-MM-DDTHH:MM:SS){_where(node)}",
+        raise SiraValueError(f"'{text}' is not a timestamp (YYYY-MM-DDTHH:MM:SS[.ffffff], "
+                             f"at most six digits of a second){_where(node)}",
                              operator="TIMESTAMP", value=text) from None
 
 
