@@ -37,12 +37,18 @@ _DEFAULT = None
 
 
 def _deep(method):
-    """Let a method walk deeply nested trees (as the Python engine does)."""
+    """Let a method walk deeply nested trees (as the Python engine does); a failure on a
+    connection that has been closed is ``EngineUnavailable`` saying so (it was DuckDB's own
+    ConnectionException, or a relvar that "cannot be read")."""
     @functools.wraps(method)
-    def wrapper(*args, **kwargs):
+    def wrapper(self, *args, **kwargs):
         from sira.errors import deep_recursion
         with deep_recursion():
-            return method(*args, **kwargs)
+            try:
+                return method(self, *args, **kwargs)
+            except Exception:
+                self.require_open()
+                raise
     return wrapper
 
 
@@ -103,6 +109,11 @@ class DuckDBEngine:
         check_flag("trust_unique", trust_unique, "DUCKDB")
         check_flag("trust_no_nulls", trust_no_nulls, "DUCKDB")
         own = connection is None
+        if not own and not isinstance(connection, duckdb.DuckDBPyConnection):
+            from sira.errors import SiraTypeError
+            raise SiraTypeError(f"connection must be a DuckDB connection (got one of type "
+                                f"{type(connection).__name__})", operator="DUCKDB",
+                                expected="a DuckDBPyConnection", got=type(connection).__name__)
         try:
             self.connection = duckdb.connect(database) if own else connection
         except duckdb.Error as err:  # a database file that cannot be opened or made
@@ -122,7 +133,26 @@ class DuckDBEngine:
         self._set("threads", threads, lambda n: str(int(n)))
         self._set("temp_directory", temp_directory, string)
         from .udfs import install
-        install(self.connection)
+        try:
+            install(self.connection)
+        except duckdb.ConnectionException:
+            self.require_open()
+            raise
+
+    def require_open(self) -> None:
+        """Raise ``EngineUnavailable`` when this engine's connection has been closed.
+
+        Raises:
+            EngineUnavailable: the connection is closed (make a new DuckDBEngine).
+        """
+        try:
+            self.connection.execute("SELECT 1").fetchall()
+        except duckdb.ConnectionException:
+            from sira.errors import EngineUnavailable
+            raise EngineUnavailable(engine="DuckDB", reason="its connection has been closed; "
+                                    "make a new DuckDBEngine") from None
+        except duckdb.Error:  # open, whatever else is wrong (the caller's error stands)
+            return
 
     def _set(self, name, value, render):
         if value is None:

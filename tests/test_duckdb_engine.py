@@ -623,6 +623,28 @@ def test_engine_settings_are_checked_where_they_are_given(tmp_path):
         DuckDBEngine(database=str(missing))
 
 
+def test_a_closed_connection_is_engine_unavailable_and_no_connection_a_type_error():
+    # DuckDB's own ConnectionException came out of evaluate (or a relvar that "cannot be
+    # read"), and a string given as the connection was an AttributeError
+    import duckdb
+    from sira_duckdb import DuckDBEngine
+    from sira.errors import EngineUnavailable, SiraTypeError
+    r = Relation.from_rows({"a": INT}, [(1,)])
+    connection = duckdb.connect()
+    engine = DuckDBEngine(connection=connection)
+    assert engine.evaluate("r", {"r": r}) == r
+    connection.close()
+    for value in (r, {"a": [1]}):
+        with pytest.raises(EngineUnavailable, match="its connection has been closed"):
+            engine.evaluate("r", {"r": value})
+    with pytest.raises(EngineUnavailable, match="closed"):
+        DuckDBEngine(connection=connection)
+    with pytest.raises(SiraTypeError, match="connection must be a DuckDB connection"):
+        DuckDBEngine(connection="my.db")
+    with pytest.raises(sira.UnknownAttribute):  # an open engine's errors are its own
+        DuckDBEngine().evaluate("project(r, (zz))", {"r": r})
+
+
 def test_a_duckdb_relation_with_names_differing_in_case_is_refused_as_a_dataframe_is(engine):
     """``SELECT 1 AS a, 2 AS "A"`` has two columns; DuckDB's ``SELECT *`` over it renamed the
     second ``A_1``, and sira read it so. Like a DataFrame's, its names are now checked first."""
