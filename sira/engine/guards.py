@@ -56,6 +56,9 @@ from ..errors import SiraTypeError, SiraValueError, TooManyTuples
 #: The default limit on the tuples one operator may produce: large enough for real work.
 DEFAULT_MAX_TUPLES = 50_000_000
 
+#: a limit no relation reaches, that DuckDB and Spark still count against as a LONG
+NO_LIMIT = 2 ** 62
+
 
 def max_tuples(options: dict) -> int:
     """The caller's ``max_tuples`` option (a non-negative integer), or the default.
@@ -82,9 +85,6 @@ def max_tuples(options: dict) -> int:
     return min(value, NO_LIMIT)
 
 
-#: a limit no relation reaches, that DuckDB and Spark still count against as a LONG
-NO_LIMIT = 2 ** 62
-
 
 #: the options one evaluation takes, on every engine
 OPTIONS = ("max_tuples", "nulls", "rewrite")
@@ -109,10 +109,7 @@ def check_options(options: dict, known=OPTIONS) -> None:
             hint = f" (did you mean {near[0]}?)" if near else ""
             raise SiraValueError(f"unknown option {name!r}{hint}; the options are "
                                  f"{', '.join(sorted(known))}", operator="options", value=name)
-    if not isinstance(options.get("rewrite", True), bool):  # "no" is no False
-        raise SiraTypeError(f"rewrite must be True or False (got {options['rewrite']!r})",
-                            operator="rewrite", expected="True or False",
-                            got=repr(options["rewrite"]))
+    check_flag("rewrite", options.get("rewrite", True), "rewrite")  # "no" is no False
     nulls = options.get("nulls", "error")
     if nulls not in ("error", "drop"):
         raise SiraValueError(f"nulls must be 'error' or 'drop' (got {nulls!r})",
