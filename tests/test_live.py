@@ -581,3 +581,45 @@ def test_after_finish_a_stream_refuses_rows_and_its_queries_keep_their_results(t
     again = StreamEngine.load(tmp_path / "ended.ckpt")
     with pytest.raises(StreamError, match="has ended"):
         again.streams["s"].producer(producer.name).insert({"k": 2}, 70)
+
+
+def test_a_finished_query_takes_no_more_input_and_the_stream_goes_on(tmp_path, caplog):
+    # a row after LiveQuery.finish() reached the query as a late row: logged as "failed and
+    # stopped", yet the query went on (its error was never set)
+    engine = StreamEngine()
+    s = engine.create_stream("s", {"v": INT})
+    done = engine.register("restrict(s, gt(v, 0))")
+    other = engine.register("restrict(s, gt(v, 1))")
+    producer = s.attach("P")
+    producer.insert({"v": 1}, 5)
+    done.finish()
+    producer.insert({"v": 3}, 6)
+    producer.bound(9)
+    assert not caplog.records
+    assert done.error is None and done.results() == [{"seq": 1, "ts": 5, "v": 1}]
+    assert other.results() == [{"seq": 2, "ts": 6, "v": 3}]
+    done.finish()  # again: nothing changes
+    with pytest.raises(LateRowError):
+        done.feed("s", {"seq": 2, "ts": 7, "v": 4}, None)
+    assert done.error is None and len(done.results()) == 1
+    engine.save(tmp_path / "one.ckpt")  # still finished once restored
+    again = StreamEngine.load(tmp_path / "one.ckpt")
+    again.streams["s"].producer("P").insert({"v": 5}, 10)
+    first, second = again.queries
+    assert [r["v"] for r in first.results()] == [1] and first.error is None
+    assert [r["v"] for r in second.results()] == [3, 5]
+
+
+def test_a_row_late_for_one_query_stops_it_and_says_so():
+    # a query given a bound by feed() and then a stream row before it: the row was logged as
+    # stopping the query, which went on without it (its error never set): a result lost silently
+    engine = StreamEngine()
+    s = engine.create_stream("s", {"v": INT})
+    ahead = engine.register("restrict(s, gt(v, 0))")
+    ahead.feed("s", None, 50)
+    producer = s.attach("P")
+    producer.insert({"v": 1}, 5)
+    assert isinstance(ahead.error, LateRowError)
+    from sira.streams.runtime import QueryFailed
+    with pytest.raises(QueryFailed):
+        ahead.finish()

@@ -268,7 +268,12 @@ class LiveQuery:
             first = bodies[0]
             if checked or first[seq_at] != where.seq + 1 or (
                     floor is not None and first[at] < floor):
-                bodies = _continuing(stream, bodies, where, checked)
+                try:
+                    bodies = _continuing(stream, bodies, where, checked)
+                except SiraError as err:
+                    if not checked:  # the stream has the row; this query cannot take it
+                        self.error = err
+                    raise
             if bodies:
                 last = bodies[-1]
                 where.seq = last[seq_at]
@@ -287,7 +292,10 @@ class LiveQuery:
                 raise
 
     def finish(self) -> None:
-        """Declare the input complete: every pending result becomes final.
+        """Declare the input complete: every pending result becomes final, and the query takes
+        no more input. Its streams go on for the other queries; their later rows and bounds
+        are not this query's input and pass it by (:meth:`feed` refuses a later row as late).
+        Finishing again changes nothing.
 
         Raises:
             QueryFailed: the query has failed before.
@@ -779,8 +787,9 @@ class StreamEngine:
 
     def _feed(self, stream, bodies, bound):
         for query in self.queries:
-            if query.error is not None or stream.name not in query.sources:
-                continue  # a failed query has said so once; it takes no more input
+            if query.error is not None or stream.name not in query.sources or \
+                    query.inputs[stream.name].bound == INFINITY:
+                continue  # a failed or finished query takes no more input
             try:
                 query._take(stream, bodies, bound, False)  # as _consume, one call less
             except Exception:  # the query has stopped (query.error); the others go on
