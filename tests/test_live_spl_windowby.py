@@ -224,3 +224,25 @@ def test_the_live_limit_counts_what_each_train_makes(monkeypatch):
     p.insert({"k": 50}, 90)  # a quiet stretch of 10 ticks holding 3 tuples each
     p.bound(90, strict=True)
     assert isinstance(q.error, sira.errors.TooManyTuples)
+
+
+@pytest.mark.parametrize("aggregates", ["", ", aggregates(n(count(w)) t(sum(w, v)))"])
+def test_label_windows_sharing_one_start_over_a_long_stream_equal_the_batch_operator(aggregates):
+    # every label window starts at START's first position (START reads no label), so a
+    # partition keeps its rows from there on and drops the ones before; a label may come
+    # before that start, and END reads the label and the start's PREV
+    text = ("windowby(s, partition(k) order(ts) sliding, label(as(l) at(lp) when(eq(l.v, 1))),"
+            " start(as(a) at(sp) prev(pa) when(eq(a.v, 2))),"
+            " end(at(ep) when(ge(minus(ep, lp), 3)))" + aggregates + ")")
+    engine = StreamEngine()
+    s = engine.create_stream("s", {"k": INT, "v": INT})
+    q = engine.register(text)
+    rows = [({"k": i % 2, "v": (i * 7919) % 5 if i > 300 else i % 2}, i) for i in range(600)]
+    s.attach().insert_many(rows)
+    op = next(o for o in _operators(q) if type(o).__name__ == "WindowByRows")
+    assert all(seq.base > 100 for seq in op.parts.values())  # the rows before START dropped
+    engine.finish()
+    stream = Relation.from_rows({"k": INT, "v": INT, "ts": LONG, "seq": LONG},
+                                [dict(r, ts=t, seq=n + 1) for n, (r, t) in enumerate(rows)])
+    assert q.relation() == sira.evaluate(text, {"s": stream})
+    assert len(q.relation()) > 100

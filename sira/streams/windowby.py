@@ -25,9 +25,12 @@ the end of input (``finish()``) for the last one. Deciding position q, in the or
 A window is emitted as soon as it closes, with its variables, ``closed``/``opened`` and its
 tuples (or its pushed-down aggregates); a window still open at the end of input is emitted by
 ``finish()`` with ``closed`` false (dropped with ONLY), bound to the sequence's last tuple, as
-in batch. Results are never retracted. A partition keeps its rows from the earliest start a
-window may still need: the open windows' starts without LABEL; with LABEL the whole sequence,
-since a label window whose START never holds starts at the sequence's first tuple.
+in batch. Results are never retracted. A partition keeps its rows from the earliest position
+a window may still need: the open windows' starts (and labels). With LABEL every window reaches
+back to a START found from the sequence's first position (its first tuple when START has not
+held), so the rows from that START on are kept: they are every later label window's tuples.
+Without ``aggregates`` they are in the output anyway; with them, a label window's aggregates
+are folded over its rows when it closes.
 
 The output has no attribute holding an instant: its rows travel with the time at which they
 became final. A PROJECT after it that keeps what tells windows apart (the partition attributes
@@ -298,7 +301,8 @@ class WindowByRows(Operator):
         while seq.done < last:
             seq.done += 1
             self._decide(seq, seq.done, t, out)
-        if not plan.label and len(seq.rows) >= 2 * seq.kept:
+        if len(seq.rows) >= 2 * seq.kept and (
+                not plan.label or plan.shared and seq.shared and not seq.waiting):
             self._trim(seq)
 
     def _decide(self, seq, q, t, out) -> None:
@@ -481,10 +485,11 @@ class WindowByRows(Operator):
     def _trim(self, seq) -> None:
         """Drop the rows no window can need any more (before the earliest start, less one
         for its PREV)."""
-        starts = [w[1] for w in seq.scanning]
-        starts += [w[1] for w in seq.following]
-        starts += [w[1] for ws in seq.end_at.values() for w in ws]
-        starts += [w[1] for w, _ in seq.to_end]
+        windows = seq.scanning + seq.following + [w for w, _ in seq.to_end]
+        windows += [w for ws in seq.end_at.values() for w in ws]
+        starts = [min(w[1], w[0] or w[1]) for w in windows]  # a label may come before its start
+        if seq.shared:
+            starts.append(seq.shared)  # every later label window starts there
         low = min(starts, default=seq.done + 1)
         low = min(low, seq.done + 1)
         cut = low - 2 - seq.base  # keep position low - 1
