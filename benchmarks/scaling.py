@@ -45,6 +45,8 @@ FAMILIES = {
     "restrict-project": ("project(restrict(s, gt(v, 50)), (k, v))", ("ten", "skew")),
     "join": ("join(s, rename(project(s, (ts, v)), (v, w)))", ("ten",)),
     "summarizeby": ("summarizeby(s, (k), (t(plus(v)) n(plus(1))))", ("ten", "many", "skew")),
+    "summarizeby-float": ("summarizeby(s, (k), (t(plus(mult(tofloat(v), 0.1)))))",
+                          ("ten", "many", "skew")),
     "group-ungroup": ("ungroup(group(s, (g(ts, v))), g)", ("ten", "many", "skew")),
     "minus": ("minus(s, restrict(s, eq(mod(v, 3), 0)))", ("ten",)),
     "tclose": ("tclose(e, (a, b))", ("ten",)),
@@ -61,6 +63,8 @@ FAMILIES = {
     "leftjoin": ("leftjoin(r, rename(q, (v, w)), (w(int(-1))))", INTERVAL_SHAPES),
     "summarizebyusing": ("summarizebyusing(r, (k, during), (t(plus(v))), (during))",
                          INTERVAL_SHAPES),
+    "summarizebyusing-float": ("summarizebyusing(r, (k, during), (t(plus(mult(tofloat(v), 0.1)))),"
+                               " (during))", INTERVAL_SHAPES),
     "summarizebyusing-max": ("summarizebyusing(r, (k, during), (m(max(v)), a(and(gt(v, 50)))),"
                              " (during))", INTERVAL_SHAPES),
     "cql-now": ("window(s, ts, now)", ("one", "ten")),
@@ -74,6 +78,8 @@ FAMILIES = {
     "cql-partition-rows": ("window(s, ts, partition(k) rows(3))", ("ten", "many", "skew")),
     "window-sum": ("summarizebyusing(window(s, ts, range(10)), (k, during), (t(plus(v))),"
                    " (during))", ("one", "ten", "skew")),
+    "window-float-sum": ("summarizebyusing(window(s, ts, range(1000)), (k, during),"
+                         " (t(plus(mult(tofloat(v), 0.1)))), (during))", ("one", "ten", "skew")),
     "rows-max": ("summarizebyusing(window(s, ts, partition(k) rows(1000)), (k, during),"
                  " (m(max(v)), t(plus(v))), (during))", ("ten", "skew")),
     "rows-max-one": ("summarizebyusing(window(s, ts, rows(1000)), (during),"

@@ -1,10 +1,10 @@
 """DuckDB translations of AGGREGATE and SUMMARIZEBY.
 
 Exact aggregations use DuckDB's own (sum into HUGEINT then a checked cast, max, bool_and...);
-inexact ones (FLOAT, AVERAGE, IINTERSECT, IUNION) fold the group's values in ascending order,
-exactly as the Python engine does, so both engines give the same bits: FLOAT sums as an
-ordered aggregate (``sum(v ORDER BY v)``, which DuckDB adds one value at a time), the others
-with ``list_reduce`` over the ordered list, each step checked as the Python engine checks it. An empty input gives the operator's identity (or the
+FLOAT sums are the exact sum rounded once (the library's ``float_sum``, as a function of the
+group's list); the inexact ones (FLOAT products, AVERAGE, IINTERSECT, IUNION) fold the group's
+values in ascending order, exactly as the Python engine does, so both engines give the same
+bits, with ``list_reduce`` over the ordered list, each step checked as the Python engine checks it. An empty input gives the operator's identity (or the
 Python engine's error when it has none).
 
 SUMMARIZEBYUSING on one interval attribute never splits when its aggregates are integer sums,
@@ -43,19 +43,10 @@ def _ordered_list(value: str, t) -> str:
 
 
 def _float_sum(value: str) -> str:
-    """The Python fold of a FLOAT sum: 0.0 plus the values in ascending order, each step
-    checked. -inf values come first: then the sum is -inf, or NaN (an error) once a +inf
-    follows; otherwise the finite values are added in order (``sum(v ORDER BY v)``, which
-    DuckDB adds one at a time: the same bits), an infinite total of finite values being
-    FloatOverflow, and +inf values come last."""
-    finite = f"coalesce(sum({value} ORDER BY {value}) FILTER (WHERE isfinite({value})), 0.0)"
-    neg = f"count(*) FILTER (WHERE {value} = CAST('-inf' AS DOUBLE))"
-    pos = f"count(*) FILTER (WHERE {value} = CAST('inf' AS DOUBLE))"
-    nan = sira_error("SiraValueError", "plus", "plus: the result is not a number")
-    overflow = sira_error("FloatOverflow", "plus", "plus: the result is too large for a FLOAT")
-    return (f"(CASE WHEN {neg} > 0 AND {pos} > 0 THEN {nan} "
-            f"WHEN {neg} > 0 THEN CAST('-inf' AS DOUBLE) WHEN isinf({finite}) THEN {overflow} "
-            f"WHEN {pos} > 0 THEN CAST('inf' AS DOUBLE) ELSE {finite} + 0.0 END)")
+    """The FLOAT sum of the group's values: their exact sum rounded once
+    (:func:`sira.expressions.library.float_sum`, through ``sira_py_float_sum``), the same bits
+    as the Python engine whatever order DuckDB gathers them in."""
+    return f"sira_py_float_sum(list({value}))"
 
 
 def _fold(c, values: str, merge, start: str | None = None) -> str:
@@ -152,8 +143,8 @@ def _summarizeby(node, children, c):
 
 
 def _swept(node, children, c):
-    """SUMMARIZEBYUSING on one interval attribute with integer sums only (``plus`` of an
-    integer, counts), by a sweep line instead of the elementary-segment split, or None.
+    """SUMMARIZEBYUSING on one interval attribute with sums only (``plus`` of an integer or a
+    FLOAT, counts), by a sweep line instead of the elementary-segment split, or None.
 
     Pointwise, a sum is over the distinct tuples present at a point: the source is packed on
     the interval first (one PACK: a rest's intervals then neither overlap nor meet, so each
@@ -161,45 +152,133 @@ def _swept(node, children, c):
     (+1, +value) and an end event (-1, -value); summed per (group, point), one window per group
     ordered by point gives the running count and sums and the next point, so [point, next)
     holds them where the count is positive; consecutive segments that meet with equal sums are
-    one island (a running count of breaks), one tuple each: packed. Sorts and hash
-    aggregations only: O(n log n + output), however long the intervals (the split costs their
-    overlaps)."""
+    one island (a running count of breaks), one tuple each: packed. A FLOAT sum runs exactly:
+    its infinities as counts, its finite values as integer limbs (:func:`_float_limbs`), rounded
+    once per segment as ``float_sum`` rounds. Sorts and hash aggregations only: O(n log n +
+    output), however long the intervals (the split costs their overlaps)."""
     from sira.algebra.aggregation import sweepable
     from .packing import begin_of, end_of, nonempty, pack_one
-    swept = sweepable(node, _TREED)
+    swept = sweepable(node, _TREED, floats=True)
     if swept is None:
         return None
     during, aggs = swept
     h = node.source.heading
+    floats = [j for j, a in enumerate(aggs) if a.result_type == FLOAT]
     if any(a.name != "plus" for a in aggs):
-        return _tree(node, children, c, aggs)
+        return None if floats else _tree(node, children, c, aggs)
     (child,) = children
     source = guarded(child, node.source, [e for _, _, e in node.specs])
     if source != child:
         source = c.define(f"SELECT * FROM {source}", "guarded")
-    packed = c.define(pack_one(c, source, h, during), "packed")
+    packed = c.define(pack_one(c, source, h, during), "packed",
+                      materialized=bool(floats))
     keys = [ident(n) for n in node.by if n != during]
     p, q, cnt = (c.helper(x) for x in ("p", "q", "cnt"))
-    sums = [c.helper(f"s{j}") for j in range(len(aggs))]
     values = [expression(e, h, c) for _, _, e in node.specs]
-    ups = [f"CAST({v} AS HUGEINT) AS {x}" for v, x in zip(values, sums)]
-    downs = [f"-CAST({v} AS HUGEINT) AS {x}" for v, x in zip(values, sums)]
-    events = (f"SELECT {', '.join(keys + [f'{begin_of(during)} AS {p}', f'1 AS {cnt}'] + ups)}"
+    sums, ups = [], []  # the running columns, and their values at a begin event
+    for j, v in enumerate(values):
+        if j in floats:  # the infinities, counted
+            pos, neg = c.helper(f"pi{j}"), c.helper(f"ni{j}")
+            sums += [pos, neg]
+            ups += [f"CAST({v} = CAST('inf' AS DOUBLE) AS HUGEINT)",
+                    f"CAST({v} = CAST('-inf' AS DOUBLE) AS HUGEINT)"]
+        else:
+            sums.append(c.helper(f"s{j}"))
+            ups.append(f"CAST({v} AS HUGEINT)")
+    begins = [f"{u} AS {x}" for u, x in zip(ups, sums)]
+    ends = [f"-{u} AS {x}" for u, x in zip(ups, sums)]
+    events = (f"SELECT {', '.join(keys + [f'{begin_of(during)} AS {p}', f'1 AS {cnt}'] + begins)}"
               f" FROM {packed} WHERE {nonempty(during)} UNION ALL "
-              f"SELECT {', '.join(keys + [f'{end_of(during)} AS {p}', f'-1 AS {cnt}'] + downs)}"
+              f"SELECT {', '.join(keys + [f'{end_of(during)} AS {p}', f'-1 AS {cnt}'] + ends)}"
               f" FROM {packed} WHERE {end_of(during)} IS NOT NULL AND {nonempty(during)}")
     total = ", ".join(f"sum({x}) AS {x}" for x in [cnt] + sums)
     points = c.define(f"SELECT {', '.join(keys + [p, total])} FROM ({events}) AS ev "
-                      f"GROUP BY {', '.join(keys + [p])}", "points")
+                      f"GROUP BY {', '.join(keys + [p])}", "points", materialized=bool(floats))
     part = f"PARTITION BY {', '.join(keys)} " if keys else ""
     w = f"({part}ORDER BY {p}"
     run = f"{w} ROWS UNBOUNDED PRECEDING)"
     running = ", ".join(f"sum({x}) OVER {run} AS {x}" for x in [cnt] + sums)
     segments = c.define(f"SELECT {', '.join(keys + [p])}, lead({p}) OVER {w}) AS {q}, "
                         f"{running} FROM {points}", "segments")
+    outs = sums
+    if floats:
+        segments, outs = _float_segments(c, node, aggs, values, floats, packed, points,
+                                         segments, keys, p, cnt)
     same = " AND ".join([f"lag({q}) OVER {w}) = {p}"] +
-                        [f"lag({x}) OVER {w}) = {x}" for x in sums])
-    return _islands(node, aggs, c, f"{segments} WHERE {cnt} > 0", keys, w, same, p, q, sums)
+                        [f"lag({x}) OVER {w}) = {x}" for x in outs])
+    return _islands(node, aggs, c, f"{segments} WHERE {cnt} > 0", keys, w, same, p, q, outs)
+
+
+def _float_limbs(c, value: str):
+    """``(items, bucket, limb)`` for a finite, nonzero DOUBLE ``value``: SELECT items naming
+    the bucket (``bucket``, read by ``limb`` as a lateral alias) and the limb's SQL. ``value``
+    is exactly ``limb * 2**(32 * bucket - 1074)``, the limb an integer below 2**85 in magnitude
+    (a HUGEINT sums 2**42 of them). The bucket is set by the value's exponent ``e`` (its last
+    bit is ``2**max(e - 52, -1074)``): ``max(e + 1022, 0) // 32``, 0 to 63. ``e`` is ``log2``
+    rounded down and corrected by the powers of two around it (exact in a DOUBLE), and the
+    scaling by ``2**(1074 - 32 * bucket)`` is two exact multiplications by a power of two (no
+    product leaves the normal DOUBLEs)."""
+    e0, e, bk = c.helper("e0"), c.helper("e"), c.helper("bk")
+    x = f"abs({value})"
+    items = [f"CAST(floor(log2({x})) AS INTEGER) AS {e0}",
+             f"{e0} - CAST(pow(2.0, {e0}) > {x} AS INTEGER) "
+             f"+ CAST(pow(2.0, {e0} + 1) <= {x} AS INTEGER) AS {e}",
+             f"CAST(greatest({e} + 1022, 0) // 32 AS INTEGER) AS {bk}"]
+    half = f"pow(2.0, 537 - 16 * {bk})"
+    return items, bk, f"CAST({value} * {half} * {half} AS HUGEINT)"
+
+
+def _float_segments(c, node, aggs, values, floats, packed, points, segments, keys, p, cnt):
+    """The segments with each FLOAT sum's value: the running limbs of its finite values per
+    (group, sum, bucket) at every point of the group, gathered per point and rounded once
+    (``sira_py_float_round``, :func:`sira.expressions.library.rounded_float`) with the
+    running counts of infinities. Rows: the group's points times its (sum, bucket) lanes; the
+    buckets a group's values use are few (one per factor 2**32 of their range)."""
+    from .packing import begin_of, end_of, nonempty
+    j_, d_, s_, lst, bk = (c.helper(x) for x in ("j", "d", "s", "limbs", "bk"))
+    (during,) = node.using
+    ks = ", ".join(keys + [""])
+    rows = []
+    for j in floats:
+        v = c.helper(f"v{j}")
+        items, bk, limb = _float_limbs(c, v)
+        for at, sign, when in ((begin_of(during), "", ""),
+                               (end_of(during), "-", f" AND {end_of(during)} IS NOT NULL")):
+            finite = (f"SELECT {ks}{at} AS {p}, {values[j]} AS {v} FROM {packed} "
+                      f"WHERE {nonempty(during)}{when}")
+            rows.append(f"SELECT {ks}{p}, {j} AS {j_}, {', '.join(items)}, {sign}{limb} AS {d_} "
+                        f"FROM ({finite}) AS fv WHERE isfinite({v}) AND {v} <> 0")
+    limbs = c.define(f"SELECT {ks}{j_}, {bk}, {p}, sum({d_}) AS {d_} FROM "
+                     f"({' UNION ALL '.join(rows)}) AS lb GROUP BY {ks}{j_}, {bk}, {p}",
+                     "limbs", materialized=True)
+    on = "".join(f"l.{k} = t.{k} AND " for k in keys)
+    lanes = f"(SELECT DISTINCT {ks}{j_}, {bk} FROM {limbs})"
+    grid = (f"SELECT {''.join(f'l.{k}, ' for k in keys)}l.{j_}, l.{bk}, t.{p} "
+            f"FROM {lanes} AS l JOIN {points} AS t ON {on}TRUE")
+    on_grid = "".join(f"g.{k} = m.{k} AND " for k in keys)
+    lane = ", ".join([f"g.{k}" for k in keys] + [f"g.{j_}", f"g.{bk}"])
+    run = (f"SELECT {''.join(f'g.{k}, ' for k in keys)}g.{p}, g.{j_}, g.{bk}, "
+           f"sum(coalesce(m.{d_}, 0)) OVER (PARTITION BY {lane} ORDER BY g.{p} "
+           f"ROWS UNBOUNDED PRECEDING) AS {s_} FROM ({grid}) AS g LEFT JOIN {limbs} AS m "
+           f"ON {on_grid}g.{j_} = m.{j_} AND g.{bk} = m.{bk} AND g.{p} = m.{p}")
+    gathered = c.define(
+        f"SELECT {ks}{p}, list(struct_pack(j := {j_}, b := {bk}, hi := CAST({s_} >> 64 AS "
+        f"BIGINT), lo := CAST({s_} & CAST(18446744073709551615 AS HUGEINT) AS UBIGINT))) "
+        f"AS {lst} FROM ({run}) AS r WHERE {s_} <> 0 GROUP BY {ks}{p}", "gathered")
+    outs, picked = [], []
+    for j, a in enumerate(aggs):
+        if j in floats:
+            o = c.helper(f"o{j}")
+            pos, neg = c.helper(f"pi{j}"), c.helper(f"ni{j}")
+            picked.append(f"CASE WHEN sg.{cnt} > 0 THEN sira_py_float_round(gl.{lst}, {j}, "
+                          f"CAST(sg.{pos} AS BIGINT), CAST(sg.{neg} AS BIGINT)) END AS {o}")
+            outs.append(o)
+        else:
+            outs.append(c.helper(f"s{j}"))
+    on_seg = "".join(f"sg.{k} = gl.{k} AND " for k in keys)
+    joined = c.define(f"SELECT sg.*, {', '.join(picked)} FROM {segments} AS sg "
+                      f"LEFT JOIN {gathered} AS gl ON {on_seg}sg.{p} = gl.{p}", "rounded")
+    return joined, outs
 
 
 def _islands(node, aggs, c, rows, keys, w, same, p, q, values) -> str:

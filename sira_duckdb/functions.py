@@ -808,7 +808,7 @@ def aggregated(expr, rows: str, heading, c) -> str:
     """``count(w)``, ``sum/min/max/avg(w, a)`` over a relation value (a list of structs).
 
     ``avg`` folds the ascending values with AVERAGE's ``plus`` as the Python engine does (the
-    same bits); ``sum`` of FLOAT values folds them in ascending order too; an empty relation
+    same bits); ``sum`` of FLOAT values is their exact sum rounded once; an empty relation
     gives the aggregation's identity (``avg`` of it fails, as in Python).
     """
     _, at, rt = aggregated_type(expr, heading)
@@ -831,9 +831,8 @@ def aggregated(expr, rows: str, heading, c) -> str:
         return once(c, values, body)
     agg = aggregation({"sum": "plus"}.get(expr.op, expr.op), at)
     if expr.op == "sum":
-        if at == FLOAT:
-            return sorted_fold(values, literal(FLOAT, 0.0), lambda a, x: checked_float(
-                None, "plus", [a, x], lambda p, q: f"{p} + {q}"), c)
+        if at == FLOAT:  # the exact sum rounded once, as the Python engine's float_sum
+            return f"sira_py_float_sum({values})"
         if rt == AVERAGE:
             return sorted_fold(values, literal(AVERAGE, agg.identity),
                                lambda a, x: average_plus(a, x, None), c,

@@ -62,6 +62,48 @@ def _py_float(s: str) -> float:
         raise _carry(err) from None
 
 
+def _py_float_sum(lists):
+    """Each list's FLOAT sum (:func:`sira.expressions.library.float_sum`), vectorised over an
+    Arrow list array (a NULL list stays NULL)."""
+    import pyarrow as pa
+
+    from sira.expressions.library import float_sum
+    out = []
+    for values in lists.to_pylist():
+        try:
+            out.append(None if values is None else float_sum(values))
+        except SiraError as err:
+            raise _carry(err) from None
+    return pa.array(out, pa.float64())
+
+
+def _py_float_round(limbs, which, pos, neg):
+    """The FLOAT sums a sweep kept exactly (:func:`sira_duckdb.aggregation._float_segments`):
+    per row, sum ``which``'s limbs of the list (each ``(hi * 2**64 + lo) * 2**(32 * b)`` in
+    units of 2**-1074; NULL: none) and round once; its counts of +inf and -inf decide first.
+    NULL counts (a row no sum is asked of) give NULL."""
+    import pyarrow as pa
+
+    from sira.expressions.library import rounded_float
+    out = []
+    for lst, j, p, n in zip(limbs.to_pylist(), which.to_pylist(), pos.to_pylist(),
+                            neg.to_pylist()):
+        if p is None:
+            out.append(None)
+        elif p and n:
+            raise ValueError("SIRA|SiraValueError|plus|plus: the result is not a number")
+        elif p or n:
+            out.append(float("inf") if p else float("-inf"))
+        else:
+            total = sum(((x["hi"] << 64) + x["lo"]) << (32 * x["b"]) for x in lst or ()
+                        if x["j"] == j)
+            try:
+                out.append(rounded_float(total))
+            except SiraError as err:
+                raise _carry(err) from None
+    return pa.array(out, pa.float64())
+
+
 def install(con) -> None:
     """Register the string and number functions on a connection (once)."""
     rows = con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = ?",
@@ -73,6 +115,13 @@ def install(con) -> None:
     con.create_function("sira_py_upper", _py_upper, [varchar], varchar)
     con.create_function("sira_py_int", _py_int, [varchar, varchar], varchar)
     con.create_function("sira_py_float", _py_float, [varchar], double)
+    con.create_function("sira_py_float_sum", _py_float_sum, [duckdb.sqltype("DOUBLE[]")], double,
+                        type="arrow", side_effects=False)
+    limb = "STRUCT(j INTEGER, b INTEGER, hi BIGINT, lo UBIGINT)[]"
+    bigint = duckdb.sqltype("BIGINT")
+    con.create_function("sira_py_float_round", _py_float_round,
+                        [duckdb.sqltype(limb), duckdb.sqltype("INTEGER"), bigint, bigint],
+                        double, type="arrow", side_effects=False, null_handling="special")
 
 
 def format_udf(c, t) -> str:

@@ -1,8 +1,9 @@
 """Spark translations of AGGREGATE and SUMMARIZEBY.
 
-Exact aggregations use Spark's own (sum, max, bool_and...); inexact ones (FLOAT, AVERAGE,
-IINTERSECT, IUNION) fold the group's values in ascending order with ``aggregate`` over a sorted
-array, exactly as the Python engine does, so both engines give the same bits. An empty input
+Exact aggregations use Spark's own (sum, max, bool_and...); FLOAT sums are the exact sum rounded
+once (the library's ``float_sum``, over the group's values); the inexact ones (FLOAT products,
+AVERAGE, IINTERSECT, IUNION) fold the group's values in ascending order with ``aggregate`` over a
+sorted array, exactly as the Python engine does, so both engines give the same bits. An empty input
 gives the operator's identity.
 
 SUMMARIZEBYUSING on one interval attribute never splits when its aggregates are integer sums,
@@ -27,7 +28,7 @@ from sira.types import AVERAGE, FLOAT, INTEGER_TYPES, RelationType
 
 from .basic import computed_on_every_row
 from .compiler import Packed, ordered, translates
-from .functions import (_average_plus, _iunion, column, exact_sum, float_mult, float_plus,
+from .functions import (_average_plus, _iunion, column, exact_sum, float_mult, float_sum_column,
                         interval_intersect, literal_column, sira_error)
 from .packing import _c, split_dataframes
 from .rowbound import sequence_join, stored
@@ -57,7 +58,7 @@ def aggregate_column(agg, value, t, grouped=False):
     if op == "plus" and t in INTEGER_TYPES:
         out = exact_sum(value, t).cast(spark_type(rt))
     elif op == "plus" and t == FLOAT:
-        out = _fold(_sorted_values(value, t), F.lit(0.0), float_plus, t)
+        out = float_sum_column(F.collect_list(value))
     elif op == "plus" and t == AVERAGE:
         out = F.aggregate(F.array_sort(F.collect_list(value)), identity, _average_plus)
     elif op == "mult" and t in INTEGER_TYPES:  # 0 with a zero among the factors, whatever
@@ -163,18 +164,30 @@ def _swept(node, children, c):
     overlaps), as on the DuckDB engine."""
     from sira.algebra.aggregation import sweepable
     from .packing import pack_one, running_sequence
-    swept = sweepable(node, _TREED)
+    swept = sweepable(node, _TREED, floats=True)
     if swept is None:
         return None
     during, aggs = swept
+    floats = [j for j, a in enumerate(aggs) if a.result_type == FLOAT]
     if any(a.name != "plus" for a in aggs):
-        return _tree(node, children, c, during, aggs)
+        return None if floats else _tree(node, children, c, during, aggs)
     h = node.source.heading
     (df,) = children
     packed = pack_one(df, h, during)
+    if floats:
+        packed = packed.localCheckpoint(eager=False)  # read by the limbs too
     keys = [_c(n) for n in node.by if n != during]
-    values = [column(e, h, c).cast("decimal(38,0)") for _, _, e in node.specs]
-    sums = [f"__s{j}" for j in range(len(values))]
+    group = [(n, h.type_of(n)) for n in node.by if n != during]
+    values, sums = [], []  # FLOAT sums: their counts of +inf and -inf here (limbs below)
+    for j, (_, _, e) in enumerate(node.specs):
+        v = column(e, h, c)
+        if j in floats:
+            values += [(v == F.lit(float("inf"))).cast("decimal(38,0)"),
+                       (v == F.lit(float("-inf"))).cast("decimal(38,0)")]
+            sums += [f"__pi{j}", f"__ni{j}"]
+        else:
+            values.append(v.cast("decimal(38,0)"))
+            sums.append(f"__s{j}")
     iv = _c(during)
     starts = packed.select(*keys, iv["begin"].alias("__p"), F.lit(1).alias("__cnt"),
                            *[v.alias(x) for v, x in zip(values, sums)])
@@ -184,13 +197,96 @@ def _swept(node, children, c):
     points = starts.unionByName(ends).groupBy(*keys, "__p").agg(
         *[F.sum(x).alias(x) for x in ["__cnt"] + sums])
     # per group, cut into buckets of point (seed 003, section 5)
-    segments, _ = running_sequence(points, ["__cnt"] + sums,
-                                   [(n, h.type_of(n)) for n in node.by if n != during])
-    result = segments.where(F.col("__cnt") > 0).select(
+    segments, _ = running_sequence(points, ["__cnt"] + sums, group)
+    outs = {j: F.col(f"__s{j}") for j in range(len(aggs)) if j not in floats}
+    segments = segments.where(F.col("__cnt") > 0)
+    if floats:
+        segments = _float_segments(node, h, c, packed, points, segments, floats, group)
+        outs.update({j: F.col(f"__o{j}") for j in floats})
+    result = segments.select(
         *keys, F.struct(F.col("__p").alias("begin"), F.col("__q").alias("end")).alias(during),
-        *[F.col(x).cast(spark_type(a.result_type)).alias(n)
-          for x, a, (n, _, _) in zip(sums, aggs, node.specs)])
+        *[outs[j].cast(spark_type(a.result_type)).alias(n)
+          for j, (a, (n, _, _)) in enumerate(zip(aggs, node.specs))])
     return pack_one(ordered(result, node.heading), node.heading, during)
+
+
+def _float_limbs(v):
+    """``(bucket, limb)`` columns for a finite, nonzero FLOAT column ``v``: ``v`` is exactly
+    ``limb * 2**(32 * bucket - 1074)``, the limb an integer below 2**85 in magnitude, in
+    DECIMAL(38,0) (as ``sira_duckdb.aggregation._float_limbs``: the bucket from the exponent,
+    ``log2`` corrected by the powers of two around it, which Java's ``pow`` gives exactly; the
+    scaling two exact multiplications by a power of two). Spark's cast of a DOUBLE to a
+    DECIMAL goes through its shortest decimal text, so the limb is cast as two exact LONGs,
+    its multiple of 2**32 and the rest."""
+    x = F.abs(v)
+    e0 = F.floor(F.log2(x)).cast("int")
+    e = e0 - (F.pow(F.lit(2.0), e0) > x).cast("int") + \
+        (F.pow(F.lit(2.0), e0 + 1) <= x).cast("int")
+    bucket = F.floor(F.greatest(e + 1022, F.lit(0)) / 32).cast("int")
+    half = F.pow(F.lit(2.0), F.lit(537) - bucket * 16)
+    scaled = v * half * half
+    high = F.floor(scaled / F.lit(2.0 ** 32))
+    low = scaled - high * F.lit(2.0 ** 32)
+    limb = high.cast("long").cast("decimal(38,0)") * F.lit(2 ** 32).cast("decimal(38,0)") + \
+        low.cast("long").cast("decimal(38,0)")
+    return bucket, limb
+
+
+def _float_segments(node, h, c, packed, points, segments, floats, group):
+    """The segments with each FLOAT sum's value (``__o<j>``): the running limbs of its finite
+    values per (group, sum, bucket) at every point of the group (``running_sequence``, over
+    buckets of point), gathered per point and rounded once with the running counts of
+    infinities (``float_round_column``). Rows: the group's points times its (sum, bucket)
+    lanes; the buckets a group's values use are few (one per factor 2**32 of their range)."""
+    from sira.types import INT
+
+    from .functions import float_round_column
+    from .packing import running_sequence
+    (during,) = node.using
+    iv = _c(during)
+    keys = [_c(n) for n, _ in group]
+    rows = []
+    for j in floats:
+        v = column(node.specs[j][2], h, c)
+        for at, sign, kept in ((iv["begin"], 1, packed),
+                               (iv["end"], -1, packed.where(iv["end"].isNotNull()))):
+            valued = kept.select(*keys, at.alias("__p"), v.alias("__v")).where(
+                (F.col("__v") != F.lit(0.0)) & ~F.col("__v").isin(float("inf"), float("-inf")))
+            bucket, limb = _float_limbs(F.col("__v"))
+            rows.append(valued.select(*keys, "__p", F.lit(j).alias("__j"), bucket.alias("__lb"),
+                                      (limb * F.lit(sign)).alias("__d")))
+    limbs = reduce(lambda a, b: a.unionByName(b), rows).groupBy(
+        *keys, "__j", "__lb", "__p").agg(F.sum("__d").alias("__d"))
+    limbs = limbs.localCheckpoint(eager=False)
+    lanes = limbs.select(*keys, "__j", "__lb").distinct()
+    grid = _joined(lanes, points.select(*keys, "__p"), group, []) if group else \
+        points.select("__p").crossJoin(F.broadcast(lanes))  # a few lanes: on every point
+    grid = _joined(grid, limbs, group, ["__j", "__lb", "__p"], "left") \
+        .select(*keys, "__j", "__lb", "__p",
+                F.coalesce(F.col("__d"), F.lit(0).cast("decimal(38,0)")).alias("__d"))
+    lane = group + [("__j", INT), ("__lb", INT)]
+    running, _ = running_sequence(grid, ["__d"], lane)
+    gathered = running.where(F.col("__d") != 0).groupBy(*keys, "__p").agg(F.collect_list(
+        F.struct(F.col("__j").alias("j"), F.col("__lb").alias("b"),
+                 F.col("__d").alias("s"))).alias("__limbs"))
+    joined = _joined(segments, gathered, group, ["__p"], "left")
+    return joined.select("*", *[float_round_column(F.col("__limbs"), j, F.col(f"__pi{j}"),
+                                                   F.col(f"__ni{j}")).alias(f"__o{j}")
+                                for j in floats])
+
+
+def _joined(left, right, group: list, on: list, how: str = "inner"):
+    """``left`` joined with ``right`` on the group attributes (``group``: pairs of name and
+    sira type; null-safe where a null may be inside) and the columns ``on``; ``right``'s
+    copies of them dropped."""
+    names = [n for n, _ in group] + on
+    renamed = right.select(*[_c(n).alias(f"__r{i}") if n in names else _c(n)
+                             for i, n in enumerate(right.columns)])
+    where = {n: f"__r{i}" for i, n in enumerate(right.columns) if n in names}
+    match = [equal(left[f"`{n}`"], renamed[where[n]], t) for n, t in group] + \
+        [left[f"`{n}`"] == renamed[where[n]] for n in on]
+    return sequence_join(left, renamed, reduce(lambda a, b: a & b, match, F.lit(True)),
+                         how).drop(*where.values())
 
 
 #: what the segment tree combines: node values -> a segment's value (sums in DECIMAL(38))

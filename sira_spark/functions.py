@@ -19,6 +19,7 @@ import datetime
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
+from pyspark.sql.types import DoubleType
 
 from sira.errors import NotSupportedOnSpark
 from sira.expressions.evaluate import infer_type
@@ -164,8 +165,8 @@ def relation_operand(node, compiler) -> Column:
 def operand_aggregate(expr, heading, compiler) -> Column:
     """``count(R)``, ``sum(R, a)``, ``min``, ``max``, ``avg`` of a relational operand: one global
     aggregation of its DataFrame as a scalar subquery, with AGGREGATE's exact translations
-    (partial aggregates per partition for count, integer sums, min and max; FLOAT values and
-    averages folded in ascending order as the Python engine does).
+    (partial aggregates per partition for count, integer sums, min and max; FLOAT sums exact,
+    rounded once, and averages folded in ascending order, as the Python engine does).
 
         >>> import sira
         >>> from sira_spark import default_engine
@@ -203,7 +204,7 @@ def aggregated_column(expr, rows: Column, heading) -> Column:
     """``count(w)``, ``sum/min/max/avg(w, a)`` over an array of structs (a relation value).
 
     ``avg`` folds the ascending values with AVERAGE's ``plus`` as the Python engine does (the
-    same bits); ``sum`` of FLOAT values folds them in ascending order too; an empty relation
+    same bits); ``sum`` of FLOAT values is their exact sum rounded once; an empty relation
     gives the aggregation's identity (``avg`` of it fails, as in Python).
     """
     from sira.expressions.evaluate import aggregated_type
@@ -224,7 +225,7 @@ def aggregated_column(expr, rows: Column, heading) -> Column:
     st = spark_type(rt)
     if expr.op == "sum":
         if at == FLOAT:
-            return F.aggregate(F.array_sort(values), F.lit(0.0), float_plus)
+            return float_sum_column(values)
         if rt == AVERAGE:
             return F.aggregate(F.array_sort(values), literal_column(rt, agg.identity),
                                _average_plus)
@@ -328,8 +329,56 @@ def checked_float(result: Column, operands, name: str) -> Column:
 
 
 def float_plus(a: Column, b: Column) -> Column:
-    """``a + b`` on FLOAT columns, checked (folds of FLOAT sums use it)."""
+    """``a + b`` on FLOAT columns, checked."""
     return checked_float(a + b, (a, b), "plus")
+
+
+def _float_sum(values):
+    from sira.expressions.library import float_sum
+
+    from .compiler import reported
+    if values is None:
+        return None
+    with reported():
+        return float_sum(list(values))
+
+
+_FLOAT_SUM = F.udf(_float_sum, DoubleType())
+
+
+def _float_round(limbs, which, pos, neg):
+    from sira.expressions.library import rounded_float
+
+    from .compiler import reported
+    if pos is None:
+        return None
+    with reported():
+        if pos and neg:
+            from sira.errors import SiraValueError
+            raise SiraValueError("plus: the result is not a number", operator="plus",
+                                 value=float("nan"))
+        if pos or neg:
+            return float("inf") if pos else float("-inf")
+        return rounded_float(sum(int(x["s"]) << (32 * x["b"]) for x in limbs or ()
+                                 if x["j"] == which))
+
+
+_FLOAT_ROUND = F.udf(_float_round, DoubleType())
+
+
+def float_round_column(limbs: Column, which: int, pos: Column, neg: Column) -> Column:
+    """A FLOAT sum a sweep kept exactly (``sira_spark.aggregation._float_segments``): the sum
+    ``which``'s limbs of the array ``limbs`` (each ``s * 2**(32 * b)`` in units of 2**-1074;
+    null: none), rounded once (:func:`sira.expressions.library.rounded_float`, in a Python
+    UDF); its counts of +inf and -inf decide first."""
+    return _FLOAT_ROUND(limbs, F.lit(which), pos, neg)
+
+
+def float_sum_column(values: Column) -> Column:
+    """The FLOAT sum of an array of FLOATs: their exact sum rounded once
+    (:func:`sira.expressions.library.float_sum`, in a Python UDF), the Python engine's bits
+    whatever order Spark gathered the values in."""
+    return _FLOAT_SUM(values)
 
 
 def float_mult(a: Column, b: Column) -> Column:
@@ -736,4 +785,4 @@ def unsupported_operators() -> list:
 
 __all__ = ["column", "literal_column", "translates", "unsupported_operators", "Scope",
            "sira_error", "interval", "overlaps", "end_before", "datetime", "checked_float",
-           "float_plus", "float_mult"]
+           "float_plus", "float_mult", "float_sum_column", "float_round_column"]

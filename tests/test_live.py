@@ -623,3 +623,35 @@ def test_a_row_late_for_one_query_stops_it_and_says_so():
     from sira.streams.runtime import QueryFailed
     with pytest.raises(QueryFailed):
         ahead.finish()
+
+
+@pytest.mark.parametrize("text", [
+    "summarizebyusing(window(s, ts, range(3)), (k, during), (t(plus(v))), (during))",
+    "summarizebyusing(window(s, ts, range(4) slide(2)), (k, during), (t(plus(v)) n(plus(1))),"
+    " (during))",
+    "summarizeby(tumble(s, ts, size(3)), (window_start, window_end, k), (t(plus(v))))",
+])
+def test_live_float_sums_run_exactly_across_a_checkpoint_and_equal_the_batch_sums(tmp_path,
+                                                                                  text):
+    # a FLOAT sum is the exact sum rounded once: live, it is kept as an integer and counts of
+    # infinities (_RunningFloatSum), taken back exactly as elements leave, and checkpointed
+    from sira import FLOAT
+    values = [0.1, 0.2, 0.3, 1e16, -1e16, 2.5, 1e308, 1e308, -1e308, 5e-324, float("inf"), 0.7]
+    engine = StreamEngine()
+    s = engine.create_stream("s", {"k": INT, "v": FLOAT})
+    engine.register(text)
+    producer = s.attach("P")
+    for i, v in enumerate(values[:6]):
+        producer.insert({"k": i % 2, "v": v}, i)
+    engine.save(tmp_path / "float.ckpt")
+    again = StreamEngine.load(tmp_path / "float.ckpt")
+    producer = again.streams["s"].producer("P")
+    for i, v in enumerate(values[6:], start=6):
+        producer.insert({"k": i % 2, "v": v}, i)
+    again.finish()
+    (query,) = again.queries
+    stream = Relation.from_rows({"k": INT, "v": FLOAT, "ts": sira.LONG, "seq": sira.LONG},
+                                [{"k": i % 2, "v": v, "ts": i, "seq": i + 1}
+                                 for i, v in enumerate(values)])
+    assert query.error is None
+    assert query.relation() == sira.evaluate(text, {"s": stream})

@@ -99,3 +99,135 @@ def test_joinusing_by_a_sweep_equals_the_segment_split(text, left, right):
     heading = {"k": INT, "v": INT, "during": LONGINTERVAL}
     relvars = {"r": Relation.from_rows(heading, left), "q": Relation.from_rows(heading, right)}
     assert sira.evaluate(text, relvars) == _split_join(text, relvars)
+
+
+float_rows = st.lists(st.fixed_dictionaries({
+    "k": st.integers(0, 1),
+    "v": st.sampled_from([0.1, 0.2, 0.3, -0.1, 1e16, -1e16, 1.5, 5e-324, 1e308, -1e308,
+                          1.7976931348623157e308, float("inf"), float("-inf"), -0.0]),
+    "during": interval}), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(float_rows)
+def test_float_sums_are_swept_to_the_split_s_exact_sums(body):
+    # the sweep keeps the exact sum of the finite values and counts of infinities, rounded
+    # once per segment: the split's float_sum of each segment's values, errors included
+    from sira import FLOAT
+    r = Relation.from_rows({"k": INT, "v": FLOAT, "during": LONGINTERVAL}, body)
+    text = "summarizebyusing(r, (k, during), (t(plus(v)) n(plus(1))), (during))"
+    outcomes = []
+    for evaluate in (lambda: sira.evaluate(text, {"r": r}),
+                     lambda: _split_reference(text, {"r": r})):
+        try:
+            outcomes.append(evaluate())
+        except sira.SiraError as err:
+            outcomes.append(type(err).__name__)
+    assert outcomes[0] == outcomes[1]
+
+
+def test_long_intervals_of_float_sums_are_swept_not_split(monkeypatch):
+    from sira import FLOAT
+    called = []
+    real = aggregation.sweep_summary
+    monkeypatch.setattr(aggregation, "sweep_summary",
+                        lambda *a: called.append(a) or real(*a))
+    r = Relation.from_rows({"k": INT, "v": FLOAT, "during": LONGINTERVAL},
+                           [{"k": 0, "v": 0.1 * i, "during": Interval(i, i + 100_000)}
+                            for i in range(3000)])  # split: 3000 x 3000 pieces
+    out = sira.evaluate("summarizebyusing(r, (k, during), (t(plus(v))), (during))", {"r": r})
+    assert called and len(out) < 6000
+
+
+stream_floats = st.lists(st.tuples(st.integers(0, 30), st.integers(0, 1), st.sampled_from(
+    [0.1, 0.2, 0.3, -0.3, 1e16, -1e16, 2.5, 1.7976931348623157e308, float("inf")])),
+    max_size=25, unique_by=lambda t: t[0])
+
+
+@pytest.mark.parametrize("window", ["range(4)", "range(3) slide(2)", "range(1)"])
+@settings(max_examples=120, deadline=None)
+@given(stream_floats)
+def test_windowed_float_sums_swept_equal_the_window_relation_s_sums(window, elements):
+    # CQL's select k, sum(v) from S[range T] group by k, swept without the window relation
+    # (sira.engine.windows.summarize_window) against SUMMARIZEBYUSING over the window relation
+    # split at every boundary
+    import sira.engine.windows as windows
+    from sira import FLOAT, LONG
+    s = Relation.from_rows({"ts": LONG, "k": INT, "v": FLOAT},
+                           [{"ts": t, "k": k, "v": v} for t, k, v in elements])
+    for text in (f"summarizebyusing(window(s, ts, {window}), (k, during), (t(plus(v))),"
+                 " (during))",
+                 f"summarizebyusing(window(s, ts, {window}), (k, during), (t(plus(v))"
+                 " n(plus(1)) u(plus(mult(v, 2.0)))), (during))"):
+        outcomes = []
+        for evaluate in (lambda: sira.evaluate(text, {"s": s}),
+                         lambda: evaluated_without(text, {"s": s},
+                                                   (windows, "summarize_window"),
+                                                   (aggregation, "sweep_summary"))):
+            try:
+                outcomes.append(evaluate())
+            except sira.SiraError as err:
+                outcomes.append(type(err).__name__)
+        assert outcomes[0] == outcomes[1]
+
+
+wide_floats = st.one_of(st.floats(allow_nan=False, allow_infinity=False, width=64),
+                        st.sampled_from([0.1, 0.2, -0.3, 1e16, -1e16, 5e-324, 2.0 ** -1022,
+                                         1.7976931348623157e308, -1.7976931348623157e308,
+                                         float("inf"), float("-inf"), 0.0]))
+float_bodies = st.lists(st.fixed_dictionaries({"k": st.integers(0, 1), "v": wide_floats,
+                                               "during": interval}), max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(float_bodies)
+def test_duckdb_sweeps_float_sums_to_the_python_engine_s_exact_sums(body):
+    _check_float_sweeps(body, "duckdb")
+
+
+def _check_float_sweeps(body, engine):
+    # the engines' sweeps keep FLOAT sums exactly (limbs of 32 bits by exponent) and round
+    # once per segment: the bits of float_sum, its errors (not a number, overflow) included
+    from sira import FLOAT
+    r = Relation.from_rows({"k": INT, "v": FLOAT, "during": LONGINTERVAL}, body)
+    for text in ("summarizebyusing(r, (k, during), (t(plus(v)) n(plus(1)) u(plus(mult(v, 0.5)))),"
+                 " (during))", "summarizebyusing(r, (during), (t(plus(v))), (during))"):
+        outcomes = []
+        for e in ("python", engine):
+            try:
+                outcomes.append(sira.evaluate(text, {"r": r}, engine=e))
+            except sira.SiraError as err:
+                outcomes.append(type(err).__name__)
+        assert outcomes[0] == outcomes[1], text
+
+
+def test_duckdb_sweeps_float_sums_of_long_intervals_without_the_split():
+    from sira import FLOAT
+    r = Relation.from_rows({"k": INT, "v": FLOAT, "during": LONGINTERVAL},
+                           [{"k": i % 2, "v": 0.1 * i, "during": Interval(i, i + 100_000)}
+                            for i in range(3000)])  # split: 3000 x 3000 pieces
+    text = "summarizebyusing(r, (k, during), (t(plus(v))), (during))"
+    assert "sira_py_float_round" in _duckdb().sql(text, {"r": r})
+    assert _duckdb().evaluate(text, {"r": r}) == sira.evaluate(text, {"r": r})
+
+
+@settings(max_examples=6, deadline=None)
+@given(float_bodies)
+def test_spark_sweeps_float_sums_to_the_python_engine_s_exact_sums(body):
+    _check_float_sweeps(body, "spark")
+
+
+def test_spark_sweeps_float_sums_of_long_intervals_without_the_split(monkeypatch):
+    import sira_spark.aggregation as spark_aggregation
+    from sira import FLOAT
+    from sira_spark import default_engine
+    called = []
+    real = spark_aggregation._float_segments
+    monkeypatch.setattr(spark_aggregation, "_float_segments",
+                        lambda *a: called.append(1) or real(*a))
+    r = Relation.from_rows({"k": INT, "v": FLOAT, "during": LONGINTERVAL},
+                           [{"k": i % 2, "v": 0.1 * i - 5, "during": Interval(i, i + 1000)}
+                            for i in range(300)])  # split: 300 x 300 pieces
+    text = "summarizebyusing(r, (k, during), (t(plus(v))), (during))"
+    assert default_engine().evaluate(text, {"r": r}) == sira.evaluate(text, {"r": r})
+    assert called

@@ -33,11 +33,12 @@ def aggregations(specs, heading, operator):
 SWEPT_AGGREGATES = frozenset({"plus", "max", "min", "and", "or"})
 
 
-def sweepable(node, names=SWEPT_AGGREGATES):
+def sweepable(node, names=SWEPT_AGGREGATES, floats: bool = False):
     """``(attribute, aggregations)`` when the SUMMARIZEBYUSING ``node`` can be a sweep line over
     its one USING attribute: no formula reads that attribute and every aggregation is one of
-    ``names``, with ``plus`` over integers only (a FLOAT sum is folded in the order of its
-    values); None otherwise. Every engine's sweep asks this.
+    ``names``, with ``plus`` over integers (or FLOATs too, with ``floats``: a sweep that keeps
+    their exact sum and rounds it once, as ``float_sum`` does); None otherwise. Every engine's
+    sweep asks this.
 
         >>> from sira import parse
         >>> from sira.values import Heading
@@ -49,13 +50,14 @@ def sweepable(node, names=SWEPT_AGGREGATES):
         True
     """
     from ..expressions.nodes import attributes_used
-    from ..types import INTEGER_TYPES
+    from ..types import FLOAT, INTEGER_TYPES
     if not node.using or len(node.using) != 1:
         return None
     (during,) = node.using
     aggs = aggregations(node.specs, node.source.heading, node.operator_name)
+    sums = INTEGER_TYPES + (FLOAT,) if floats else INTEGER_TYPES
     if any(during in attributes_used(e) for _, _, e in node.specs) or any(
-            a.name not in names or (a.name == "plus" and a.result_type not in INTEGER_TYPES)
+            a.name not in names or (a.name == "plus" and a.result_type not in sums)
             for a in aggs):
         return None
     return during, aggs

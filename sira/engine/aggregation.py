@@ -1,8 +1,9 @@
 """Python evaluation of AGGREGATE and SUMMARIZEBY.
 
-Exact folds (integers, booleans, max/min...) use a fast fold; inexact ones (FLOAT, AVERAGE,
-IINTERSECT) fold in ascending order of the values from the identity, so the result does not
-depend on iteration order and reproduces the seed's figures to the last bit.
+Exact folds (integers, booleans, max/min...) use a fast fold; FLOAT sums are the exact sum of
+the values rounded once (``float_sum``); the other inexact ones (FLOAT products, AVERAGE,
+IINTERSECT) fold in ascending order of the values from the identity, so no result depends on
+iteration order, and the seed's figures are reproduced to the last bit.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from operator import add
 
 from ..algebra.aggregation import Aggregate, SummarizeBy, aggregations
 from ..errors import ArithmeticFault
-from ..expressions.library import NO_IDENTITY, fold
-from ..types import IntegerType
+from ..expressions.library import NO_IDENTITY, float_total, fold, scaled_float
+from ..types import FLOAT, IntegerType
 from ..values import Relation
 from . import Packed, evaluates, map_rows
 from .basic import compiler, key_getter, row_getter
@@ -80,15 +81,15 @@ _SWEPT = ("plus", "max", "min", "and", "or", "iintersect")
 def sweep_summary(node, ctx, aggs, fns):
     """SUMMARIZEBYUSING on one interval attribute by a sweep line, or None when it does not
     apply (several USING attributes, an aggregate read from the interval, one that is not an
-    integer sum, max, min, and, or, iintersect; or an integer sum leaving its type, which the
-    reference
-    evaluation reports naming the tuple).
+    integer or FLOAT sum, max, min, and, or, iintersect; or an integer sum leaving its type,
+    which the reference evaluation reports naming the tuple).
 
     Pointwise, the aggregate at a point is over the distinct tuples of the unpacked relation
     there: each group's interval ends are visited in order, each distinct rest of a tuple (its
     attributes besides the interval) counted by how many of its intervals cover the point, and
-    the aggregates kept running over the rests present (a sum, a sorted multiset for max and
-    min, counts of TRUE and FALSE for and and or, for iintersect the sorted multisets of begins
+    the aggregates kept running over the rests present (a sum; for FLOAT the exact sum of the
+    finite values as an integer and counts of infinities, rounded once per segment as
+    :func:`sira.expressions.library.float_sum` rounds; a sorted multiset for max and min, counts of TRUE and FALSE for and and or, for iintersect the sorted multisets of begins
     and of bounded ends and a count of empty intervals: :class:`_Intersection`); adjacent
     segments with equal aggregates merge as PACK would merge them. O(n log n + output),
     however long the intervals: the elementary-segment split it replaces costs the intervals'
@@ -102,7 +103,8 @@ def sweep_summary(node, ctx, aggs, fns):
     if len(node.using) != 1 or any(a.name not in _SWEPT for a in aggs):
         return None
     (during,) = node.using
-    if any(a.name == "plus" and not isinstance(a.result_type, IntegerType) for a in aggs) or \
+    if any(a.name == "plus" and not isinstance(a.result_type, IntegerType)
+           and a.result_type != FLOAT for a in aggs) or \
             any(during in attributes_used(e) for _, _, e in node.specs):
         return None
     src = ctx.eval(node.source)
@@ -121,7 +123,7 @@ def sweep_summary(node, ctx, aggs, fns):
         if iv.end is not None:
             events.setdefault(iv.end, []).append((-1, r, row))
     m = len(aggs)
-    kinds = [a.name for a in aggs]
+    kinds = ["fplus" if a.name == "plus" and a.result_type == FLOAT else a.name for a in aggs]
     by_rest = [n for n in node.by if n != during]
     names = by_rest + [during] + [n for n, _, _ in node.specs]
     where = {n: i for i, n in enumerate(names)}
@@ -133,7 +135,7 @@ def sweep_summary(node, ctx, aggs, fns):
         sums = [0] * m
         multisets = [SortedList() if k in ("max", "min") else
                      _Intersection() if k == "iintersect" else None for k in kinds]
-        truths = [[0, 0] for _ in kinds]  # [TRUE count, FALSE count]
+        truths = [[0, 0] for _ in kinds]  # [TRUE count, FALSE count]; FLOAT sums: infinities
         points = sorted(events)
         run = None  # [begin, end, values]
         key = (g,) if single else g
@@ -153,6 +155,11 @@ def sweep_summary(node, ctx, aggs, fns):
                     v = f(row)
                     if kind == "plus":
                         sums[j] += v if delta > 0 else -v
+                    elif kind == "fplus":  # exactly, as an integer (float_sum: rounded once)
+                        if v - v == 0.0:
+                            sums[j] += scaled_float(v) if delta > 0 else -scaled_float(v)
+                        else:
+                            truths[j][0 if v > 0 else 1] += delta
                     elif multisets[j] is not None:
                         (multisets[j].add if delta > 0 else multisets[j].remove)(v)
                     else:
@@ -163,6 +170,7 @@ def sweep_summary(node, ctx, aggs, fns):
                     run = None
                 continue
             values = tuple(sums[j] if kind == "plus" else
+                           float_total(sums[j], *truths[j]) if kind == "fplus" else
                            multisets[j].value() if kind == "iintersect" else
                            (multisets[j][-1] if kind == "max" else multisets[j][0])
                            if multisets[j] is not None else
@@ -179,7 +187,7 @@ def sweep_summary(node, ctx, aggs, fns):
             out.append(assemble(key + (Interval(run[0], run[1]),) + run[2]))
     for j, (name, _, _) in enumerate(node.specs):  # a sum leaving its type: the reference says
         t = aggs[j].result_type
-        if kinds[j] == "plus" and t.min is not None:
+        if kinds[j] == "plus" and isinstance(t, IntegerType) and t.min is not None:
             pos = node.heading.index(name)
             if any(not t.min <= r[pos] <= t.max for r in out):
                 return None

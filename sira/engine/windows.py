@@ -19,8 +19,9 @@ from ..algebra.derived import lower_changes
 from ..algebra.windows import (WINDOW_ATTRIBUTES, Changes, DStream, IStream, RStream, Window,
                                WindowTable)
 from ..errors import ArithmeticFault, IntOverflow, SiraValueError
+from ..expressions.library import rounded_float, scaled_float
 from ..intervals import Interval
-from ..types import TIMESTAMP
+from ..types import FLOAT, TIMESTAMP, IntegerType
 from ..values import Relation
 from . import Packed, evaluates
 from .basic import row_getter
@@ -419,7 +420,6 @@ def _fused_window_sum(node):
     """The Window under a SUMMARIZEBY that :func:`_summarize_window` can sweep, else None."""
     from ..algebra.aggregation import aggregations
     from ..expressions.nodes import attributes_used
-    from ..types import IntegerType
     win = node.source
     if not isinstance(win, Window) or node.using != (win.during,):
         return None
@@ -432,7 +432,8 @@ def _fused_window_sum(node):
         return None
     for (_, op, expr), agg in zip(node.specs, aggregations(node.specs, win.heading,
                                                            node.operator_name)):
-        if op != "plus" or not isinstance(agg.result_type, IntegerType) \
+        if op != "plus" or not (isinstance(agg.result_type, IntegerType)
+                                or agg.result_type == FLOAT) \
                 or win.during in attributes_used(expr):
             return None
     return win
@@ -443,13 +444,14 @@ def _summarize_window(node, ctx, win):
     src = ctx.eval(win.source)
     h = src.heading
     ts = h.index(win.ts)
-    fns = [compiler(ctx)(expr, h) for _, _, expr in node.specs]
+    fns = _exact_values(node, [compiler(ctx)(expr, h) for _, _, expr in node.specs])
     m = len(fns)
     key = row_getter([h.index(n) for n in node.by if n != win.during])
     time = _Time(win.ts_type)
     rng, slide = win.range_units, win.slide_units
     if m == 1 and rng is not None and slide is None and not time.timestamp:
-        return _summarize_range_one(node, src, win, fns[0], key, ts, rng)
+        return _summarize_range_one(node, src, win, fns[0], key, ts, rng, _shown(
+            [node.heading.type_of(n) for n, _, _ in node.specs]))
     groups: dict = {}
     for row in src.body:
         t = row[ts]
@@ -480,6 +482,7 @@ def _summarize_window(node, ctx, win):
                                         [win.during] + specs)}
     assemble = row_getter([where[n] for n in node.heading.names])
     types = [node.heading.type_of(n) for n in specs]
+    shown = _shown(types)
     out = []
     add = out.append
     high = None if time.timestamp else win.ts_type.max
@@ -498,23 +501,24 @@ def _summarize_window(node, ctx, win):
             nxt = points[i + 1] if i + 1 < len(points) else None
             if count == 0:
                 continue
-            if run is not None and run[1] == p and run[2] == sums:
+            values = shown(sums)
+            if run is not None and run[1] == p and run[2] == values:
                 run[1] = nxt
                 continue
             if run is not None:
-                add(assemble(k + (Interval(run[0], run[1]),) + tuple(run[2])))
-            run = [p, nxt, list(sums)]
+                add(assemble(k + (Interval(run[0], run[1]),) + run[2]))
+            run = [p, nxt, values]
         if run is not None:
-            add(assemble(k + (Interval(run[0], run[1]),) + tuple(run[2])))
+            add(assemble(k + (Interval(run[0], run[1]),) + run[2]))
     for name, t in zip(specs, types):  # an overflowing sum: the reference evaluation raises it
-        if t.min is not None:
+        if isinstance(t, IntegerType) and t.min is not None:
             pos, low, high = node.heading.index(name), t.min, t.max
             if any(not low <= r[pos] <= high for r in out):
                 return None
     return _to_be_packed(node, out)
 
 
-def _summarize_range_one(node, src, win, f, key, ts, rng):
+def _summarize_range_one(node, src, win, f, key, ts, rng, shown):
     """:func:`_summarize_window` for one sum over ``range(T)`` on an integer time."""
     groups: dict = {}
     for row in src.body:
@@ -554,20 +558,53 @@ def _summarize_range_one(node, src, win, f, key, ts, rng):
             total += v
             if count == 0:
                 continue
-            if run_e == p and run_total == total:
+            (value,) = shown((total,))
+            if run_e == p and run_total == value:
                 run_e = nxt
                 continue
             if run_b is not None:
                 add(assemble(k + (Interval(run_b, run_e), run_total)))
-            run_b, run_e, run_total = p, nxt, total
+            run_b, run_e, run_total = p, nxt, value
         if run_b is not None:
             add(assemble(k + (Interval(run_b, run_e), run_total)))
     t = node.heading.type_of(name)
-    if t.min is not None:  # an overflowing sum: the reference evaluation raises it
+    if isinstance(t, IntegerType) and t.min is not None:  # an overflowing sum: the reference
         pos, low, high = node.heading.index(name), t.min, t.max
         if any(not low <= r[pos] <= high for r in out):
             return None
     return _to_be_packed(node, out)
+
+
+class _Infinite(Exception):
+    """An infinite FLOAT value: the fused sweep leaves it to the general one."""
+
+
+def _exact_values(node, fns) -> list:
+    """The spec functions, those of FLOAT sums giving their values exactly as integers
+    (``scaled_float``: the sweep adds and takes them back exactly; :func:`_shown` rounds)."""
+    def exact(f):
+        def value(row):
+            v = f(row)
+            if v - v != 0.0:
+                raise _Infinite
+            return scaled_float(v)
+        return value
+    return [exact(f) if node.heading.type_of(n) == FLOAT else f
+            for f, (n, _, _) in zip(fns, node.specs)]
+
+
+def _shown(types):
+    """The segment's values from its running sums: FLOAT ones rounded once (float_sum)."""
+    floats = [i for i, t in enumerate(types) if t == FLOAT]
+    if not floats:
+        return tuple
+
+    def shown(sums):
+        values = list(sums)
+        for i in floats:
+            values[i] = rounded_float(values[i])
+        return tuple(values)
+    return shown
 
 
 def _to_be_packed(node, rows: list):
@@ -576,8 +613,10 @@ def _to_be_packed(node, rows: list):
 
 
 def summarize_window(node, ctx):
-    """The SUMMARIZEBY ``node`` swept over its window when it is a pointwise integer sum over a
-    ``range`` window (CQL's ``select k, sum(e) from S[range T] group by k``), else None.
+    """The SUMMARIZEBY ``node`` swept over its window when it is a pointwise integer or FLOAT
+    sum over a ``range`` window (CQL's ``select k, sum(e) from S[range T] group by k``), else
+    None. FLOAT sums are kept exact and rounded once per segment; an infinite value leaves
+    the sum to the general evaluation.
 
     A sum overflowing its type, or a window bound outside the timestamp's type, gives None
     too, so that the reference evaluation raises the error naming the failing tuple.
@@ -587,5 +626,5 @@ def summarize_window(node, ctx):
         return None
     try:
         return _summarize_window(node, ctx, win)
-    except ArithmeticFault:
+    except (ArithmeticFault, _Infinite):
         return None

@@ -237,6 +237,90 @@ def _check_float_result(value, operands, name):
         raise FloatOverflow(operator=name, operands=tuple(operands))
 
 
+#: a finite FLOAT times 2**FLOAT_SCALE is an integer (the least subnormal is 2**-1074)
+FLOAT_SCALE = 1074
+
+
+def scaled_float(x: float) -> int:
+    """The finite FLOAT ``x`` as the integer ``x * 2**FLOAT_SCALE`` (exact).
+
+        >>> scaled_float(0.75) == 3 << 1072
+        True
+    """
+    p, q = x.as_integer_ratio()  # q is 2**k, k <= 1074
+    return p << (FLOAT_SCALE + 1 - q.bit_length())
+
+
+def rounded_float(scaled: int, name: str = "plus") -> float:
+    """The FLOAT nearest ``scaled / 2**FLOAT_SCALE`` (ties to even: Python's division of
+    integers rounds correctly); FloatOverflow beyond the largest FLOAT.
+
+        >>> rounded_float(scaled_float(0.1) + scaled_float(0.2))
+        0.30000000000000004
+    """
+    try:
+        return scaled / (1 << FLOAT_SCALE) + 0.0
+    except OverflowError:
+        raise FloatOverflow(operator=name, operands=()) from None
+
+
+def float_total(scaled: int, positive: int, negative: int, name: str = "plus") -> float:
+    """A FLOAT sum kept as the exact sum of its finite values (:func:`scaled_float`) and its
+    counts of +inf and -inf: what :func:`float_sum` gives for those values (the sweeps and
+    running sums keep them so, adding and taking back values exactly).
+
+        >>> float_total(scaled_float(0.1) + scaled_float(0.2), 0, 0)
+        0.30000000000000004
+        >>> float_total(0, 1, 0)
+        inf
+    """
+    if positive and negative:
+        raise SiraValueError(f"{name}: the result is not a number", operator=name,
+                             value=math.nan)
+    if positive or negative:
+        return math.inf if positive else -math.inf
+    return rounded_float(scaled, name)
+
+
+def float_sum(values, name: str = "plus") -> float:
+    """The sum of FLOAT values: their exact sum rounded once to the nearest FLOAT (ties to
+    even), so it does not depend on the order of the values (an engine may add them in any
+    order, in parts, or as a window slides) and is the FLOAT closest to the true sum. With
+    infinities: -inf with +inf is not a number (an error), else the infinity; an exact sum
+    whose rounding is beyond the largest FLOAT is FloatOverflow, never an infinity.
+
+        >>> float_sum([0.1, 0.2, 0.3]), 0.1 + 0.2 + 0.3
+        (0.6, 0.6000000000000001)
+        >>> float_sum([1e308, 1e308, -1e308])
+        1e+308
+        >>> float_sum([1e308, 1e308])
+        Traceback (most recent call last):
+        ...
+        sira.errors.FloatOverflow: plus: the result is too large for a FLOAT
+    """
+    try:
+        total = math.fsum(values)  # correctly rounded, unless a partial sum overflows
+    except OverflowError:
+        return _exact_float_sum(values, name)
+    except ValueError:  # -inf with +inf
+        raise SiraValueError(f"{name}: the result is not a number", operator=name,
+                             value=math.nan) from None
+    if total - total != 0.0 and all(map(math.isfinite, values)):  # overflow: said exactly
+        return _exact_float_sum(values, name)
+    return total + 0.0
+
+
+def _exact_float_sum(values, name: str) -> float:
+    """:func:`float_sum` by integer arithmetic (when a partial sum of ``math.fsum`` overflows)."""
+    infinite = {v for v in values if not math.isfinite(v)}
+    if len(infinite) > 1:
+        raise SiraValueError(f"{name}: the result is not a number", operator=name,
+                             value=math.nan)
+    if infinite:
+        return infinite.pop()
+    return rounded_float(sum(map(scaled_float, values)), name)
+
+
 def float_conversion(name):
     """Conversion of a number to FLOAT; an integer beyond FLOAT's range is FloatOverflow."""
     def convert(v):
@@ -731,7 +815,7 @@ class Aggregation:
     result_type: Type
     identity: object  # a value, or NO_IDENTITY
     combine: Callable  # (a, b) -> value
-    exact: bool  # False: folded in ascending order of the values, for reproducible floats
+    exact: bool  # False: folded in ascending order of the values (or by ``fold``)
     fold: Callable | None = None  # fast fold of a list of values (identity included)
 
 
@@ -740,7 +824,8 @@ NO_IDENTITY = object()
 
 def fold(agg: Aggregation, values: list):
     """Aggregate a list of values with one Aggregation: its identity when the list is empty;
-    exact folds in any order; inexact ones (FLOAT, AVERAGE, IINTERSECT) in ascending order of the
+    exact folds in any order; FLOAT sums are the exact sum rounded once (:func:`float_sum`);
+    the other inexact ones (FLOAT products, AVERAGE, IINTERSECT) fold in ascending order of the
     values from the identity, so the result does not depend on iteration order.
 
         >>> from sira.types import INT
@@ -794,8 +879,9 @@ def aggregation(op: str, value_type: Type) -> Aggregation:
             return Aggregation(op, t, Average(0, 0.0), average_plus, False)
         if t in INTEGER_TYPES:
             return Aggregation(op, t, 0, py_operator.add, True, _fold_checked(t, sum, op))
-        if t == FLOAT:
-            return Aggregation(op, t, 0.0, _finite(py_operator.add, op), False)
+        if t == FLOAT:  # the exact sum rounded once (float_sum), whatever the order
+            return Aggregation(op, t, 0.0, _finite(py_operator.add, op), False,
+                               lambda values: float_sum(values, op))
     elif op == "mult":
         if t in INTEGER_TYPES:
             return Aggregation(op, t, 1, py_operator.mul, True, _fold_checked(t, math.prod, op))

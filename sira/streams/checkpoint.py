@@ -70,7 +70,8 @@ from .named import LOG, _ProducerState
 from .operators import (INFINITY, InternalStreamError, Merge, RowMap, Sink, Source, StreamJoin,
                         StreamUngroup, ToStream)
 from .temporal import (TemporalJoin, TemporalSetOp, TemporalSummarize, WindowOp,
-                       WindowSummarize, _Running, _RunningExtreme, _RunningLogic, _RunningSum)
+                       WindowSummarize, _Running, _RunningExtreme, _RunningFloatSum, _RunningLogic,
+                       _RunningSum)
 
 MAGIC = b"SIRA-CHECKPOINT"
 FORMAT_VERSION = 1
@@ -694,6 +695,8 @@ def _enc_running(r, input_type):
         return None
     if isinstance(r, _RunningSum):
         return {"sum": r.total}
+    if isinstance(r, _RunningFloatSum):
+        return {"exact": r.total, "inf": r.positive, "-inf": r.negative}
     if isinstance(r, _RunningExtreme):
         return {"values": [encode_value(input_type, v) for v in r.values]}
     if isinstance(r, _RunningLogic):
@@ -724,6 +727,9 @@ def _dec_running(r, data, input_type):
     if isinstance(r, _RunningSum):
         _expect(type(data.get("sum")) is int, "a running sum")
         r.total = data["sum"]
+    elif isinstance(r, _RunningFloatSum):
+        _expect(type(data.get("exact")) is int, "a running FLOAT sum")
+        r.total, r.positive, r.negative = data["exact"], _count(data["inf"]), _count(data["-inf"])
     elif isinstance(r, _RunningExtreme):
         r.values = SortedList(decode_value(input_type, v) for v in _list(data["values"],
                                                                           "values"))

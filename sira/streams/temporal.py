@@ -11,9 +11,9 @@ from collections import deque
 from sortedcontainers import SortedDict, SortedList
 
 from ..algebra.aggregation import aggregations
-from ..expressions.library import fold
+from ..expressions.library import float_total, fold, scaled_float
 from ..expressions.nodes import AttrRef
-from ..types import INTEGER_TYPES
+from ..types import FLOAT, INTEGER_TYPES
 from ..expressions.evaluate import compile_row
 from .operators import (INFINITY, Operator, _JoinShape, _Keyed, _relation_of, _reorder,
                         _static_keyed, inputs_function, row_getter_tuple)
@@ -345,18 +345,21 @@ class TemporalJoin(_Aligned):
 
 
 class _Running:
-    """An aggregate maintained as tuples come and go (exact operators only); ``of(agg)`` picks
-    the kind: an integer sum, a max/min over a sorted list, or an and/or counting trues."""
+    """An aggregate maintained as tuples come and go (exact operators and FLOAT sums);
+    ``of(agg)`` picks the kind: an integer sum, a FLOAT sum kept exactly, a max/min over a
+    sorted list, or an and/or counting trues."""
 
     @staticmethod
     def supports(agg) -> bool:
-        return (agg.name == "plus" and agg.result_type in INTEGER_TYPES) or (
+        return (agg.name == "plus" and agg.result_type in INTEGER_TYPES + (FLOAT,)) or (
             agg.exact and agg.name in ("max", "min", "and", "or"))
 
     @staticmethod
     def of(agg):
         if not _Running.supports(agg):
             return None
+        if agg.name == "plus" and agg.result_type == FLOAT:
+            return _RunningFloatSum()
         if agg.name == "plus":
             return _RunningSum(agg.result_type)
         if agg.name in ("max", "min"):
@@ -384,6 +387,27 @@ class _RunningSum:
         if self.low <= total <= self.high:
             return total
         return self.result_type.fit(total, operator="plus")
+
+
+class _RunningFloatSum:
+    """A FLOAT sum: the exact sum of its finite values (as an integer, ``scaled_float``) and its
+    counts of infinities, rounded once when asked (``float_total``): ``float_sum``'s bits."""
+
+    __slots__ = ("total", "positive", "negative")
+
+    def __init__(self):
+        self.total = self.positive = self.negative = 0
+
+    def change(self, value, delta):
+        if value - value == 0.0:
+            self.total += scaled_float(value) if delta > 0 else -scaled_float(value)
+        elif value > 0:
+            self.positive += delta
+        else:
+            self.negative += delta
+
+    def value(self):
+        return float_total(self.total, self.positive, self.negative)
 
 
 class _RunningExtreme:
@@ -419,8 +443,9 @@ class _RunningLogic:
 class TemporalSummarize(Operator):
     """SUMMARIZEBY ... USING (during): each group's aggregates at every instant, as changes.
 
-    Integer sums, counts, max, min, and/or are maintained as tuples come and go; inexact
-    aggregates (FLOAT, AVERAGE...) are folded again from the group's current tuples in the
+    Integer and FLOAT sums, counts, max, min, and/or are maintained as tuples come and go
+    (FLOAT sums exactly, rounded when shown); inexact aggregates (FLOAT products, AVERAGE...)
+    are folded again from the group's current tuples in the
     batch engine's order, so both give the same bits. A group is ``[members, size, running]``
     (members kept only when some aggregate needs them).
     """
