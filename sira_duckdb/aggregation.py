@@ -4,13 +4,14 @@ Exact aggregations use DuckDB's own (sum into HUGEINT then a checked cast, max, 
 FLOAT sums are the exact sum rounded once (the library's ``float_sum``, as a function of the
 group's list); the inexact ones (FLOAT products, AVERAGE, IINTERSECT, IUNION) fold the group's
 values in ascending order, exactly as the Python engine does, so both engines give the same
-bits, with ``list_reduce`` over the ordered list, each step checked as the Python engine checks it. An empty input gives the operator's identity (or the
-Python engine's error when it has none).
+bits, with ``list_reduce`` over the ordered list, each step checked as the Python engine checks
+it. An empty input gives the operator's identity (or the Python engine's error when it has
+none).
 
 SUMMARIZEBYUSING on one interval attribute never splits when its aggregates are integer sums,
-max, min, and, or, iintersect: sums alone are a sweep line (``_swept``), the others a segment
-tree over each group's elementary segments (``_tree``); both O(n log n + output), however long
-the intervals.
+max, min, and, or, iintersect, or integer and FLOAT sums alone: sums alone are a sweep line
+(``_swept``; FLOAT sums as exact limbs), the others a segment tree over each group's
+elementary segments (``_tree``); both O(n log n + output), however long the intervals.
 """
 
 from __future__ import annotations

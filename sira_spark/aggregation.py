@@ -7,8 +7,9 @@ sorted array, exactly as the Python engine does, so both engines give the same b
 gives the operator's identity.
 
 SUMMARIZEBYUSING on one interval attribute never splits when its aggregates are integer sums,
-max, min, and, or, iintersect: sums alone are a sweep line (``_swept``), the others a segment
-tree over each group's elementary segments (``_tree``); both O(n log n + output), however long
+max, min, and, or, iintersect, or integer and FLOAT sums alone: sums alone are a sweep line
+(``_swept``; FLOAT sums as exact limbs), the others a segment tree over each group's elementary
+segments (``_tree``); both O(n log n + output), however long
 the intervals, as on the DuckDB engine. Other aggregates split the intervals at their group's
 boundaries (``sira_spark.packing.split_dataframes``).
 """
@@ -150,9 +151,9 @@ def _summarizeby(node, children, c):
 
 
 def _swept(node, children, c):
-    """SUMMARIZEBYUSING on one interval attribute with integer sums only (``plus`` of an
-    integer, counts), by a sweep line instead of the split; with max, min, and, or, iintersect
-    among them, by a segment tree (:func:`_tree`); None for other aggregates.
+    """SUMMARIZEBYUSING on one interval attribute with sums only (``plus`` of an integer or a
+    FLOAT, counts), by a sweep line instead of the split; with max, min, and, or, iintersect
+    among integer sums, by a segment tree (:func:`_tree`); None for other aggregates.
 
     Pointwise, a sum is over the distinct tuples present at a point: the source is packed on the
     interval first (a rest's intervals then neither overlap nor meet, so each distinct rest is
@@ -160,7 +161,8 @@ def _swept(node, children, c):
     event (-1, -value), summed per (group, point) in DECIMAL(38); per group in order of point
     (``running_sequence``, over buckets of point) the running count and sums and the next point say
     that [point, next) holds them where the count is positive; PACK then joins the segments that
-    meet with equal sums. O(n log n + output) however long the intervals (the split costs their
+    meet with equal sums. A FLOAT sum runs exactly: its infinities as counts, its finite values
+    as integer limbs (:func:`_float_segments`), rounded once per segment. O(n log n + output) however long the intervals (the split costs their
     overlaps), as on the DuckDB engine."""
     from sira.algebra.aggregation import sweepable
     from .packing import pack_one, running_sequence

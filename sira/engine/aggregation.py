@@ -89,8 +89,9 @@ def sweep_summary(node, ctx, aggs, fns):
     attributes besides the interval) counted by how many of its intervals cover the point, and
     the aggregates kept running over the rests present (a sum; for FLOAT the exact sum of the
     finite values as an integer and counts of infinities, rounded once per segment as
-    :func:`sira.expressions.library.float_sum` rounds; a sorted multiset for max and min, counts of TRUE and FALSE for and and or, for iintersect the sorted multisets of begins
-    and of bounded ends and a count of empty intervals: :class:`_Intersection`); adjacent
+    :func:`sira.expressions.library.float_sum` rounds; a sorted multiset for max and min,
+    counts of TRUE and FALSE for and and or, for iintersect the sorted multisets of begins and
+    of bounded ends and a count of empty intervals: :class:`_Intersection`); adjacent
     segments with equal aggregates merge as PACK would merge them. O(n log n + output),
     however long the intervals: the elementary-segment split it replaces costs the intervals'
     overlaps.
