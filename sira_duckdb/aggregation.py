@@ -133,10 +133,13 @@ def _aggregate(node, children, c):
 def _summarizeby(node, children, c):
     """Every group's aggregates are computed, even those of groups a restriction above drops
     or of attributes nothing reads, when they may fail (see ``sira.algebra.fallible``)."""
-    from sira.algebra.derived import summarize_by_points
+    from sira.algebra.derived import float_sums_apart, summarize_by_points
     by_points = summarize_by_points(node)  # a formula reads a USING attribute: the definition
     if by_points is not None:
         return Packed(f"SELECT * FROM {c.compile(by_points)}")
+    apart = float_sums_apart(node, _TREED)  # FLOAT sums by the sweep, the rest by the tree
+    if apart is not None:
+        return Packed(f"SELECT * FROM {c.compile(apart)}")
     swept = _swept(node, children, c)
     if swept is not None:
         return Packed(computed_on_every_row(swept, fallible_attributes(node)))

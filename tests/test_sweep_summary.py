@@ -191,7 +191,10 @@ def _check_float_sweeps(body, engine):
     from sira import FLOAT
     r = Relation.from_rows({"k": INT, "v": FLOAT, "during": LONGINTERVAL}, body)
     for text in ("summarizebyusing(r, (k, during), (t(plus(v)) n(plus(1)) u(plus(mult(v, 0.5)))),"
-                 " (during))", "summarizebyusing(r, (during), (t(plus(v))), (during))"):
+                 " (during))", "summarizebyusing(r, (during), (t(plus(v))), (during))",
+                 # beside the tree's aggregates: the sums apart (float_sums_apart), joined
+                 "summarizebyusing(r, (k, during), (t(plus(v)) m(max(v)) a(and(gt(v, 0.0)))),"
+                 " (during))"):
         outcomes = []
         for e in ("python", engine):
             try:
@@ -206,9 +209,10 @@ def test_duckdb_sweeps_float_sums_of_long_intervals_without_the_split():
     r = Relation.from_rows({"k": INT, "v": FLOAT, "during": LONGINTERVAL},
                            [{"k": i % 2, "v": 0.1 * i, "during": Interval(i, i + 100_000)}
                             for i in range(3000)])  # split: 3000 x 3000 pieces
-    text = "summarizebyusing(r, (k, during), (t(plus(v))), (during))"
-    assert "sira_py_float_round" in _duckdb().sql(text, {"r": r})
-    assert _duckdb().evaluate(text, {"r": r}) == sira.evaluate(text, {"r": r})
+    for text in ("summarizebyusing(r, (k, during), (t(plus(v))), (during))",
+                 "summarizebyusing(r, (k, during), (t(plus(v)) m(min(v))), (during))"):
+        assert "sira_py_float_round" in _duckdb().sql(text, {"r": r})
+        assert _duckdb().evaluate(text, {"r": r}) == sira.evaluate(text, {"r": r})
 
 
 @settings(max_examples=6, deadline=None)

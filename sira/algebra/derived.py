@@ -191,6 +191,36 @@ def summarize_by_points(node: SummarizeBy):
     return Pack(inner, node.using)
 
 
+def float_sums_apart(node: SummarizeBy, names):
+    """A SUMMARIZEBYUSING on one interval attribute whose FLOAT sums sit beside aggregations an
+    engine's segment tree takes (``names``: max, min, and, or, iintersect) but whose tree keeps
+    no exact FLOAT sum, as the pointwise JOIN of two SUMMARIZEBYUSINGs of the same source: the
+    sums (integer and FLOAT: a sweep line) and the others (the tree). At every point both hold
+    the same groups (those with tuples there), so the join holds each point's aggregates; a
+    JOINUSING is packed, as the SUMMARIZEBYUSING must be. None when the node is not so.
+
+        >>> from sira import relvar, INT, FLOAT, INTINTERVAL, attr
+        >>> r = relvar("r", {"k": INT, "v": FLOAT, "x": INTINTERVAL})
+        >>> node = SummarizeBy(r, ("k", "x"), (("t", "plus", attr("v")),
+        ...                                    ("m", "max", attr("v"))), using=("x",))
+        >>> float_sums_apart(node, {"plus", "max"})
+        joinusing(summarizebyusing(r,(k,x),(t(plus(v))),(x)),summarizebyusing(r,(k,x),(m(max(v))),(x)),(x))
+    """
+    from ..types import FLOAT
+    from .aggregation import sweepable
+    swept = sweepable(node, names, floats=True)
+    if swept is None:
+        return None
+    _, aggs = swept
+    sums = [a.name == "plus" for a in aggs]
+    if all(sums) or not any(a.name == "plus" and a.result_type == FLOAT for a in aggs):
+        return None
+    first = tuple(s for s, is_sum in zip(node.specs, sums) if is_sum)
+    rest = tuple(s for s, is_sum in zip(node.specs, sums) if not is_sum)
+    return Join((SummarizeBy(node.source, node.by, first, using=node.using),
+                 SummarizeBy(node.source, node.by, rest, using=node.using)), using=node.using)
+
+
 def lower_changes(node):
     """CHANGES: ISTREAM tagged '+' union DSTREAM tagged '-'."""
     from ..expressions.nodes import Literal
