@@ -179,22 +179,27 @@ def _swept(node, children, c):
     keys = [ident(n) for n in node.by if n != during]
     p, q, cnt = (c.helper(x) for x in ("p", "q", "cnt"))
     values = [expression(e, h, c) for _, _, e in node.specs]
+    base, scales = packed, None
+    if floats:  # each FLOAT value once, beside its group's scale (_float_scales)
+        base, scales = _float_scales(c, packed, keys, values, floats)
     sums, ups = [], []  # the running columns, and their values at a begin event
     for j, v in enumerate(values):
-        if j in floats:  # the infinities, counted
-            pos, neg = c.helper(f"pi{j}"), c.helper(f"ni{j}")
-            sums += [pos, neg]
-            ups += [f"CAST({v} = CAST('inf' AS DOUBLE) AS HUGEINT)",
-                    f"CAST({v} = CAST('-inf' AS DOUBLE) AS HUGEINT)"]
+        if j in floats:  # the infinities, counted; the finite values as one exact integer
+            x, low, fits = (c.helper(f"{y}{j}") for y in ("x", "u", "fits"))
+            sums += [c.helper(f"pi{j}"), c.helper(f"ni{j}"), c.helper(f"f{j}")]
+            ups += [f"CAST({x} = CAST('inf' AS DOUBLE) AS HUGEINT)",
+                    f"CAST({x} = CAST('-inf' AS DOUBLE) AS HUGEINT)",
+                    f"CASE WHEN {fits} AND isfinite({x}) AND {x} <> 0 THEN "
+                    f"{_scaled_to(x, low)} ELSE CAST(0 AS HUGEINT) END"]
         else:
             sums.append(c.helper(f"s{j}"))
             ups.append(f"CAST({v} AS HUGEINT)")
     begins = [f"{u} AS {x}" for u, x in zip(ups, sums)]
     ends = [f"-{u} AS {x}" for u, x in zip(ups, sums)]
     events = (f"SELECT {', '.join(keys + [f'{begin_of(during)} AS {p}', f'1 AS {cnt}'] + begins)}"
-              f" FROM {packed} WHERE {nonempty(during)} UNION ALL "
+              f" FROM {base} WHERE {nonempty(during)} UNION ALL "
               f"SELECT {', '.join(keys + [f'{end_of(during)} AS {p}', f'-1 AS {cnt}'] + ends)}"
-              f" FROM {packed} WHERE {end_of(during)} IS NOT NULL AND {nonempty(during)}")
+              f" FROM {base} WHERE {end_of(during)} IS NOT NULL AND {nonempty(during)}")
     total = ", ".join(f"sum({x}) AS {x}" for x in [cnt] + sums)
     points = c.define(f"SELECT {', '.join(keys + [p, total])} FROM ({events}) AS ev "
                       f"GROUP BY {', '.join(keys + [p])}", "points", materialized=bool(floats))
@@ -206,14 +211,14 @@ def _swept(node, children, c):
                         f"{running} FROM {points}", "segments")
     outs = sums
     if floats:
-        segments, outs = _float_segments(c, node, aggs, values, floats, packed, points,
+        segments, outs = _float_segments(c, node, aggs, floats, base, scales, points,
                                          segments, keys, p, cnt)
     same = " AND ".join([f"lag({q}) OVER {w}) = {p}"] +
                         [f"lag({x}) OVER {w}) = {x}" for x in outs])
     return _islands(node, aggs, c, f"{segments} WHERE {cnt} > 0", keys, w, same, p, q, outs)
 
 
-def _float_limbs(c, value: str):
+def _float_limbs(c, value: str, tag: str = ""):
     """``(items, bucket, limb)`` for a finite, nonzero DOUBLE ``value``: SELECT items naming
     the bucket (``bucket``, read by ``limb`` as a lateral alias) and the limb's SQL. ``value``
     is exactly ``limb * 2**(32 * bucket - 1074)``, the limb an integer below 2**85 in magnitude
@@ -222,7 +227,7 @@ def _float_limbs(c, value: str):
     rounded down and corrected by the powers of two around it (exact in a DOUBLE), and the
     scaling by ``2**(1074 - 32 * bucket)`` is two exact multiplications by a power of two (no
     product leaves the normal DOUBLEs)."""
-    e0, e, bk = c.helper("e0"), c.helper("e"), c.helper("bk")
+    e0, e, bk = c.helper(f"e0{tag}"), c.helper(f"e{tag}"), c.helper("bk")
     x = f"abs({value})"
     items = [f"CAST(floor(log2({x})) AS INTEGER) AS {e0}",
              f"{e0} - CAST(pow(2.0, {e0}) > {x} AS INTEGER) "
@@ -232,26 +237,105 @@ def _float_limbs(c, value: str):
     return items, bk, f"CAST({value} * {half} * {half} AS HUGEINT)"
 
 
-def _float_segments(c, node, aggs, values, floats, packed, points, segments, keys, p, cnt):
-    """The segments with each FLOAT sum's value: the running limbs of its finite values per
-    (group, sum, bucket) at every point of the group, gathered per point and rounded once
-    (``sira_py_float_round``, :func:`sira.expressions.library.rounded_float`) with the
-    running counts of infinities. Rows: the group's points times its (sum, bucket) lanes; the
-    buckets a group's values use are few (one per factor 2**32 of their range)."""
+def _float_scales(c, packed, keys, values, floats):
+    """``(base, scales)``: the packed rows with each FLOAT sum's value ``x<j>`` computed once
+    and their group's scale beside it, and the scales per group. A group's scale for sum j is
+    the least exponent ``u<j>`` of the last bits of its finite, nonzero values; the group
+    ``fits<j>`` when every such value is an integer times 2**u below 2**(124 - bits of twice
+    its row count), so that any sum of them at a point, and every running sum, is an exact
+    HUGEINT below 2**124 (:func:`_scaled_to`, :func:`_rounded_from`). Ordinary data fits
+    (values from 1e-3 to 1e6 span about 85 bits with their 53); a group that does not is
+    summed by buckets of exponent instead (:func:`_float_segments`)."""
+    ks = ", ".join(keys + [""])
+    n = c.helper("n")
+    exps, stats, scale_cols = [], [f"count(*) AS {n}"], []
+    for j in floats:
+        x, e, low, top, fits = (c.helper(f"{y}{j}") for y in ("x", "e", "u", "top", "fits"))
+        ok = f"isfinite({x}) AND {x} <> 0"
+        items, _, _ = _float_limbs(c, f"(CASE WHEN {ok} THEN {x} ELSE 1.0 END)", str(j))
+        exps.append((j, x, items, e))
+        stats += [f"min(greatest({e} - 52, -1074)) FILTER (WHERE {ok}) AS {low}",
+                  f"max({e}) FILTER (WHERE {ok}) AS {top}"]
+        scale_cols += [low, f"coalesce({top} + 1 - {low} + CAST(ceil(log2(2 * {n} + 1)) AS "
+                            f"INTEGER) <= 123, TRUE) AS {fits}"]
+    valued = c.define(
+        f"SELECT *, {', '.join(f'{values[j]} AS {x}' for j, x, _, _ in exps)} FROM {packed}",
+        "valued", materialized=True)
+    exponents = ", ".join(item for _, _, items, _ in exps for item in items[:2])
+    per_row = f"(SELECT *, {exponents} FROM {valued})"
+    grouped = f" GROUP BY {', '.join(keys)}" if keys else ""
+    scales = c.define(f"SELECT {ks}{', '.join(stats)} FROM {per_row} AS pr{grouped}",
+                      "float_scales")
+    scales = c.define(f"SELECT {ks}{', '.join(scale_cols)} FROM {scales}", "scales",
+                      materialized=True)
+    on = " AND ".join(f"v.{k} = sc.{k}" for k in keys) or "TRUE"
+    picked = ", ".join(col.rsplit(" AS ", 1)[-1] for col in scale_cols)
+    base = c.define(f"SELECT v.*, {', '.join(f'sc.{x}' for x in picked.split(', '))} "
+                    f"FROM {valued} AS v JOIN {scales} AS sc ON {on}", "scaled")
+    return base, scales
+
+
+def _scaled_to(x: str, low: str) -> str:
+    """The DOUBLE ``x`` times 2**-``low`` as a HUGEINT (exact: ``x`` is an integer times 2**low
+    below 2**124 times it): three exact multiplications by powers of two, ``2**-(low + 124)``
+    in two halves and then ``2**124``, each product a normal DOUBLE."""
+    k1 = f"((-{low} - 124) // 2)"
+    k2 = f"(-{low} - 124 - {k1})"
+    return f"CAST({x} * pow(2.0, {k1}) * pow(2.0, {k2}) * pow(2.0, 124) AS HUGEINT)"
+
+
+def _rounded_from(c, total: str, low: str, pos: str, neg: str, tag: str):
+    """``(items, value)``: the FLOAT sum of a group that fits (:func:`_float_scales`),
+    ``total * 2**low`` rounded once to the nearest DOUBLE, ties to even (``float_sum``'s bits),
+    by integer arithmetic on the HUGEINT ``total``: SELECT items (lateral aliases, suffixed
+    ``tag``) for its bit length ``L`` (``log2`` corrected by exact shifts), its top 53 bits and
+    the rest below them, and the value's SQL: the top bits rounded on the rest, then two exact
+    scalings; the counts of infinities first; an infinite result is FloatOverflow."""
+    a, l0, bits, sh, kept, rest, half = (c.helper(f"{y}{tag}") for y in (
+        "a", "l0", "bits", "sh", "kept", "rest", "half"))
+    items = [f"abs({total}) AS {a}",
+             f"CASE WHEN {a} = 0 THEN 1 ELSE CAST(floor(log2(CAST({a} AS DOUBLE))) AS INTEGER)"
+             f" + 1 END AS {l0}",
+             f"{l0} - CAST((CAST(1 AS HUGEINT) << ({l0} - 1)) > {a} AS INTEGER) "
+             f"+ CAST((CAST(1 AS HUGEINT) << {l0}) <= {a} AS INTEGER) AS {bits}",
+             f"greatest({bits} - 53, 0) AS {sh}",
+             f"{a} >> {sh} AS {kept}",
+             f"{a} - ({kept} << {sh}) AS {rest}",
+             f"(CAST(1 AS HUGEINT) << {sh}) >> 1 AS {half}"]
+    up = f"CAST({rest} > {half} OR ({rest} = {half} AND {sh} > 0 AND {kept} % 2 = 1) AS HUGEINT)"
+    magnitude = f"(CAST({kept} + {up} AS DOUBLE) * pow(2.0, {sh}) * pow(2.0, {low}))"
+    value = f"(CASE WHEN {total} < 0 THEN -{magnitude} ELSE {magnitude} END)"
+    nan = sira_error("SiraValueError", "plus", "plus: the result is not a number")
+    overflow = sira_error("FloatOverflow", "plus", "plus: the result is too large for a FLOAT")
+    return items, (f"(CASE WHEN {pos} > 0 AND {neg} > 0 THEN {nan} "
+                   f"WHEN {pos} > 0 THEN CAST('inf' AS DOUBLE) "
+                   f"WHEN {neg} > 0 THEN CAST('-inf' AS DOUBLE) "
+                   f"WHEN {total} = 0 THEN CAST(0.0 AS DOUBLE) "
+                   f"WHEN isinf({value}) THEN {overflow} ELSE {value} + 0.0 END)")
+
+
+def _float_segments(c, node, aggs, floats, base, scales, points, segments, keys, p, cnt):
+    """The segments with each FLOAT sum's value. A group that fits (:func:`_float_scales`)
+    ran its finite values as one exact integer beside the other sums: rounded here in SQL
+    (:func:`_rounded_from`). One that does not runs them per (sum, bucket of exponent) at
+    every point of the group (:func:`_float_limbs`), gathered per point and rounded once by
+    ``sira_py_float_round`` (:func:`sira.expressions.library.rounded_float`) with the running
+    counts of infinities: rows the group's points times its (sum, bucket) lanes, the buckets
+    its values use being few (one per factor 2**32 of their range)."""
     from .packing import begin_of, end_of, nonempty
     j_, d_, s_, lst, bk = (c.helper(x) for x in ("j", "d", "s", "limbs", "bk"))
     (during,) = node.using
     ks = ", ".join(keys + [""])
     rows = []
     for j in floats:
-        v = c.helper(f"v{j}")
-        items, bk, limb = _float_limbs(c, v)
+        x, fits = c.helper(f"x{j}"), c.helper(f"fits{j}")
+        items, bk, limb = _float_limbs(c, x)
         for at, sign, when in ((begin_of(during), "", ""),
                                (end_of(during), "-", f" AND {end_of(during)} IS NOT NULL")):
-            finite = (f"SELECT {ks}{at} AS {p}, {values[j]} AS {v} FROM {packed} "
-                      f"WHERE {nonempty(during)}{when}")
+            finite = (f"SELECT {ks}{at} AS {p}, {x} FROM {base} "
+                      f"WHERE NOT {fits} AND {nonempty(during)}{when}")
             rows.append(f"SELECT {ks}{p}, {j} AS {j_}, {', '.join(items)}, {sign}{limb} AS {d_} "
-                        f"FROM ({finite}) AS fv WHERE isfinite({v}) AND {v} <> 0")
+                        f"FROM ({finite}) AS fv WHERE isfinite({x}) AND {x} <> 0")
     limbs = c.define(f"SELECT {ks}{j_}, {bk}, {p}, sum({d_}) AS {d_} FROM "
                      f"({' UNION ALL '.join(rows)}) AS lb GROUP BY {ks}{j_}, {bk}, {p}",
                      "limbs", materialized=True)
@@ -269,20 +353,29 @@ def _float_segments(c, node, aggs, values, floats, packed, points, segments, key
         f"SELECT {ks}{p}, list(struct_pack(j := {j_}, b := {bk}, hi := CAST({s_} >> 64 AS "
         f"BIGINT), lo := CAST({s_} & CAST(18446744073709551615 AS HUGEINT) AS UBIGINT))) "
         f"AS {lst} FROM ({run}) AS r WHERE {s_} <> 0 GROUP BY {ks}{p}", "gathered")
-    outs, picked = [], []
+    outs, stages, picked = [], [], []
     for j, a in enumerate(aggs):
         if j in floats:
             o = c.helper(f"o{j}")
-            pos, neg = c.helper(f"pi{j}"), c.helper(f"ni{j}")
-            picked.append(f"CASE WHEN sg.{cnt} > 0 THEN sira_py_float_round(gl.{lst}, {j}, "
-                          f"CAST(sg.{pos} AS BIGINT), CAST(sg.{neg} AS BIGINT)) END AS {o}")
+            pos, neg, fast = (c.helper(f"{y}{j}") for y in ("pi", "ni", "f"))
+            low, fits = c.helper(f"u{j}"), c.helper(f"fits{j}")
+            items, value = _rounded_from(c, fast, low, pos, neg, str(j))
+            stages += items
+            picked.append(
+                f"CASE WHEN {cnt} <= 0 THEN NULL WHEN {fits} THEN {value} "
+                f"ELSE sira_py_float_round({lst}, {j}, CAST({pos} AS BIGINT), "
+                f"CAST({neg} AS BIGINT)) END AS {o}")
             outs.append(o)
         else:
             outs.append(c.helper(f"s{j}"))
     on_seg = "".join(f"sg.{k} = gl.{k} AND " for k in keys)
-    joined = c.define(f"SELECT sg.*, {', '.join(picked)} FROM {segments} AS sg "
-                      f"LEFT JOIN {gathered} AS gl ON {on_seg}sg.{p} = gl.{p}", "rounded")
-    return joined, outs
+    on_scale = " AND ".join(f"sg.{k} = sc.{k}" for k in keys) or "TRUE"
+    scale_cols = ", ".join(f"sc.{c.helper(f'{y}{j}')}" for j in floats for y in ("u", "fits"))
+    joined = c.define(f"SELECT sg.*, {scale_cols}, gl.{lst} FROM {segments} AS sg "
+                      f"JOIN {scales} AS sc ON {on_scale} "
+                      f"LEFT JOIN {gathered} AS gl ON {on_seg}sg.{p} = gl.{p}", "joined")
+    staged = c.define(f"SELECT *, {', '.join(stages)} FROM {joined}", "staged")
+    return c.define(f"SELECT *, {', '.join(picked)} FROM {staged}", "rounded"), outs
 
 
 def _islands(node, aggs, c, rows, keys, w, same, p, q, values) -> str:
