@@ -28,6 +28,13 @@ rows = st.lists(st.fixed_dictionaries({"k": st.integers(0, 2), "v": st.integers(
                                        "during": interval}), max_size=14)
 
 
+def _calls(monkeypatch, module, name) -> list:
+    """A list that gets an entry at each call of ``module.name`` (which still runs)."""
+    called, real = [], getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *a: called.append(a) or real(*a))
+    return called
+
+
 def _split_reference(text, relvars):
     return evaluated_without(text, relvars, (aggregation, "sweep_summary"))
 
@@ -41,10 +48,7 @@ def test_the_sweep_equals_the_segment_split(text, body):
 
 
 def test_long_intervals_are_swept_not_split(monkeypatch):
-    called = []
-    real = aggregation.sweep_summary
-    monkeypatch.setattr(aggregation, "sweep_summary",
-                        lambda *a: called.append(1) or real(*a))
+    called = _calls(monkeypatch, aggregation, "sweep_summary")
     r = Relation.from_rows({"k": INT, "v": INT, "during": LONGINTERVAL},
                            [{"k": 0, "v": i % 7, "during": Interval(i, i + 100_000)}
                             for i in range(3000)])  # split: 3000 x 3000 pieces
@@ -136,10 +140,7 @@ def _same_outcome(a, b) -> bool:
 
 def test_long_intervals_of_float_sums_are_swept_not_split(monkeypatch):
     from sira import FLOAT
-    called = []
-    real = aggregation.sweep_summary
-    monkeypatch.setattr(aggregation, "sweep_summary",
-                        lambda *a: called.append(a) or real(*a))
+    called = _calls(monkeypatch, aggregation, "sweep_summary")
     r = Relation.from_rows({"k": INT, "v": FLOAT, "during": LONGINTERVAL},
                            [{"k": 0, "v": 0.1 * i, "during": Interval(i, i + 100_000)}
                             for i in range(3000)])  # split: 3000 x 3000 pieces
@@ -233,10 +234,7 @@ def test_spark_sweeps_float_sums_of_long_intervals_without_the_split(monkeypatch
     import sira_spark.aggregation as spark_aggregation
     from sira import FLOAT
     from sira_spark import default_engine
-    called = []
-    real = spark_aggregation._float_segments
-    monkeypatch.setattr(spark_aggregation, "_float_segments",
-                        lambda *a: called.append(1) or real(*a))
+    called = _calls(monkeypatch, spark_aggregation, "_float_segments")
     r = Relation.from_rows({"k": INT, "v": FLOAT, "during": LONGINTERVAL},
                            [{"k": i % 2, "v": 0.1 * i - 5, "during": Interval(i, i + 1000)}
                             for i in range(300)])  # split: 300 x 300 pieces
