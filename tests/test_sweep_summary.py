@@ -250,7 +250,6 @@ def test_spark_sweeps_float_sums_of_long_intervals_without_the_split(monkeypatch
     [1.0, 2.0 ** -53, 2.0 ** -53, 2.0 ** -105],  # ties to even, then past halfway
 ])
 def test_duckdb_float_sweep_both_ways_gives_the_python_engine_s_sums(values):
-    from sira import FLOAT
     body = [{"k": i % 2, "v": v, "during": Interval(i, i + 3)} for i, v in enumerate(values)]
     body += [{"k": 2, "v": v, "during": Interval(i % 2, 9)} for i, v in enumerate(values)]
     _check_float_sweeps(body, "duckdb")

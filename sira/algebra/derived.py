@@ -203,8 +203,9 @@ def float_sums_apart(node: SummarizeBy, names):
         >>> r = relvar("r", {"k": INT, "v": FLOAT, "x": INTINTERVAL})
         >>> node = SummarizeBy(r, ("k", "x"), (("t", "plus", attr("v")),
         ...                                    ("m", "max", attr("v"))), using=("x",))
-        >>> float_sums_apart(node, {"plus", "max"})
-        joinusing(summarizebyusing(r,(k,x),(t(plus(v))),(x)),summarizebyusing(r,(k,x),(m(max(v))),(x)),(x))
+        >>> print(repr(float_sums_apart(node, {"plus", "max"})).replace("),s", "),\\ns"))
+        joinusing(summarizebyusing(r,(k,x),(t(plus(v))),(x)),
+        summarizebyusing(r,(k,x),(m(max(v))),(x)),(x))
     """
     from ..types import FLOAT
     from .aggregation import sweepable

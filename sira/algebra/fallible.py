@@ -30,9 +30,9 @@ What the fences do not cover: an engine may still skip an operand altogether whe
 from the plan or at run time, that the operator above it has nothing to combine it with (a
 join or semijoin whose other operand is empty, a restriction whose condition is false for every
 tuple, or restrictions above it whose conditions together are: ``le(a, 0)`` over ``gt(a, 0)``,
-even through a projection or a semijoin between them). The operand's formulas then never run, and an error the Python engine raises on it
-does not happen (the result the engine gives is the one the algebra gives, had the operand not
-failed).
+even through a projection or a semijoin between them). The operand's formulas then never run,
+and an error the Python engine raises on it does not happen (the result the engine gives is the
+one the algebra gives, had the operand not failed).
 
     >>> from sira import parse
     >>> from sira.values import Heading
