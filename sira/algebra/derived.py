@@ -203,9 +203,9 @@ def float_sums_apart(node: SummarizeBy, names):
         >>> r = relvar("r", {"k": INT, "v": FLOAT, "x": INTINTERVAL})
         >>> node = SummarizeBy(r, ("k", "x"), (("t", "plus", attr("v")),
         ...                                    ("m", "max", attr("v"))), using=("x",))
-        >>> print(repr(float_sums_apart(node, {"plus", "max"})).replace("),s", "),\\ns"))
-        joinusing(summarizebyusing(r,(k,x),(t(plus(v))),(x)),
-        summarizebyusing(r,(k,x),(m(max(v))),(x)),(x))
+        >>> apart = float_sums_apart(node, {"plus", "max"})
+        >>> type(apart).__name__, apart.using, [part.specs for part in apart.sources]
+        ('Join', ('x',), [(('t', 'plus', v),), (('m', 'max', v),)])
     """
     from ..types import FLOAT
     from .aggregation import sweepable
