@@ -1,7 +1,8 @@
 """Spark translations of AGGREGATE and SUMMARIZEBY.
 
 Exact aggregations use Spark's own (sum, max, bool_and...); FLOAT sums are the exact sum rounded
-once (the library's ``float_sum``, over the group's values); the inexact ones (FLOAT products,
+once, from partial sums of exact limbs per bucket of exponent (:func:`_exact_float_sums`, joined
+on the group: no group's values gathered in one array); the inexact ones (FLOAT products,
 AVERAGE, IINTERSECT, IUNION) fold the group's values in ascending order with ``aggregate`` over a
 sorted array, exactly as the Python engine does, so both engines give the same bits. An empty input
 gives the operator's identity.
@@ -29,7 +30,8 @@ from sira.types import AVERAGE, FLOAT, INTEGER_TYPES, RelationType
 
 from .basic import computed_on_every_row
 from .compiler import Packed, ordered, translates
-from .functions import (_average_plus, _iunion, column, exact_sum, float_mult, float_sum_column,
+from .functions import (_average_plus, _iunion, column, exact_sum, float_mult, float_round_column,
+                        float_sum_column,
                         interval_intersect, literal_column, sira_error)
 from .packing import _c, split_dataframes
 from .rowbound import sequence_join, stored
@@ -107,11 +109,72 @@ def aggregate_column(agg, value, t, grouped=False):
     return F.when(empty, fallback).otherwise(out)
 
 
-def _specs(node, heading, c, grouped=False):
+def _specs(node, heading, c, grouped=False, skip=()):
     from sira.expressions.evaluate import infer_type
     aggs = aggregations(node.specs, heading, node.operator_name)
     return [aggregate_column(a, column(e, heading, c), infer_type(e, heading), grouped).alias(n)
-            for (n, _, e), a in zip(node.specs, aggs)]
+            for j, ((n, _, e), a) in enumerate(zip(node.specs, aggs)) if j not in skip]
+
+
+def _float_sums(node, heading) -> list:
+    """The positions of the node's FLOAT sums."""
+    aggs = aggregations(node.specs, heading, node.operator_name)
+    return [j for j, a in enumerate(aggs) if a.name == "plus" and a.result_type == FLOAT]
+
+
+def _summary(df, node, heading, c, by: list, grouped: bool):
+    """``df`` aggregated per value of the attributes ``by`` (none: one row, with ``__n`` its
+    count) with the node's specs. FLOAT sums come from partial sums of their exact limbs
+    (:func:`_exact_float_sums`), joined on the group, so that no group's values are gathered
+    in one array; the others are Spark's aggregates."""
+    floats = _float_sums(node, heading)
+    cols = [F.col(f"`{n}`") for n in by]
+    rest = _specs(node, heading, c, grouped, floats)
+    if not by:
+        rest.append(F.count(F.lit(1)).alias("__n"))
+    summary = df.groupBy(*cols).agg(*rest) if by and rest else \
+        df.select(*cols).distinct() if by else df.agg(*rest)
+    if not floats:
+        return summary
+    sums = _exact_float_sums(df, node, heading, c, by, floats)
+    group = [(n, heading.type_of(n)) for n in by]
+    joined = _joined(summary, sums, group, []) if by else summary.crossJoin(sums)
+    names = [n for n in by] + [n for n, _, _ in node.specs] + ([] if by else ["__n"])
+    return joined.select(*[F.col(f"`{n}`") for n in names])
+
+
+def _exact_float_sums(df, node, heading, c, by: list, floats: list):
+    """One row per value of ``by`` (one row when empty, also for no input) with each FLOAT
+    sum of ``floats``: every value cut into its bucket of exponent and exact limb
+    (:func:`_float_limbs`), the limbs summed per (group, sum, bucket) and the infinities
+    counted (Spark's partial aggregates), then gathered per group (a few buckets each) and
+    rounded once (``float_round_column``)."""
+    cols = [F.col(f"`{n}`") for n in by]
+    parts = []
+    for j in floats:
+        v = column(node.specs[j][2], heading, c)
+        valued = df.select(*cols, v.alias("__v"))
+        x = F.col("__v")
+        finite = x.isNotNull() & (x != F.lit(0.0)) & ~x.isin(float("inf"), float("-inf"))
+        bucket, limb = _float_limbs(F.when(finite, x).otherwise(F.lit(1.0)))  # (never log2(0))
+        parts.append(valued.select(
+            *cols, F.lit(j).alias("__j"), F.when(finite, bucket).otherwise(-1).alias("__lb"),
+            F.when(finite, limb).otherwise(F.lit(0).cast("decimal(38,0)")).alias("__d"),
+            (x == F.lit(float("inf"))).cast("long").alias("__pi"),
+            (x == F.lit(float("-inf"))).cast("long").alias("__ni")))
+    limbs = reduce(lambda a, b: a.unionByName(b), parts).groupBy(*cols, "__j", "__lb").agg(
+        F.sum("__d").alias("__d"), F.sum("__pi").alias("__pi"), F.sum("__ni").alias("__ni"))
+    counts = []
+    for j in floats:
+        for x in ("__pi", "__ni"):
+            counts.append(F.coalesce(F.sum(F.when(F.col("__j") == j, F.col(x))), F.lit(0))
+                          .alias(f"{x}{j}"))
+    limb = F.struct(F.col("__j").alias("j"), F.col("__lb").alias("b"), F.col("__d").alias("s"))
+    gathered = limbs.groupBy(*cols).agg(  # (bucket -1: no finite value, nothing to add)
+        F.collect_list(F.when(F.col("__lb") >= 0, limb)).alias("__limbs"), *counts)
+    return gathered.select(*cols, *[
+        float_round_column(F.col("__limbs"), j, F.col(f"__pi{j}"), F.col(f"__ni{j}"))
+        .alias(node.specs[j][0]) for j in floats])
 
 
 @translates(Aggregate)
@@ -119,8 +182,8 @@ def _aggregate(node, children, c):
     (df,) = children
     if not node.specs:  # TABLE_DEE whatever the input holds (Spark refuses an empty agg)
         return df.agg(F.count(F.lit(1)).alias("__n")).drop("__n")
-    return computed_on_every_row(df.agg(*_specs(node, node.source.heading, c)),
-                                 fallible_attributes(node))
+    summary = _summary(df, node, node.source.heading, c, [], False).drop("__n")
+    return computed_on_every_row(summary, fallible_attributes(node))
 
 
 def _direct_summary(node, c):
@@ -456,7 +519,7 @@ def _summarized(node, children, c):
     if node.by and not node.specs:  # the groups alone (Spark refuses an empty agg)
         return df.select(*[F.col(f"`{n}`") for n in node.by]).distinct()
     if node.by:  # groups are never empty: Spark's aggregates as they are
-        return df.groupBy(*[F.col(f"`{n}`") for n in node.by]).agg(*_specs(node, h, c, True))
+        return _summary(df, node, h, c, list(node.by), True)
     # a global aggregation yields a row even for an empty input, which SUMMARIZEBY must not
-    out = df.agg(*_specs(node, h, c), F.count(F.lit(1)).alias("__n"))
+    out = _summary(df, node, h, c, [], False)
     return out.where(F.col("__n") > 0).drop("__n")

@@ -186,6 +186,10 @@ def operand_aggregate(expr, heading, compiler) -> Column:
     elif expr.op == "avg":
         value = aggregated_column(expr, F.collect_list(F.struct(
             F.col(f"`{expr.name}`").alias(expr.name))), heading)
+    elif expr.op == "sum" and at == FLOAT:  # AGGREGATE's partial sums of exact limbs
+        from sira.algebra.aggregation import Aggregate
+        total = Aggregate(node, ((expr.name, "plus", AttrRef(expr.name)),))
+        return compiler.compile(total).select(F.col(f"`{expr.name}`")).scalar()
     else:
         _refuse_unordered(expr.op, at)
         agg = aggregation({"sum": "plus"}.get(expr.op, expr.op), at)
