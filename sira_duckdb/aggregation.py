@@ -1,8 +1,9 @@
 """DuckDB translations of AGGREGATE and SUMMARIZEBY.
 
 Exact aggregations use DuckDB's own (sum into HUGEINT then a checked cast, max, bool_and...);
-FLOAT sums are the exact sum rounded once (the library's ``float_sum``, as a function of the
-group's list); the inexact ones (FLOAT products, AVERAGE, IINTERSECT, IUNION) fold the group's
+FLOAT sums are the exact sum rounded once, from partial sums of exact limbs per bucket of
+exponent (:func:`_exact_float_sums`, joined on the group: no group's values gathered in one
+list); the inexact ones (FLOAT products, AVERAGE, IINTERSECT, IUNION) fold the group's
 values in ascending order, exactly as the Python engine does, so both engines give the same
 bits, with ``list_reduce`` over the ordered list, each step checked as the Python engine checks
 it. An empty input gives the operator's identity (or the Python engine's error when it has
@@ -111,11 +112,75 @@ def aggregate_sql(c, agg, value: str, t, grouped: bool) -> str:
     return f"CASE WHEN count(*) = 0 THEN {fallback} ELSE {out} END"
 
 
-def _specs(node, heading, c, grouped: bool) -> list:
+def _specs(node, heading, c, grouped: bool, skip=()) -> list:
     aggs = aggregations(node.specs, heading, node.operator_name)
     return [f"CAST({aggregate_sql(c, a, expression(e, heading, c), infer_type(e, heading), grouped)}"
             f" AS {duckdb_type(a.result_type)}) AS {ident(n)}"
-            for (n, _, e), a in zip(node.specs, aggs)]
+            for j, ((n, _, e), a) in enumerate(zip(node.specs, aggs)) if j not in skip]
+
+
+def _summary(node, heading, c, source: str, grouped: bool, having: str = "") -> str:
+    """The SELECT aggregating ``source`` per value of the node's BY attributes (none: one row;
+    ``having``: its HAVING clause) with the node's specs. FLOAT sums come from partial sums of
+    their exact limbs per bucket of exponent (:func:`_exact_float_sums`), joined on the group,
+    so that no group's values are gathered in one list; the others are DuckDB's aggregates."""
+    aggs = aggregations(node.specs, heading, node.operator_name)
+    floats = [j for j, a in enumerate(aggs) if a.name == "plus" and a.result_type == FLOAT]
+    by = [ident(n) for n in getattr(node, "by", ())]  # (AGGREGATE has none)
+    group = f" GROUP BY {', '.join(by)}" if by else ""
+    if not floats:
+        return f"SELECT {', '.join(by + _specs(node, heading, c, grouped))} FROM {source}" \
+               f"{group}{having}"
+    rest = _specs(node, heading, c, grouped, floats)
+    count = f"count(*) AS {c.helper('n')}"  # (an aggregate: one row when there is no group)
+    main = c.define(f"SELECT {', '.join(by + rest + [count])} FROM {source}{group}{having}",
+                    "summary")
+    sums = _exact_float_sums(node, heading, c, source, by, floats)
+    on = " AND ".join(f"m.{k} IS NOT DISTINCT FROM f.{k}" for k in by) or "TRUE"
+    names = [f"m.{k}" for k in by] + [
+        f"f.{ident(n)}" if j in floats else f"m.{ident(n)}"
+        for j, (n, _, _) in enumerate(node.specs)]
+    return f"SELECT {', '.join(names)} FROM {main} AS m JOIN {sums} AS f ON {on}"
+
+
+def _exact_float_sums(node, heading, c, source: str, by: list, floats: list) -> str:
+    """One row per value of ``by`` (one row when empty, also for no input) with each FLOAT sum
+    of ``floats``: every finite nonzero value cut into its bucket of exponent and exact limb
+    (:func:`_float_limbs`), the limbs summed per (group, sum, bucket) and the infinities
+    counted, then gathered per group (a few buckets each) and rounded once
+    (``sira_py_float_round``)."""
+    j_, d_, pi, ni, lst = (c.helper(x) for x in ("j", "d", "pi", "ni", "limbs"))
+    ks = ", ".join(by + [""])
+    rows = []
+    for j in floats:
+        x = c.helper(f"x{j}")
+        ok = f"isfinite({x}) AND {x} <> 0"
+        items, bk, limb = _float_limbs(c, f"(CASE WHEN {ok} THEN {x} ELSE 1.0 END)", str(j))
+        valued = f"SELECT {ks}{expression(node.specs[j][2], heading, c)} AS {x} FROM {source}"
+        rows.append(f"SELECT {ks}{j} AS {j_}, {', '.join(items)}, "
+                    f"CASE WHEN {ok} THEN {bk} ELSE -1 END AS {c.helper('b')}, "
+                    f"CASE WHEN {ok} THEN {limb} ELSE CAST(0 AS HUGEINT) END AS {d_}, "
+                    f"CAST({x} = CAST('inf' AS DOUBLE) AS BIGINT) AS {pi}, "
+                    f"CAST({x} = CAST('-inf' AS DOUBLE) AS BIGINT) AS {ni} "
+                    f"FROM ({valued}) AS v{j}")
+    b = c.helper("b")
+    cols = [f"{k}, " for k in by]
+    limbs = c.define(
+        f"SELECT {''.join(cols)}{j_}, {b}, sum({d_}) AS {d_}, sum({pi}) AS {pi}, "
+        f"sum({ni}) AS {ni} FROM ({' UNION ALL '.join(rows)}) AS lb "
+        f"GROUP BY {''.join(cols)}{j_}, {b}", "float_limbs")
+    gathered = [f"list(struct_pack(j := {j_}, b := {b}, hi := CAST({d_} >> 64 AS BIGINT), "
+                f"lo := CAST({d_} & CAST(18446744073709551615 AS HUGEINT) AS UBIGINT))) "
+                f"FILTER (WHERE {b} >= 0) AS {lst}"]
+    for j in floats:
+        gathered += [f"coalesce(sum({pi}) FILTER (WHERE {j_} = {j}), 0) AS {c.helper(f'pi{j}')}",
+                     f"coalesce(sum({ni}) FILTER (WHERE {j_} = {j}), 0) AS {c.helper(f'ni{j}')}"]
+    group = f" GROUP BY {', '.join(by)}" if by else ""
+    per_group = c.define(f"SELECT {ks}{', '.join(gathered)} FROM {limbs}{group}", "float_sums")
+    values = [f"sira_py_float_round({lst}, {j}, CAST({c.helper(f'pi{j}')} AS BIGINT), "
+              f"CAST({c.helper(f'ni{j}')} AS BIGINT)) AS {ident(node.specs[j][0])}"
+              for j in floats]
+    return c.define(f"SELECT {ks}{', '.join(values)} FROM {per_group}", "float_rounded")
 
 
 @translates(Aggregate)
@@ -125,7 +190,7 @@ def _aggregate(node, children, c):
     source = guarded(child, node.source, [e for _, _, e in node.specs])
     if not node.specs:  # TABLE_DEE, whatever the input holds (still read: its errors count)
         return f"SELECT TRUE AS {DEE} FROM (SELECT count(*) FROM {source}) AS {ident('n')}"
-    return computed_on_every_row(f"SELECT {', '.join(_specs(node, h, c, False))} FROM {source}",
+    return computed_on_every_row(_summary(node, h, c, source, False),
                                  fallible_attributes(node))
 
 
@@ -534,11 +599,9 @@ def _summarized(node, children, c):
         (split_sql,) = split(c, [source if source == child else c.define(
             f"SELECT * FROM {source}", "guarded")], [h], list(node.using), key, node=node)
         source = c.define(split_sql, "split")
-    by = [ident(n) for n in node.by]
-    if by:  # groups are never empty
-        return (f"SELECT {', '.join(by + _specs(node, h, c, True))} FROM {source} "
-                f"GROUP BY {', '.join(by)}")
+    if node.by:  # groups are never empty
+        return _summary(node, h, c, source, True)
     if not node.specs:  # TABLE_DEE when the input holds a tuple, TABLE_DUM otherwise
         return f"SELECT DISTINCT TRUE AS {DEE} FROM {source}"
     # a global aggregation yields a row even for an empty input, which SUMMARIZEBY must not
-    return f"SELECT {', '.join(_specs(node, h, c, True))} FROM {source} HAVING count(*) > 0"
+    return _summary(node, h, c, source, True, " HAVING count(*) > 0")
