@@ -169,9 +169,7 @@ def _exact_float_sums(node, heading, c, source: str, by: list, floats: list) -> 
         f"SELECT {''.join(cols)}{j_}, {b}, sum({d_}) AS {d_}, sum({pi}) AS {pi}, "
         f"sum({ni}) AS {ni} FROM ({' UNION ALL '.join(rows)}) AS lb "
         f"GROUP BY {''.join(cols)}{j_}, {b}", "float_limbs")
-    gathered = [f"list(struct_pack(j := {j_}, b := {b}, hi := CAST({d_} >> 64 AS BIGINT), "
-                f"lo := CAST({d_} & CAST(18446744073709551615 AS HUGEINT) AS UBIGINT))) "
-                f"FILTER (WHERE {b} >= 0) AS {lst}"]
+    gathered = [f"{_limb_list(j_, b, d_)} FILTER (WHERE {b} >= 0) AS {lst}"]
     for j in floats:
         gathered += [f"coalesce(sum({pi}) FILTER (WHERE {j_} = {j}), 0) AS {c.helper(f'pi{j}')}",
                      f"coalesce(sum({ni}) FILTER (WHERE {j_} = {j}), 0) AS {c.helper(f'ni{j}')}"]
@@ -302,6 +300,13 @@ def _float_limbs(c, value: str, tag: str = ""):
     return items, bk, f"CAST({value} * {half} * {half} AS HUGEINT)"
 
 
+def _limb_list(which: str, bucket: str, limb: str) -> str:
+    """The aggregate list of (sum, bucket, limb) that ``sira_py_float_round`` reads, each
+    HUGEINT limb as its high BIGINT and low UBIGINT halves (exact through Arrow)."""
+    return (f"list(struct_pack(j := {which}, b := {bucket}, hi := CAST({limb} >> 64 AS BIGINT), "
+            f"lo := CAST({limb} & CAST(18446744073709551615 AS HUGEINT) AS UBIGINT)))")
+
+
 def _float_scales(c, packed, keys, values, floats):
     """``(base, scales)``: the packed rows with each FLOAT sum's value ``x<j>`` computed once
     and their group's scale beside it, and the scales per group. A group's scale for sum j is
@@ -415,9 +420,8 @@ def _float_segments(c, node, aggs, floats, base, scales, points, segments, keys,
            f"ROWS UNBOUNDED PRECEDING) AS {s_} FROM ({grid}) AS g LEFT JOIN {limbs} AS m "
            f"ON {on_grid}g.{j_} = m.{j_} AND g.{bk} = m.{bk} AND g.{p} = m.{p}")
     gathered = c.define(
-        f"SELECT {ks}{p}, list(struct_pack(j := {j_}, b := {bk}, hi := CAST({s_} >> 64 AS "
-        f"BIGINT), lo := CAST({s_} & CAST(18446744073709551615 AS HUGEINT) AS UBIGINT))) "
-        f"AS {lst} FROM ({run}) AS r WHERE {s_} <> 0 GROUP BY {ks}{p}", "gathered")
+        f"SELECT {ks}{p}, {_limb_list(j_, bk, s_)} AS {lst} FROM ({run}) AS r "
+        f"WHERE {s_} <> 0 GROUP BY {ks}{p}", "gathered")
     outs, stages, picked = [], [], []
     for j, a in enumerate(aggs):
         if j in floats:

@@ -84,23 +84,19 @@ def _py_float_round(limbs, which, pos, neg):
     NULL counts (a row no sum is asked of) give NULL."""
     import pyarrow as pa
 
-    from sira.expressions.library import rounded_float
+    from sira.expressions.library import float_total
     out = []
     for lst, j, p, n in zip(limbs.to_pylist(), which.to_pylist(), pos.to_pylist(),
                             neg.to_pylist()):
         if p is None:
             out.append(None)
-        elif p and n:
-            raise ValueError("SIRA|SiraValueError|plus|plus: the result is not a number")
-        elif p or n:
-            out.append(float("inf") if p else float("-inf"))
-        else:
-            total = sum(((x["hi"] << 64) + x["lo"]) << (32 * x["b"]) for x in lst or ()
-                        if x["j"] == j)
-            try:
-                out.append(rounded_float(total))
-            except SiraError as err:
-                raise _carry(err) from None
+            continue
+        total = sum(((x["hi"] << 64) + x["lo"]) << (32 * x["b"]) for x in lst or ()
+                    if x["j"] == j)
+        try:
+            out.append(float_total(total, p, n))
+        except SiraError as err:
+            raise _carry(err) from None
     return pa.array(out, pa.float64())
 
 

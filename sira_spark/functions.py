@@ -351,20 +351,14 @@ _FLOAT_SUM = F.udf(_float_sum, DoubleType())
 
 
 def _float_round(limbs, which, pos, neg):
-    from sira.expressions.library import rounded_float
+    from sira.expressions.library import float_total
 
     from .compiler import reported
     if pos is None:
         return None
     with reported():
-        if pos and neg:
-            from sira.errors import SiraValueError
-            raise SiraValueError("plus: the result is not a number", operator="plus",
-                                 value=float("nan"))
-        if pos or neg:
-            return float("inf") if pos else float("-inf")
-        return rounded_float(sum(int(x["s"]) << (32 * x["b"]) for x in limbs or ()
-                                 if x["j"] == which))
+        return float_total(sum(int(x["s"]) << (32 * x["b"]) for x in limbs or ()
+                               if x["j"] == which), pos, neg)
 
 
 _FLOAT_ROUND = F.udf(_float_round, DoubleType())

@@ -275,11 +275,14 @@ def float_total(scaled: int, positive: int, negative: int, name: str = "plus") -
         inf
     """
     if positive and negative:
-        raise SiraValueError(f"{name}: the result is not a number", operator=name,
-                             value=math.nan)
+        raise _not_a_number(name)
     if positive or negative:
         return math.inf if positive else -math.inf
     return rounded_float(scaled, name)
+
+
+def _not_a_number(name: str) -> SiraValueError:
+    return SiraValueError(f"{name}: the result is not a number", operator=name, value=math.nan)
 
 
 def float_sum(values, name: str = "plus") -> float:
@@ -303,8 +306,7 @@ def float_sum(values, name: str = "plus") -> float:
     except OverflowError:
         return _exact_float_sum(values, name)
     except ValueError:  # -inf with +inf
-        raise SiraValueError(f"{name}: the result is not a number", operator=name,
-                             value=math.nan) from None
+        raise _not_a_number(name) from None
     if total - total != 0.0 and all(map(math.isfinite, values)):  # overflow: said exactly
         return _exact_float_sum(values, name)
     return total + 0.0
@@ -312,13 +314,10 @@ def float_sum(values, name: str = "plus") -> float:
 
 def _exact_float_sum(values, name: str) -> float:
     """:func:`float_sum` by integer arithmetic (when a partial sum of ``math.fsum`` overflows)."""
-    infinite = {v for v in values if not math.isfinite(v)}
-    if len(infinite) > 1:
-        raise SiraValueError(f"{name}: the result is not a number", operator=name,
-                             value=math.nan)
-    if infinite:
-        return infinite.pop()
-    return rounded_float(sum(map(scaled_float, values)), name)
+    finite = [v for v in values if math.isfinite(v)]
+    positive = sum(1 for v in values if v == math.inf)
+    return float_total(sum(map(scaled_float, finite)), positive, len(values) - len(finite) -
+                       positive, name)
 
 
 def float_conversion(name):
