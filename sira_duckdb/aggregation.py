@@ -214,9 +214,10 @@ def _swept(node, children, c):
     FLOAT, counts), by a sweep line instead of the elementary-segment split, or None.
 
     Pointwise, a sum is over the distinct tuples present at a point: the source is packed on
-    the interval first (one PACK: a rest's intervals then neither overlap nor meet, so each
-    distinct rest is present at a point at most once); every packed interval is a begin event
-    (+1, +value) and an end event (-1, -value); summed per (group, point), one window per group
+    the interval first (one PACK, unless it is packed by construction, as a CQL window is: a
+    rest's intervals then neither overlap nor meet, so each distinct rest is present at a point
+    at most once); every packed interval is a begin event (+1, +value) and an end event (-1,
+    -value), both made from one read of its row; summed per (group, point), one window per group
     ordered by point gives the running count and sums and the next point, so [point, next)
     holds them where the count is positive; consecutive segments that meet with equal sums are
     one island (a running count of breaks), one tuple each: packed. A FLOAT sum runs exactly:
@@ -224,7 +225,7 @@ def _swept(node, children, c):
     once per segment as ``float_sum`` rounds. Sorts and hash aggregations only: O(n log n +
     output), however long the intervals (the split costs their overlaps)."""
     from sira.algebra.aggregation import sweepable
-    from .packing import begin_of, end_of, nonempty, pack_one
+    from .packing import begin_of, end_of, nonempty, packed_source
     swept = sweepable(node, _TREED, floats=True)
     if swept is None:
         return None
@@ -237,14 +238,14 @@ def _swept(node, children, c):
     source = guarded(child, node.source, [e for _, _, e in node.specs])
     if source != child:
         source = c.define(f"SELECT * FROM {source}", "guarded")
-    packed = c.define(pack_one(c, source, h, during), "packed",
+    packed = c.define(packed_source(c, source, node.source, during), "packed",
                       materialized=bool(floats))
     keys = [ident(n) for n in node.by if n != during]
     p, q, cnt = (c.helper(x) for x in ("p", "q", "cnt"))
     values = [expression(e, h, c) for _, _, e in node.specs]
     base, scales = packed, None
     if floats:  # each FLOAT value once, beside its group's scale (_float_scales)
-        base, scales = _float_scales(c, packed, keys, values, floats)
+        base, scales, valued = _float_scales(c, packed, keys, values, floats)
     sums, ups = [], []  # the running columns, and their values at a begin event
     for j, v in enumerate(values):
         if j in floats:  # the infinities, counted; the finite values as one exact integer
@@ -257,12 +258,13 @@ def _swept(node, children, c):
         else:
             sums.append(c.helper(f"s{j}"))
             ups.append(f"CAST({v} AS HUGEINT)")
-    begins = [f"{u} AS {x}" for u, x in zip(ups, sums)]
-    ends = [f"-{u} AS {x}" for u, x in zip(ups, sums)]
-    events = (f"SELECT {', '.join(keys + [f'{begin_of(during)} AS {p}', f'1 AS {cnt}'] + begins)}"
-              f" FROM {base} WHERE {nonempty(during)} UNION ALL "
-              f"SELECT {', '.join(keys + [f'{end_of(during)} AS {p}', f'-1 AS {cnt}'] + ends)}"
-              f" FROM {base} WHERE {end_of(during)} IS NOT NULL AND {nonempty(during)}")
+    # each row read once for both its events: its begin (sign 1) and its end (sign -1)
+    sg = c.helper("sg")
+    signed = [f"{sg} * {u} AS {x}" for u, x in zip(ups, sums)]
+    at = f"CASE WHEN {sg} = 1 THEN {begin_of(during)} ELSE {end_of(during)} END AS {p}"
+    events = (f"SELECT {', '.join(keys + [at, f'{sg} AS {cnt}'] + signed)} FROM {base} "
+              f"CROSS JOIN (VALUES (1), (-1)) AS signs({sg}) WHERE {nonempty(during)} "
+              f"AND ({sg} = 1 OR {end_of(during)} IS NOT NULL)")
     total = ", ".join(f"sum({x}) AS {x}" for x in [cnt] + sums)
     points = c.define(f"SELECT {', '.join(keys + [p, total])} FROM ({events}) AS ev "
                       f"GROUP BY {', '.join(keys + [p])}", "points", materialized=bool(floats))
@@ -274,7 +276,7 @@ def _swept(node, children, c):
                         f"{running} FROM {points}", "segments")
     outs = sums
     if floats:
-        segments, outs = _float_segments(c, node, aggs, floats, base, scales, points,
+        segments, outs = _float_segments(c, node, aggs, floats, valued, scales, points,
                                          segments, keys, p, cnt)
     same = " AND ".join([f"lag({q}) OVER {w}) = {p}"] +
                         [f"lag({x}) OVER {w}) = {x}" for x in outs])
@@ -342,7 +344,7 @@ def _float_scales(c, packed, keys, values, floats):
     picked = ", ".join(col.rsplit(" AS ", 1)[-1] for col in scale_cols)
     base = c.define(f"SELECT v.*, {', '.join(f'sc.{x}' for x in picked.split(', '))} "
                     f"FROM {valued} AS v JOIN {scales} AS sc ON {on}", "scaled")
-    return base, scales
+    return base, scales, valued
 
 
 def _scaled_to(x: str, low: str) -> str:
@@ -384,14 +386,16 @@ def _rounded_from(c, total: str, low: str, pos: str, neg: str, tag: str):
                    f"WHEN isinf({value}) THEN {overflow} ELSE {value} + 0.0 END)")
 
 
-def _float_segments(c, node, aggs, floats, base, scales, points, segments, keys, p, cnt):
+def _float_segments(c, node, aggs, floats, valued, scales, points, segments, keys, p, cnt):
     """The segments with each FLOAT sum's value. A group that fits (:func:`_float_scales`)
     ran its finite values as one exact integer beside the other sums: rounded here in SQL
     (:func:`_rounded_from`). One that does not runs them per (sum, bucket of exponent) at
     every point of the group (:func:`_float_limbs`), gathered per point and rounded once by
     ``sira_py_float_round`` (:func:`sira.expressions.library.rounded_float`) with the running
     counts of infinities: rows the group's points times its (sum, bucket) lanes, the buckets
-    its values use being few (one per factor 2**32 of their range)."""
+    its values use being few (one per factor 2**32 of their range). Only the groups that do
+    not fit are read for their limbs (the values joined to those groups' keys: nothing to
+    read, and no condition to test on every row, where every group fits)."""
     from .packing import begin_of, end_of, nonempty
     j_, d_, s_, lst, bk = (c.helper(x) for x in ("j", "d", "s", "limbs", "bk"))
     (during,) = node.using
@@ -400,10 +404,12 @@ def _float_segments(c, node, aggs, floats, base, scales, points, segments, keys,
     for j in floats:
         x, fits = c.helper(f"x{j}"), c.helper(f"fits{j}")
         items, bk, limb = _float_limbs(c, x)
+        unfit = (f"(SELECT {ks}TRUE AS {fits} FROM {scales} WHERE NOT {fits}) AS sc "
+                 f"ON {' AND '.join(f'v.{k} = sc.{k}' for k in keys) or 'TRUE'}")
         for at, sign, when in ((begin_of(during), "", ""),
                                (end_of(during), "-", f" AND {end_of(during)} IS NOT NULL")):
-            finite = (f"SELECT {ks}{at} AS {p}, {x} FROM {base} "
-                      f"WHERE NOT {fits} AND {nonempty(during)}{when}")
+            finite = (f"SELECT {''.join(f'v.{k}, ' for k in keys)}{at} AS {p}, {x} "
+                      f"FROM {valued} AS v JOIN {unfit} WHERE {nonempty(during)}{when}")
             rows.append(f"SELECT {ks}{p}, {j} AS {j_}, {', '.join(items)}, {sign}{limb} AS {d_} "
                         f"FROM ({finite}) AS fv WHERE isfinite({x}) AND {x} <> 0")
     limbs = c.define(f"SELECT {ks}{j_}, {bk}, {p}, sum({d_}) AS {d_} FROM "
@@ -490,7 +496,7 @@ def _tree(node, children, c, aggs):
     running count of breaks), one tuple each: packed. O(n log n + output) rows, sorts, hash
     joins and hash aggregations only, however long the intervals (the split costs their
     overlaps)."""
-    from .packing import begin_of, end_of, pack_one
+    from .packing import begin_of, end_of, packed_source
     from .sql import field
     (during,) = node.using
     h = node.source.heading
@@ -498,7 +504,8 @@ def _tree(node, children, c, aggs):
     source = guarded(child, node.source, [e for _, _, e in node.specs])
     if source != child:
         source = c.define(f"SELECT * FROM {source}", "guarded")
-    packed = c.define(pack_one(c, source, h, during), "packed", materialized=True)
+    packed = c.define(packed_source(c, source, node.source, during), "packed",
+                      materialized=True)
     keys = [ident(n) for n in node.by if n != during]
     p, i, m, lo, hi, j, x, s, q = (c.helper(y) for y in (
         "p", "i", "m", "lo", "hi", "j", "x", "s", "q"))

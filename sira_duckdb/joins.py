@@ -6,7 +6,8 @@ no DISTINCT follows. Pointwise attributes are split together first, except for a
 operands pointwise on one interval attribute (JOINUSING), an overlap join
 (``overlap_join``) as on the Python engine.
 
-The overlap join packs both operands on the interval first; then every overlapping pair of a
+The overlap join packs both operands on the interval first (a CQL window is packed already:
+``sira.algebra.packing.packed_on``); then every overlapping pair of a
 left and a right interval (same values of the other common attributes) is one output tuple over
 their intersection. A pair overlaps when the later begin lies inside the other interval, so the
 pairs are found twice over, once with the right begin inside the left interval (left begin <=
@@ -30,7 +31,7 @@ from .basic import computed_on_every_row, guarded
 from .compiler import Packed, translates
 from .guards import limited, refuse_product
 from .functions import Scope, expression
-from .packing import begin_of, end_of, pack_one, split
+from .packing import begin_of, end_of, packed_source, split
 from .sql import and_all, columns, field, ident
 from .types import equal
 
@@ -90,8 +91,8 @@ def overlap_join(c, node, left, lh, right, rh, name: str) -> str:
     cl, cr, rn, lo, hi, m = (c.helper(x) for x in ("cl", "cr", "rn", "lo", "hi", "m"))
     part = f"PARTITION BY {', '.join(keys)} " if keys else ""
     sides = []
-    for src, h in ((left, lh), (right, rh)):
-        packed = c.define(pack_one(c, src, h, name), "packed")
+    for src, source in zip((left, right), node.sources):  # a window is packed already
+        packed = c.define(packed_source(c, src, source, name), "packed")
         sides.append(c.define(f"SELECT *, row_number() OVER () AS {ident_} FROM {packed}",
                               "numbered", materialized=True))
     events = []

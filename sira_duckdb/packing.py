@@ -78,6 +78,17 @@ def pack_one(c, source: str, heading, name: str) -> str:
                   f" GROUP BY {', '.join(keep + [isl])}")
 
 
+def packed_source(c, source: str, node, name: str) -> str:
+    """The SQL of ``source`` (the translation of ``node``, a set) packed on ``name``: PACK
+    (:func:`pack_one`), or ``source`` as it is where ``node`` is packed on ``name`` by
+    construction (:func:`sira.algebra.packing.packed_on`: a CQL window, whose every element
+    keeps its own period, need not be grouped by all its attributes again)."""
+    from sira.algebra.packing import packed_on
+    if packed_on(node, name):
+        return f"SELECT * FROM {source}"
+    return pack_one(c, source, node.heading, name)
+
+
 def greatest_point(point) -> str:
     """The greatest value of a point type, as SQL (an end at it covers every begin after)."""
     if isinstance(point, IntegerType):

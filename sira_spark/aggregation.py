@@ -222,16 +222,17 @@ def _swept(node, children, c):
     among integer sums, by a segment tree (:func:`_tree`); None for other aggregates.
 
     Pointwise, a sum is over the distinct tuples present at a point: the source is packed on the
-    interval first (a rest's intervals then neither overlap nor meet, so each distinct rest is
-    present at a point at most once); every packed interval is a begin event (+1, +value) and an end
-    event (-1, -value), summed per (group, point) in DECIMAL(38); per group in order of point
-    (``running_sequence``, over buckets of point) the running count and sums and the next point say
-    that [point, next) holds them where the count is positive; PACK then joins the segments that
+    interval first, unless it is packed by construction, as a CQL window is (a rest's intervals
+    then neither overlap nor meet, so each distinct rest is present at a point at most once);
+    every packed interval is a begin event (+1, +value) and an end event (-1, -value), summed
+    per (group, point) in DECIMAL(38); per group in order of point (``running_sequence``, over
+    buckets of point) the running count and sums and the next point say that [point, next)
+    holds them where the count is positive; PACK then joins the segments that
     meet with equal sums. A FLOAT sum runs exactly: its infinities as counts, its finite values
     as integer limbs (:func:`_float_segments`), rounded once per segment. O(n log n + output)
     however long the intervals (the split costs their overlaps), as on the DuckDB engine."""
     from sira.algebra.aggregation import sweepable
-    from .packing import pack_one, running_sequence
+    from .packing import pack_one, packed_source, running_sequence
     swept = sweepable(node, _TREED, floats=True)
     if swept is None:
         return None
@@ -241,7 +242,7 @@ def _swept(node, children, c):
         return None if floats else _tree(node, children, c, during, aggs)
     h = node.source.heading
     (df,) = children
-    packed = pack_one(df, h, during)
+    packed = packed_source(df, node.source, during)
     if floats:
         packed = packed.localCheckpoint(eager=False)  # read by the limbs too
     keys = [_c(n) for n in node.by if n != during]
@@ -389,10 +390,10 @@ def _tree(node, children, c, during, aggs):
     with equal aggregates. O(n log n + output) rows, however long the intervals (the split
     costs their overlaps).
     """
-    from .packing import _numbered, pack_one
+    from .packing import _numbered, pack_one, packed_source
     h = node.source.heading
     (df,) = children
-    packed = pack_one(df, h, during)
+    packed = packed_source(df, node.source, during)
     group = [(n, h.type_of(n)) for n in node.by if n != during]
 
     def keys(frame_prefix, alias_prefix=None):

@@ -75,10 +75,11 @@ def overlap_join(c, node, left, lh, right, rh, name):
     Each packed side is numbered (``monotonically_increasing_id``) and stored
     (``localCheckpoint``), so the numbers the window sees are the ones the final join sees."""
     from .guards import check_size
-    from .packing import SEQUENCE_BUCKET_ROWS, pack_one
+    from .packing import SEQUENCE_BUCKET_ROWS, packed_source
     key = [n for n in lh.names if n in rh and n != name]
-    sides = [stored(pack_one(df, h, name).withColumn("__id", F.monotonically_increasing_id()))
-             for df, h in ((left, lh), (right, rh))]
+    sides = [stored(packed_source(df, source, name).withColumn(
+        "__id", F.monotonically_increasing_id()))
+        for df, source in zip((left, right), node.sources)]  # a window is packed already
     events = []
     for j, side in enumerate(sides):  # j: 0 left, 1 right
         iv = _c(name)

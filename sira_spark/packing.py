@@ -56,6 +56,17 @@ def _rebuild(df, name, begin, end, is_open):
     return df.withColumn(name, F.struct(begin.alias("begin"), end.alias("end")))
 
 
+def packed_source(df, node, name):
+    """``df`` (the translation of ``node``, a set) packed on ``name``: PACK (:func:`pack_one`),
+    or ``df`` as it is where ``node`` is packed on ``name`` by construction
+    (:func:`sira.algebra.packing.packed_on`: a CQL window, whose every element keeps its own
+    period, need not be grouped by all its attributes again)."""
+    from sira.algebra.packing import packed_on
+    if packed_on(node, name):
+        return df
+    return pack_one(df, node.heading, name)
+
+
 def pack_one(df, heading, name):
     """PACK on one interval attribute: gaps and islands per value of the other attributes.
 

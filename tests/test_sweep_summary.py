@@ -13,7 +13,7 @@ import sira.engine.aggregation as aggregation
 from sira import INT, Relation
 from sira.intervals import LONGINTERVAL, Interval
 
-from conftest import evaluated_without
+from conftest import ENGINES, evaluated_without
 
 QUERIES = [
     "summarizebyusing(r, (k, during), (t(plus(v)) n(plus(1)) hi(max(v)) lo(min(v))"
@@ -288,3 +288,70 @@ def test_spark_float_sums_of_groups_are_partial_sums_of_exact_limbs(text):
     plan = default_engine().dataframe(text, {"r": r})._jdf.queryExecution().optimizedPlan()
     assert "collect_list(v#" not in plan.toString()  # the group's values, gathered
     assert default_engine().evaluate(text, {"r": r}) == sira.evaluate(text, {"r": r})
+
+
+WINDOW_SUMS = ("summarizebyusing(window(s, ts, range(3)), (k, during), (t(plus(v)), "
+               "f(plus(x)), n(plus(1))), (during))")
+
+
+def _window_stream():
+    """Three keys: small FLOATs (one exact integer a key), one key's values too wide for it
+    (1e300 beside 1e-300: summed by buckets of exponent), and ties on ts."""
+    from sira import FLOAT, LONG
+    rows = [(t // 2, t % 3, (t * 37) % 11 - 5, 0.1 * ((t * 37) % 11 - 5)) for t in range(40)]
+    rows += [(50 + t, 7, t, 1e300 if t % 2 else 1e-300) for t in range(6)]
+    return Relation.from_rows({"ts": LONG, "k": INT, "v": INT, "x": FLOAT}, rows)
+
+
+@pytest.mark.parametrize("engine", [e for e in ("duckdb", "spark") if e in ENGINES])
+def test_a_window_is_swept_as_it_is_without_packing_it_again(engine, monkeypatch):
+    """A CQL window gives each element of its source (a set) its own period, so it is packed
+    by construction (sira.algebra.packing.packed_on): the sweep of a SUMMARIZEBYUSING over it
+    reads it without the PACK (a grouping by every attribute), and gives the Python engine's
+    sums and counts, exact FLOAT sums included, for keys whose values fit one exact integer
+    and for one whose values do not."""
+    import sira.algebra.packing
+    s = _window_stream()
+    expected = sira.evaluate(WINDOW_SUMS, {"s": s})
+    packed_on = sira.algebra.packing.packed_on
+    asked = []
+
+    def recorded(node, name):
+        asked.append(packed_on(node, name))
+        return asked[-1]
+    monkeypatch.setattr(sira.algebra.packing, "packed_on", recorded)
+    if engine == "duckdb":
+        sql = _duckdb().sql(WINDOW_SUMS, {"s": s})
+        assert 'PARTITION BY "k", "ts", "v", "x"' not in sql, sql  # the PACK's windows
+        got = _duckdb().evaluate(WINDOW_SUMS, {"s": s})
+    else:
+        got = sira.evaluate(WINDOW_SUMS, {"s": s}, engine="spark")
+    assert asked and all(asked)
+    assert got == expected
+    # a relvar is not known packed: packed first (a rest's overlapping periods counted once)
+    w = sira.evaluate("window(s, ts, range(3))", {"s": s})
+    first = min(w.to_rows(), key=lambda t: (t["ts"], t["k"]))
+    w = Relation.from_rows(w.heading, [*w.to_rows(), {**first, "during": Interval(
+        first["during"].begin + 1, first["during"].end + 2)}])
+    text = WINDOW_SUMS.replace("window(s, ts, range(3))", "w")
+    asked.clear()
+    assert sira.evaluate(text, {"w": w}, engine=engine) == sira.evaluate(text, {"w": w})
+    assert asked == [False]
+
+
+@pytest.mark.parametrize("engine", [e for e in ("duckdb", "spark") if e in ENGINES])
+def test_a_join_of_two_windows_pointwise_reads_them_without_packing_them_again(engine):
+    """The overlap join of two CQL windows (a stream join, pointwise on ``during``) reads
+    each window as it is (packed by construction), and gives the Python engine's tuples;
+    a relvar holding overlapping periods of one rest is still packed first."""
+    s = _window_stream()
+    text = ("joinusing(window(s, ts, range(3)), rename(window(s, ts, rows(2)), "
+            "(ts, t2, v, v2, x, x2)), (during))")
+    assert sira.evaluate(text, {"s": s}, engine=engine) == sira.evaluate(text, {"s": s})
+    w = sira.evaluate("window(s, ts, range(3))", {"s": s})
+    first = min(w.to_rows(), key=lambda t: (t["ts"], t["k"]))
+    w = Relation.from_rows(w.heading, [*w.to_rows(), {**first, "during": Interval(
+        first["during"].begin + 1, first["during"].end + 2)}])
+    text = "joinusing(w, rename(window(s, ts, range(2)), (ts, t2, v, v2, x, x2)), (during))"
+    assert sira.evaluate(text, {"s": s, "w": w}, engine=engine) == \
+        sira.evaluate(text, {"s": s, "w": w})

@@ -24,6 +24,37 @@ def interval_names(heading) -> tuple:
     return tuple(n for n, t in heading.attributes if isinstance(t, IntervalType))
 
 
+def packed_on(node, name: str) -> bool:
+    """Whether ``node``'s result is packed on its interval attribute ``name`` by construction
+    (no two of its tuples agreeing on every other attribute have intervals that overlap or
+    meet), so that a sweep over ``name`` reads it as it is instead of packing it first. True
+    for a CQL window (each element of its source, a set, is one tuple keeping its own period:
+    no two tuples agree on the rest), for a node every engine packs on ``name`` alone, and
+    through RESTRICT, EXTEND and RENAME (a subset of a packed relation is packed; an added
+    attribute only tells more tuples apart). False where it is not known.
+
+        >>> from sira import parse
+        >>> h = {"s": {"ts": "long", "v": "int"}}
+        >>> packed_on(parse("restrict(window(s, ts, range(10)), gt(v, 1))", h), "during")
+        True
+        >>> packed_on(parse("project(window(s, ts, range(10)), (during))", h), "during")
+        True
+        >>> packed_on(parse("rename(window(s, ts, range(10)), (during, p))", h), "p")
+        True
+        >>> packed_on(parse("unpack(window(s, ts, range(10)), (during))", h), "during")
+        False
+    """
+    from .basic import Extend, Rename, Restrict
+    from .windows import Window
+    while isinstance(node, (Restrict, Extend, Rename)):
+        if isinstance(node, Rename):
+            name = {new: old for old, new in node.pairs}.get(name, name)
+        node = node.source
+    if isinstance(node, Window):
+        return node.during == name
+    return node.packs and tuple(node.pack_list) == (name,)
+
+
 def optional_names(names):
     """Converter for ``using`` fields: None stays None (meaning: every interval attribute)."""
     if names is None:
