@@ -250,9 +250,12 @@ def _swept(node, children, c):
     for j, v in enumerate(values):
         if j in floats:  # the infinities, counted; the finite values as one exact integer
             x, low, fits = (c.helper(f"{y}{j}") for y in ("x", "u", "fits"))
-            sums += [c.helper(f"pi{j}"), c.helper(f"ni{j}"), c.helper(f"f{j}")]
-            ups += [f"CAST({x} = CAST('inf' AS DOUBLE) AS HUGEINT)",
-                    f"CAST({x} = CAST('-inf' AS DOUBLE) AS HUGEINT)",
+            sums += [c.helper(f"inf{j}"), c.helper(f"f{j}")]
+            # both counts of infinities in one sum: +inf below bit 62, -inf above it. Every
+            # running count is of intervals open at a point, at least 0 and below 2**62, so
+            # the running sum holds both apart (_float_segments takes them out again)
+            ups += [f"(CAST({x} = CAST('inf' AS DOUBLE) AS HUGEINT) + "
+                    f"CAST({x} = CAST('-inf' AS DOUBLE) AS HUGEINT) * {_INF_APART})",
                     f"CASE WHEN {fits} AND isfinite({x}) AND {x} <> 0 THEN "
                     f"{_scaled_to(x, low)} ELSE CAST(0 AS HUGEINT) END"]
         else:
@@ -281,6 +284,11 @@ def _swept(node, children, c):
     same = " AND ".join([f"lag({q}) OVER {w}) = {p}"] +
                         [f"lag({x}) OVER {w}) = {x}" for x in outs])
     return _islands(node, aggs, c, f"{segments} WHERE {cnt} > 0", keys, w, same, p, q, outs)
+
+
+#: the counts of +inf and -inf of a FLOAT sum held in one HUGEINT sum: +inf's below it, -inf's
+#: times it (each running count is below 2**62)
+_INF_APART = "CAST(4611686018427387904 AS HUGEINT)"
 
 
 def _float_limbs(c, value: str, tag: str = ""):
@@ -433,9 +441,10 @@ def _float_segments(c, node, aggs, floats, valued, scales, points, segments, key
         if j in floats:
             o = c.helper(f"o{j}")
             pos, neg, fast = (c.helper(f"{y}{j}") for y in ("pi", "ni", "f"))
-            low, fits = c.helper(f"u{j}"), c.helper(f"fits{j}")
+            low, fits, inf = c.helper(f"u{j}"), c.helper(f"fits{j}"), c.helper(f"inf{j}")
             items, value = _rounded_from(c, fast, low, pos, neg, str(j))
-            stages += items
+            stages += [f"{inf} % {_INF_APART} AS {pos}", f"{inf} // {_INF_APART} AS {neg}",
+                       *items]
             picked.append(
                 f"CASE WHEN {cnt} <= 0 THEN NULL WHEN {fits} THEN {value} "
                 f"ELSE sira_py_float_round({lst}, {j}, CAST({pos} AS BIGINT), "
