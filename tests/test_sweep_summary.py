@@ -248,6 +248,8 @@ def test_spark_sweeps_float_sums_of_long_intervals_without_the_split(monkeypatch
     [5e-324, 1e308, -1e308, 0.1, 1.7976931348623157e308],  # buckets of exponent (too wide)
     [1e308, 1e308, 1e308, -1e308],  # overflow at some point, not at others
     [1.0, 2.0 ** -53, 2.0 ** -53, 2.0 ** -105],  # ties to even, then past halfway
+    # -inf (its count above bit 62 of the infinities' one sum), twice at some points
+    [float("-inf"), 1.0, float("-inf"), 2.5, 0.5],
 ])
 def test_duckdb_float_sweep_both_ways_gives_the_python_engine_s_sums(values):
     body = [{"k": i % 2, "v": v, "during": Interval(i, i + 3)} for i, v in enumerate(values)]
