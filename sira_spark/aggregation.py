@@ -227,10 +227,10 @@ def _swept(node, children, c):
     every packed interval is a begin event (+1, +value) and an end event (-1, -value), summed
     per (group, point) in DECIMAL(38); per group in order of point (``running_sequence``, over
     buckets of point) the running count and sums and the next point say that [point, next)
-    holds them where the count is positive; PACK then joins the segments that
-    meet with equal sums. A FLOAT sum runs exactly: its infinities as counts, its finite values
-    as integer limbs (:func:`_float_segments`), rounded once per segment. O(n log n + output)
-    however long the intervals (the split costs their overlaps), as on the DuckDB engine."""
+    holds them where the count is positive; PACK then joins the segments that meet with equal
+    sums. A FLOAT sum runs exactly: its infinities as counts, its finite values as integer limbs
+    (:func:`_float_segments`), rounded once per segment. O(n log n + output) however long the
+    intervals (the split costs their overlaps), as on the DuckDB engine."""
     from sira.algebra.aggregation import sweepable
     from .packing import pack_one, packed_source, running_sequence
     swept = sweepable(node, _TREED, floats=True)
