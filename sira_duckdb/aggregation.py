@@ -238,8 +238,7 @@ def _swept(node, children, c):
     source = guarded(child, node.source, [e for _, _, e in node.specs])
     if source != child:
         source = c.define(f"SELECT * FROM {source}", "guarded")
-    packed = c.define(packed_source(c, source, node.source, during), "packed",
-                      materialized=bool(floats))
+    packed = packed_source(c, source, node.source, during, materialized=bool(floats))
     keys = [ident(n) for n in node.by if n != during]
     p, q, cnt = (c.helper(x) for x in ("p", "q", "cnt"))
     values = [expression(e, h, c) for _, _, e in node.specs]
@@ -513,8 +512,7 @@ def _tree(node, children, c, aggs):
     source = guarded(child, node.source, [e for _, _, e in node.specs])
     if source != child:
         source = c.define(f"SELECT * FROM {source}", "guarded")
-    packed = c.define(packed_source(c, source, node.source, during), "packed",
-                      materialized=True)
+    packed = packed_source(c, source, node.source, during, materialized=True)
     keys = [ident(n) for n in node.by if n != during]
     p, i, m, lo, hi, j, x, s, q = (c.helper(y) for y in (
         "p", "i", "m", "lo", "hi", "j", "x", "s", "q"))

@@ -194,6 +194,7 @@ class Compiler:
         self._loaded: dict = {}
         self.prefix = "__s"
         self.checks: dict = {}  # per-evaluation memo of data checks (window orders...)
+        self.packs: dict = {}  # (source name, interval attribute) -> its packed CTE
         self._lambdas = 0
 
     # ------------------------------------------------------------------ names

@@ -92,7 +92,7 @@ def overlap_join(c, node, left, lh, right, rh, name: str) -> str:
     part = f"PARTITION BY {', '.join(keys)} " if keys else ""
     sides = []
     for src, source in zip((left, right), node.sources):  # a window is packed already
-        packed = c.define(packed_source(c, src, source, name), "packed")
+        packed = packed_source(c, src, source, name)
         sides.append(c.define(f"SELECT *, row_number() OVER () AS {ident_} FROM {packed}",
                               "numbered", materialized=True))
     events = []
@@ -232,5 +232,35 @@ def _leftjoin(node, children, c):
     cols = ", ".join(columns(node.heading))
     extended = computed_on_every_row(f"SELECT {', '.join(values)} FROM {source}",
                                      fallible_attributes(node))
+    packed = node.packs and parts is not None
+    if packed and tuple(node.pack_list) == (overlap_attribute(parts[0]),):
+        ext = c.define(f"SELECT {cols} FROM ({extended}) AS e", "extended", materialized=True)
+        union = limited(c, node, f"SELECT {cols} FROM {joined} UNION ALL "
+                                 f"SELECT {cols} FROM {ext}", "leftjoin")  # max_tuples
+        return Packed(_packed_union(c, node, union, joined, ext))
     result = f"SELECT {cols} FROM {joined} UNION ALL SELECT {cols} FROM ({extended}) AS e"
     return f"SELECT * FROM {limited(c, node, result, 'leftjoin')}"  # max_tuples
+
+
+def _packed_union(c, node, union: str, joined: str, extended: str) -> str:
+    """LEFTJOIN's ``union`` (a name) of its overlap join ``joined`` and its ``extended``
+    SEMIMINUS, packed on its one interval attribute. Each part is packed already (the join's
+    pieces of one rest come from distinct islands of both operands; the extended SEMIMINUS's
+    rests are its left rests with defaults), so only a rest found in both parts (a default
+    equal to a value the join made) can hold pieces that meet: the rows of those rests alone
+    are packed, the others kept as they are (hash joins on the rest, not a sort of the whole
+    result)."""
+    from .packing import pack_one
+    h = node.heading
+    (name,) = node.pack_list
+    rest = h.without([name])
+    if not rest.names:  # a single rest, which both parts may hold
+        return pack_one(c, union, h, name)
+    keys = ", ".join(ident(n) for n in rest.names)
+    both = c.define(f"SELECT DISTINCT {keys} FROM "
+                    f"({semi(extended, h, f'(SELECT {keys} FROM {joined})', rest, True)}) AS b",
+                    "shared", materialized=True)
+    kept = semi(union, h, both, rest, False)
+    merged = pack_one(c, c.define(semi(union, h, both, rest, True), "meeting"), h, name)
+    cols = ", ".join(columns(h))
+    return f"SELECT {cols} FROM ({kept}) AS k UNION ALL SELECT {cols} FROM ({merged}) AS m"

@@ -78,15 +78,35 @@ def pack_one(c, source: str, heading, name: str) -> str:
                   f" GROUP BY {', '.join(keep + [isl])}")
 
 
-def packed_source(c, source: str, node, name: str) -> str:
-    """The SQL of ``source`` (the translation of ``node``, a set) packed on ``name``: PACK
-    (:func:`pack_one`), or ``source`` as it is where ``node`` is packed on ``name`` by
-    construction (:func:`sira.algebra.packing.packed_on`: a CQL window, whose every element
-    keeps its own period, need not be grouped by all its attributes again)."""
+def packed_source(c, source: str, node, name: str, materialized: bool = False) -> str:
+    """The name of a common table expression holding ``source`` (the name of the translation
+    of ``node``, a set) packed on ``name``: PACK (:func:`pack_one`), or ``source`` as it is
+    where ``node`` is packed on ``name`` by construction
+    (:func:`sira.algebra.packing.packed_on`: a CQL window, whose every element keeps its own
+    period, need not be grouped by all its attributes again). One query asking twice for one
+    source packed on one attribute (LEFTJOIN's overlap join and its SEMIMINUS both pack the
+    left operand) gets the same name, computed once.
+
+        >>> import sira
+        >>> from sira.intervals import INTINTERVAL
+        >>> from sira_duckdb import DuckDBEngine
+        >>> from sira_duckdb.compiler import Compiler
+        >>> r = sira.Relation.from_rows({"k": sira.INT, "during": INTINTERVAL}, [])
+        >>> node, c = sira.parse("r", {"r": r}), Compiler(DuckDBEngine(), {})
+        >>> first = packed_source(c, '"r"', node, "during")
+        >>> first == packed_source(c, '"r"', node, "during") and first in c.materialized
+        True
+    """
     from sira.algebra.packing import packed_on
-    if packed_on(node, name):
-        return f"SELECT * FROM {source}"
-    return pack_one(c, source, node.heading, name)
+    key = (source, name)
+    known = c.packs.get(key)
+    if known is not None:
+        c.materialized.add(known)  # read by two consumers: computed once
+        return known
+    sql = (f"SELECT * FROM {source}" if packed_on(node, name)
+           else pack_one(c, source, node.heading, name))
+    c.packs[key] = c.define(sql, "packed", materialized=materialized)
+    return c.packs[key]
 
 
 def greatest_point(point) -> str:
@@ -178,6 +198,16 @@ def split(c, sources, headings, names, key, node=None) -> list:
     return selects
 
 
+def _packed_if_known(c, source: str, name: str) -> str:
+    """The packed CTE of ``source`` on ``name`` when this query has one
+    (:func:`packed_source`), computed once for every reader; else ``source``."""
+    known = c.packs.get((source, name))
+    if known is None:
+        return source
+    c.materialized.add(known)
+    return known
+
+
 def sweep(c, sources, heading, name: str, keep) -> str:
     """A pointwise set operation on one interval attribute, packed, by a sweep line.
 
@@ -195,6 +225,9 @@ def sweep(c, sources, heading, name: str, keep) -> str:
     keys = [ident(k) for k in key]
     m = len(sources)
     iv = ident(name)
+    # an input this query packs on ``name`` anyway is read packed: the same coverage, from
+    # as few rows as its islands (LEFTJOIN's SEMIMINUS: its left operand, packed for the join)
+    sources = [_packed_if_known(c, src, name) for src in sources]
     p, q, inside, isl = (c.helper(x) for x in ("p", "q", "in", "isl"))
     d = [c.helper(f"d{j}") for j in range(m)]
     events = []

@@ -360,6 +360,28 @@ def test_a_leftjoin_by_the_overlap_join_equals_the_split(kind, keys, data):
         assert _duckdb().evaluate(text, relvars) == expected, text
 
 
+def test_a_leftjoin_s_default_equal_to_a_joined_value_packs_the_pieces_that_meet():
+    """DuckDB packs only the rests found in both parts of LEFTJOIN (``_packed_union``): a
+    default equal to a value the join made meets that join's piece and is one tuple with it;
+    other rests are kept as their parts made them."""
+    r = Relation.from_rows({"k": INT, "during": INTINTERVAL},
+                           [(1, Interval(0, 10)), (2, Interval(0, 10)), (3, Interval(4, None))])
+    q = Relation.from_rows({"k": INT, "w": INT, "during": INTINTERVAL},
+                           [(1, 5, Interval(3, 6)), (2, 7, Interval(3, 6)), (3, 5, Interval(0, 6)),
+                            (3, 5, Interval(8, 9))])
+    text = "leftjoin(r, q, (w(int(5))))"
+    expected = Relation.from_rows(
+        {"k": INT, "w": INT, "during": INTINTERVAL},
+        [(1, 5, Interval(0, 10)),  # [0, 3) and [6, 10) by default, [3, 6) joined: one tuple
+         (2, 5, Interval(0, 3)), (2, 7, Interval(3, 6)), (2, 5, Interval(6, 10)),
+         (3, 5, Interval(4, None))])
+    assert sira.evaluate(text, {"r": r, "q": q}) == expected
+    engine = _duckdb()
+    assert engine.evaluate(text, {"r": r, "q": q}) == expected
+    assert "__sira" in engine.sql(text, {"r": r, "q": q}) and \
+        "_shared" in engine.sql(text, {"r": r, "q": q})
+
+
 def test_the_differential_test_s_semijoin_with_two_shared_intervals():
     both = Relation.from_rows({"k": INT, "x": INTINTERVAL, "y": INTINTERVAL},
                               [(0, Interval(0, None), Interval(0, 1)),
