@@ -419,6 +419,35 @@ def test_set_operations_of_long_intervals_in_one_group_are_not_split():
                 == sira.evaluate(text, relvars)), text
 
 
+@pytest.mark.skipif("duckdb" not in ENGINES, reason="duckdb is not installed")
+def test_duckdb_sweeps_find_island_boundaries_hand_checked():
+    """The sweep keeps the points where coverage enters or leaves what the operator keeps:
+    overlapping, adjacent, duplicated (once projected) and unbounded intervals, and islands
+    that meet across the operands, hand-checked on DuckDB and the Python engine."""
+    iv = Interval
+    r = Relation.from_rows({"k": INT, "v": INT, "during": INTINTERVAL}, [
+        (0, 1, iv(0, 4)), (0, 2, iv(2, 6)), (0, 3, iv(6, 8)), (0, 4, iv(0, 4)),
+        (1, 1, iv(10, None)), (1, 2, iv(12, 14)), (2, 1, iv(0, 2))])
+    q = Relation.from_rows({"k": INT, "v": INT, "during": INTINTERVAL}, [
+        (0, 1, iv(8, 9)), (0, 2, iv(3, 5)), (1, 1, iv(0, 11)), (1, 2, iv(20, 30)),
+        (3, 1, iv(5, 6))])
+    relvars = {"r": r, "q": q}
+
+    def rows(text):
+        got = _duckdb().evaluate(text, relvars)
+        assert got == sira.evaluate(text, relvars), text
+        return sorted((t["k"], t["during"].begin, t["during"].end) for t in got.to_rows())
+
+    a, b = "project(r, (k, during))", "project(q, (k, during))"
+    assert rows(f"unionusing({a}, {b}, (during))") == [
+        (0, 0, 9), (1, 0, None), (2, 0, 2), (3, 5, 6)]
+    assert rows(f"minususing({a}, {b}, (during))") == [
+        (0, 0, 3), (0, 5, 8), (1, 11, 20), (1, 30, None), (2, 0, 2)]
+    assert rows(f"intersectusing({a}, {b}, (during))") == [(0, 3, 5), (1, 10, 11), (1, 20, 30)]
+    assert rows(f"xminususing({a}, {b}, (during))") == [
+        (0, 0, 3), (0, 5, 9), (1, 0, 10), (1, 11, 20), (1, 30, None), (2, 0, 2), (3, 5, 6)]
+
+
 SPARK_TEXTS = ["joinusing(r, q, (during))", "join(r, rename(q2, (v, w)))",
                "semijoinusing(r, q, (during))", "semiminususing(r, q, (during))",
                "leftjoin(r, q, (w(int(-1))))",
