@@ -233,7 +233,9 @@ def _swept(node, children, c):
     h = node.source.heading
     floats = [j for j, a in enumerate(aggs) if a.result_type == FLOAT]
     if any(a.name != "plus" for a in aggs):
-        return None if floats else _tree(node, children, c, aggs)
+        if floats:
+            return None
+        return _rows_framed(node, c, aggs) or _tree(node, children, c, aggs)
     (child,) = children
     source = guarded(child, node.source, [e for _, _, e in node.specs])
     if source != child:
@@ -574,6 +576,75 @@ def _tree(node, children, c, aggs):
     same = " AND ".join([f"lag({i}) OVER {w}) = {i} - 1"] +
                         [f"lag({o}) OVER {w}) = {o}" for o in outs])
     return _islands(node, aggs, c, segs, keys, w, same, p, q, outs)
+
+
+def _rows_framed(node, c, aggs):
+    """SUMMARIZEBYUSING straight over a CQL ``rows(N)`` window (partitioned or not, no range,
+    no slide), BY its partition and its period, with integer sums, max, min, and, or: each
+    aggregate is DuckDB's own over a frame of N rows, or None (another plan).
+
+    Within a partition ordered as the window orders its elements (timestamp, then arrival or
+    the canonical order), element i is in the window over [t(i), t(i+N)). From a time T on,
+    until the partition's next time, the window holds the elements at positions L-N+1 .. L,
+    L the last position at T: one at i <= L-N left at t(i+N) <= T, and one at i > L-N stays
+    past T (an element the N-th next of which comes at its own time never enters, and never
+    falls in such a frame). So each aggregate over ``ROWS BETWEEN N-1 PRECEDING AND CURRENT
+    ROW`` at the last element of each time is that segment's, the segment ending at the next
+    time (none: unbounded), and the segments that meet with equal aggregates are one island
+    (:func:`_islands`). One sort of the stream and a window over its times; the formulas are
+    computed on every element, so none may fail (else the segment tree, over the window's
+    visible elements).
+
+        >>> import sira
+        >>> s = sira.Relation.from_rows({"ts": sira.INT, "v": sira.INT},
+        ...                             [(1, 5), (2, 3), (2, 9), (4, 1)])
+        >>> print(sira.evaluate("summarizebyusing(window(s, ts, rows(2)), (during), "
+        ...                     "(m(max(v))), (during))", {"s": s}, engine="duckdb"))
+        +----------------+-----+
+        | DURING         | M   |
+        | INTINTERVAL    | INT |
+        +----------------+-----+
+        | BEGIN(1)END(2) | 5   |
+        | BEGIN(2)END()  | 9   |
+        +----------------+-----+
+        2 tuples
+    """
+    from sira.algebra.fallible import may_fail
+    from sira.algebra.windows import Window
+    from .windows import element_order, from_time, to_time
+    win = node.source
+    if not isinstance(win, Window):
+        return None
+    spec = win.spec
+    if (spec.kind != "rows" or spec.rows is None or spec.rows < 1 or spec.slide_rows is not None
+            or win.range_units is not None or win.slide_units is not None
+            or set(node.by) != set(spec.partition) | {win.during}
+            or any(a.name not in _TREE for a in aggs)
+            or any(may_fail(e) for _, _, e in node.specs)):
+        return None
+    source = c.compile(win.source)
+    h = win.source.heading
+    part, order = element_order(c, source, win)
+    w = f"({part}ORDER BY {', '.join(order)}"
+    frame = f"{w} ROWS BETWEEN {spec.rows - 1} PRECEDING AND CURRENT ROW)"
+    keys = [ident(n) for n in spec.partition]
+    p, q, nxt = c.helper("p"), c.helper("q"), c.helper("next")
+    outs = [c.helper(f"o{k}") for k in range(len(aggs))]
+    ts_t = h.type_of(win.ts)
+    values = [expression(e, h, c) for _, _, e in node.specs]
+    values = [f"CAST({v} AS HUGEINT)" if a.name == "plus" else v for a, v in zip(aggs, values)]
+    framed = ", ".join(f"{_TREE[a.name]}({v}) OVER {frame} AS {o}"
+                       for a, v, o in zip(aggs, values, outs))
+    at = from_time(to_time(ident(win.ts), ts_t), ts_t)
+    rows = (f"SELECT {', '.join(keys + [f'{at} AS {p}'])}, lead({ident(win.ts)}) OVER {w}) "
+            f"AS {nxt}, {ident(win.ts)} AS {c.helper('ts')}, {framed} FROM {source}")
+    last = f"{nxt} IS NULL OR {nxt} <> {c.helper('ts')}"  # the last element at its time
+    pw = f"({part}ORDER BY {p}"
+    segments = c.define(f"SELECT {', '.join(keys + [p])}, lead({p}) OVER {pw}) AS {q}, "
+                        f"{', '.join(outs)} FROM ({rows}) AS fr WHERE {last}", "framed")
+    same = " AND ".join([f"lag({q}) OVER {pw}) = {p}"] +
+                        [f"lag({o}) OVER {pw}) = {o}" for o in outs])
+    return _islands(node, aggs, c, segments, keys, pw, same, p, q, outs)
 
 
 def _parts(agg, value: str) -> list:

@@ -176,3 +176,37 @@ def cql_query(rng) -> str:
 @pytest.mark.parametrize("block", range(2))
 def test_random_cql_windows_and_window_tables_agree(block):
     agree_on_block(block, "s", cql_stream, cql_query)
+
+
+def framed_stream(rng) -> Relation:
+    """Streams with many ties on ts; seq grows with ts (so ``arrival(seq)`` is in order) or,
+    one time in four, goes down once (the window's out-of-order error on both engines)."""
+    base, span = rng.choice([0, -20, 10 ** 9]), rng.choice([3, 8, 30])
+    times = sorted(base + rng.randrange(0, span) for _ in range(rng.randrange(0, 30)))
+    rows = [{"ts": t, "k": rng.choice("ab"), "v": rng.randrange(-3, 6), "seq": i}
+            for i, t in enumerate(times)]
+    if rows and rng.random() < 0.25:
+        j = rng.randrange(len(rows))
+        rows[j]["seq"] = -1 - j  # arrives before the earlier ones: out of order when ts grew
+    return Relation.from_rows(CQL_HEADING, rows)
+
+
+def framed_query(rng) -> str:
+    """SUMMARIZEBYUSING straight over a ``rows(N)`` window, BY its partition and period (the
+    plan of ``sira_duckdb.aggregation._rows_framed``), and near misses that take other plans
+    (a range beside the rows, a BY without the partition, a formula that may fail)."""
+    n = rng.randrange(1, 5)
+    part = rng.choice(["", "partition(k) "])
+    arrival = rng.choice(["", " arrival(seq)"])
+    extra = rng.choice(["", "", "", f" range({n + 2})"])
+    w = f"window(s, ts, {part}rows({n}){extra}{arrival})"
+    by = rng.choice(["(k, during)", "(during)"]) if part else "(during)"
+    specs = rng.sample(["m(max(v))", "l(min(v))", "t(plus(v))", "n(plus(1))",
+                        "a(and(gt(v, 0)))", "o(or(eq(v, 2)))", "q(max(div(6, v)))"],
+                       rng.randrange(1, 4))
+    return f"summarizebyusing({w}, {by}, ({', '.join(specs)}), (during))"
+
+
+@pytest.mark.parametrize("block", range(2))
+def test_random_summaries_over_rows_windows_agree(block):
+    agree_on_block(block, "s", framed_stream, framed_query)
