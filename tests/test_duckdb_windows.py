@@ -344,3 +344,29 @@ def test_a_shared_label_start_that_may_fail_is_tested_only_up_to_its_first_posit
     assert _label_frame(sira.parse(q, {"s": s})) is None
     py, dk = both(q, {"s": s})
     assert py == dk and len(py) == 2
+
+
+def test_rows_window_summaries_by_frames_on_timestamps_strings_and_overflow():
+    """SUMMARIZEBYUSING over a ``rows(N)`` window by DuckDB's frames of N rows
+    (``aggregation._rows_framed``): TIMESTAMP and INT times with ties, the MAX of a STRING
+    (code point order, as Python's), AND of a BOOLEAN formula and an INT sum, partitioned and
+    not, equal to the Python engine's; an INT sum past INT is IntOverflow on both."""
+    t0 = datetime.datetime(2020, 1, 1, 12)
+    names = ["b", "B", "é", "a", "z", "Z", "ä", "aa"]
+    for ts_type, at in ((TIMESTAMP, lambda i: t0 + datetime.timedelta(microseconds=i // 2)),
+                        (INT, lambda i: i // 3 - 2 ** 31)):
+        rows = [(at(i), "pq"[i % 2], names[i % len(names)], (i * 7) % 11 - 5)
+                for i in range(40)]
+        s = Relation.from_rows({"ts": ts_type, "p": STRING, "name": STRING, "v": INT}, rows)
+        for n in (1, 2, 5, 50):
+            for part, by in (("", ""), ("partition(p) ", "p, ")):
+                text = (f"summarizebyusing(window(s, ts, {part}rows({n})), ({by}during), "
+                        f"(m(max(name)), l(min(name)), a(and(gt(v, -4))), t(plus(v))), "
+                        f"(during))")
+                py, dk = both(text, {"s": s})
+                assert py == dk, text
+    big = Relation.from_rows({"ts": INT, "v": INT}, [(i, 2 ** 31 - 1) for i in range(3)])
+    text = "summarizebyusing(window(s, ts, rows(2)), (during), (m(max(v)), t(plus(v))), (during))"
+    for engine in ("python", "duckdb"):
+        with pytest.raises(IntOverflow):
+            sira.evaluate(text, {"s": big}, engine=engine)
