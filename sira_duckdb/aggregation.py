@@ -501,7 +501,8 @@ def _tree(node, children, c, aggs):
     [x * 2^j, (x + 1) * 2^j)), so every segment it covers lies in exactly one of them; each
     block aggregates the values of the intervals cut into it (a hash aggregation; IINTERSECT
     as its parts, :func:`_parts`). A segment's aggregate combines the blocks on its path,
-    (j, s >> j) for every level j, found by an equi-join; segments with no block are covered
+    (j, s >> j) for every level j up to the highest holding a block (short intervals fill the
+    lowest levels alone), found by an equi-join; segments with no block are covered
     by nothing and give no tuple. Segments that meet with equal aggregates are one island (a
     running count of breaks), one tuple each: packed. O(n log n + output) rows, sorts, hash
     joins and hash aggregations only, however long the intervals (the split costs their
@@ -557,8 +558,10 @@ def _tree(node, children, c, aggs):
                     f"{', '.join(f'{f}({v}) AS {v}' for f, v in zip(combine, vals))} "
                     f"FROM ({blocks}) AS bl GROUP BY {ks}{j}, {x}", "tree")
     # every segment with its path up the tree (levels 0 .. bit length of m)
-    paths = (f"SELECT {ks}{i}, {p}, lead({p}) OVER ({part}ORDER BY {p}) AS {q}, "
-             f"unnest(range(0, CAST(floor(log2({m})) AS BIGINT) + 2)) AS {j} FROM {ranks}")
+    # (up to the highest level holding a block: short intervals fill the lowest levels alone)
+    top = f"(SELECT max({j}) + 1 FROM {tree})"
+    paths = (f"SELECT {ks}{i}, {p}, lead({p}) OVER ({part}ORDER BY {p}) AS {q}, unnest(range(0, "
+             f"least(CAST(floor(log2({m})) AS BIGINT) + 2, {top}))) AS {j} FROM {ranks}")
     segs = c.define(
         f"SELECT {''.join(f'g.{k}, ' for k in keys)}g.{i}, any_value(g.{p}) AS {p}, "
         f"any_value(g.{q}) AS {q}, "
