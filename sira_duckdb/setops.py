@@ -5,8 +5,9 @@ them by position). A relation without attributes is its dummy column, so TABLE_D
 TABLE_DUM need no special case.
 
 A set operator pointwise on exactly one interval attribute whose result is packed on it runs
-as a sweep line (``packing.sweep``), already packed; with several pointwise attributes the
-inputs are split together first.
+as a sweep line (``packing.sweep``), already packed, except UNION, which is the PACK of the
+plain UNION (``packing.pack_one``: one sort, no coverage counts); with several pointwise
+attributes the inputs are split together first.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from sira.algebra.setops import Intersect, Minus, Union, XMinus
 
 from .compiler import Packed, translates
-from .packing import split, sweep
+from .packing import pack_one, split, sweep
 from .sql import column_list
 
 
@@ -55,9 +56,12 @@ def _odd(covers):
 
 @translates(Union)
 def _union(node, children, c):
-    swept = _swept(node, children, c, lambda cov: " OR ".join(f"{x} > 0" for x in cov))
-    if swept is not None:
-        return swept
+    """UNION pointwise on one interval attribute, packed on it: the PACK of the plain UNION
+    (one sort of the union, no coverage counts to keep)."""
+    name = _sweepable(node)
+    if name is not None:
+        union = c.define(_set(node, children, "UNION"), "union")
+        return Packed(pack_one(c, union, node.heading, name))
     return _set(node, children, "UNION")
 
 
