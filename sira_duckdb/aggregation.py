@@ -631,7 +631,7 @@ def _rows_framed(node, c, aggs):
     w = f"({part}ORDER BY {', '.join(order)}"
     frame = f"{w} ROWS BETWEEN {spec.rows - 1} PRECEDING AND CURRENT ROW)"
     keys = [ident(n) for n in spec.partition]
-    p, q, nxt = c.helper("p"), c.helper("q"), c.helper("next")
+    p, q, nxt, ts = c.helper("p"), c.helper("q"), c.helper("next"), c.helper("ts")
     outs = [c.helper(f"o{k}") for k in range(len(aggs))]
     ts_t = h.type_of(win.ts)
     values = [expression(e, h, c) for _, _, e in node.specs]
@@ -640,8 +640,8 @@ def _rows_framed(node, c, aggs):
                        for a, v, o in zip(aggs, values, outs))
     at = from_time(to_time(ident(win.ts), ts_t), ts_t)
     rows = (f"SELECT {', '.join(keys + [f'{at} AS {p}'])}, lead({ident(win.ts)}) OVER {w}) "
-            f"AS {nxt}, {ident(win.ts)} AS {c.helper('ts')}, {framed} FROM {source}")
-    last = f"{nxt} IS NULL OR {nxt} <> {c.helper('ts')}"  # the last element at its time
+            f"AS {nxt}, {ident(win.ts)} AS {ts}, {framed} FROM {source}")
+    last = f"{nxt} IS NULL OR {nxt} <> {ts}"  # the last element at its time
     pw = f"({part}ORDER BY {p}"
     segments = c.define(f"SELECT {', '.join(keys + [p])}, lead({p}) OVER {pw}) AS {q}, "
                         f"{', '.join(outs)} FROM ({rows}) AS fr WHERE {last}", "framed")

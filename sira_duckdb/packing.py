@@ -98,15 +98,13 @@ def packed_source(c, source: str, node, name: str, materialized: bool = False) -
         True
     """
     from sira.algebra.packing import packed_on
-    key = (source, name)
-    known = c.packs.get(key)
+    known = _known_pack(c, source, name)
     if known is not None:
-        c.materialized.add(known)  # read by two consumers: computed once
         return known
     sql = (f"SELECT * FROM {source}" if packed_on(node, name)
            else pack_one(c, source, node.heading, name))
-    c.packs[key] = c.define(sql, "packed", materialized=materialized)
-    return c.packs[key]
+    c.packs[(source, name)] = c.define(sql, "packed", materialized=materialized)
+    return c.packs[(source, name)]
 
 
 def greatest_point(point) -> str:
@@ -198,13 +196,13 @@ def split(c, sources, headings, names, key, node=None) -> list:
     return selects
 
 
-def _packed_if_known(c, source: str, name: str) -> str:
-    """The packed CTE of ``source`` on ``name`` when this query has one
-    (:func:`packed_source`), computed once for every reader; else ``source``."""
+def _known_pack(c, source: str, name: str) -> str | None:
+    """The packed CTE of ``source`` on ``name`` when this query has one already
+    (:func:`packed_source`), then read by more than one consumer and so computed once; else
+    None."""
     known = c.packs.get((source, name))
-    if known is None:
-        return source
-    c.materialized.add(known)
+    if known is not None:
+        c.materialized.add(known)
     return known
 
 
@@ -230,7 +228,7 @@ def sweep(c, sources, heading, name: str, keep) -> str:
     iv = ident(name)
     # an input this query packs on ``name`` anyway is read packed: the same coverage, from
     # as few rows as its islands (LEFTJOIN's SEMIMINUS: its left operand, packed for the join)
-    sources = [_packed_if_known(c, src, name) for src in sources]
+    sources = [_known_pack(c, src, name) or src for src in sources]
     p, q, inside, before = (c.helper(x) for x in ("p", "q", "in", "before"))
     d = [c.helper(f"d{j}") for j in range(m)]
     events = []
