@@ -118,7 +118,9 @@ def _project(node, children, c):
     (child,) = children
     if node.heading.degree == 0:
         return f"SELECT DISTINCT TRUE AS {DEE} FROM {child}"
-    distinct = "" if node.heading.degree == node.source.heading.degree else "DISTINCT "
+    # the compiler packs a result to be packed, and a PACK needs no DISTINCT before it
+    same = node.heading.degree == node.source.heading.degree or (node.packs and node.pack_list)
+    distinct = "" if same else "DISTINCT "
     return f"SELECT {distinct}{column_list(node.heading)} FROM {child}"
 
 

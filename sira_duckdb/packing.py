@@ -3,8 +3,8 @@
 * PACK on one attribute is gaps-and-islands with window functions, sorted once: per group of
   the other attributes, ordered by (begin, end), a tuple starts a new island when its begin
   lies after every end before it (an open end counts as the point type's greatest value, after
-  which no begin lies: one running max); a running sum of the starts numbers the islands, which
-  are aggregated to (min begin, max end or open).
+  which no begin lies: one running max); each island ends at the greatest end before the next
+  start (a ``lead`` over the starts alone), the last at its group's greatest end.
 * A set operator pointwise on one interval attribute is a sweep line (``sweep``): begin/end
   events per input, running coverage counts per point, gaps-and-islands; its result comes out
   packed.
@@ -54,28 +54,31 @@ def _partition(names) -> str:
 
 
 def pack_one(c, source: str, heading, name: str) -> str:
-    """PACK on one interval attribute (the SQL of a SELECT over ``source``, a set: equal tuples
-    would tie in both windows, and one that does not start an island could come first)."""
+    """PACK on one interval attribute: the SQL of a SELECT over ``source`` (a set or not:
+    duplicates change nothing). One window, per group of the other attributes ordered by
+    (begin, end), gives each tuple the greatest end before it (an open end counts as the point
+    type's greatest value, after which no begin lies); a tuple whose begin lies after that end
+    starts an island, and only starts are kept. An island ends where the next one starts, at
+    the greatest end before that start (``lead`` over the starts alone); the last island of a
+    group ends at the group's greatest end, or is open when any of its ends is. A copy of a
+    start, sorted after it, finds the start's own end at least its begin, so each island has
+    one start: no GROUP BY, no DISTINCT, and no second window over every row."""
     others = [n for n in heading.names if n != name]
-    b, e = c.helper("b"), c.helper("e")
-    st, isl = c.helper("st"), c.helper("isl")
+    b, e, pe, last = c.helper("b"), c.helper("e"), c.helper("pe"), c.helper("last")
     keep = [ident(n) for n in others]
-    iv = ident(name)
     flat = select(keep + [f"{begin_of(name)} AS {b}", f"{end_of(name)} AS {e}"], source,
                   f" WHERE {nonempty(name)}")
-    window = f"({_partition(others)}ORDER BY {b}, {e} NULLS LAST"
-    before = f"{window} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)"
+    order = f"{_partition(others)}ORDER BY {b}, {e} NULLS LAST"
     # an open end counts as the point type's greatest value: no begin lies after it
     top = greatest_point(heading.type_of(name).point)
-    prev_end = f"max(coalesce({e}, {top})) OVER {before}"
-    starts = (f"SELECT *, CASE WHEN {prev_end} IS NULL OR {b} > {prev_end} THEN 1 ELSE 0 END "
-              f"AS {st} FROM ({flat}) AS f")
-    islands = (f"SELECT *, sum({st}) OVER ({_partition(others)}ORDER BY {b}, {e} NULLS LAST"
-               f" ROWS UNBOUNDED PRECEDING) AS {isl} FROM ({starts}) AS s")
-    end = f"CASE WHEN bool_or({e} IS NULL) THEN NULL ELSE max({e}) END"
-    packed = interval(f"min({b})", end)
-    return select(keep + [f"{packed} AS {iv}"], f"({islands}) AS i",
-                  f" GROUP BY {', '.join(keep + [isl])}")
+    whole = f"OVER ({order} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
+    marked = select(keep + [b, f"max(coalesce({e}, {top})) OVER ({order} ROWS BETWEEN "
+                               f"UNBOUNDED PRECEDING AND 1 PRECEDING) AS {pe}",
+                            f"CASE WHEN bool_or({e} IS NULL) {whole} THEN NULL "
+                            f"ELSE max({e}) {whole} END AS {last}"], f"({flat}) AS f")
+    ends = f"coalesce(lead({pe}) OVER ({_partition(others)}ORDER BY {b}), {last})"
+    return select(keep + [f"{interval(b, ends)} AS {ident(name)}"], f"({marked}) AS m",
+                  f" WHERE {pe} IS NULL OR {b} > {pe}")
 
 
 def packed_source(c, source: str, node, name: str, materialized: bool = False) -> str:
@@ -137,6 +140,10 @@ def _key_join(left: str, right: str, key, heading) -> str:
 
 
 SPLITTING = "splitting the intervals at their boundaries"
+
+#: a sweep over two inputs counts the second's intervals in the same HUGEINT as the first's,
+#: times this (each count is at most its input's rows, below 2**63)
+_SECOND_COUNT = "(CAST(1 AS HUGEINT) << 63)"
 
 
 def split(c, sources, headings, names, key, node=None) -> list:
@@ -212,7 +219,9 @@ def sweep(c, sources, heading, name: str, keep) -> str:
     ``keep`` maps the SQL coverage counts (one per input, at a point) to whether the point is
     in the result: MINUS keeps ``c0 > 0 AND c1 = 0``, UNION any positive, and so on (no input
     covering a point keeps none). Every interval is a begin event (+1 on its input's counter)
-    and an end event (-1; none for an open end), summed per (key, point). One window per key
+    and an end event (-1; none for an open end), summed per (key, point); two inputs keep both
+    counters in one HUGEINT (the second's times 2**63), one running sum instead of two, and
+    three or more one column each. One window per key
     ordered by point gives the running coverage after each point and, less that point's own
     events, the coverage just before it; a point where ``keep`` changes is a boundary, opening
     an island or closing one. Boundaries alternate, so the next boundary after an opening one
@@ -230,11 +239,23 @@ def sweep(c, sources, heading, name: str, keep) -> str:
     # as few rows as its islands (LEFTJOIN's SEMIMINUS: its left operand, packed for the join)
     sources = [_known_pack(c, src, name) or src for src in sources]
     p, q, inside, before = (c.helper(x) for x in ("p", "q", "in", "before"))
-    d = [c.helper(f"d{j}") for j in range(m)]
+    if m <= 2:  # both counts in one HUGEINT, the second's times 2**63 (each below 2**63)
+        d = [c.helper("d")]
+        units = [["CAST(1 AS HUGEINT)"], [_SECOND_COUNT]]
+
+        def counts(totals):
+            (t,) = totals
+            return [f"({t} & ({_SECOND_COUNT} - 1))", f"({t} >> 63)"][:m]
+    else:
+        d = [c.helper(f"d{j}") for j in range(m)]
+        units = [["1" if k == j else "0" for k in range(m)] for j in range(m)]
+
+        def counts(totals):
+            return totals
     events = []
     for j, src in enumerate(sources):
-        ups = [f"{1 if k == j else 0} AS {d[k]}" for k in range(m)]
-        downs = [f"{-1 if k == j else 0} AS {d[k]}" for k in range(m)]
+        ups = [f"{u} AS {x}" for u, x in zip(units[j], d)]
+        downs = [f"-{u} AS {x}" for u, x in zip(units[j], d)]
         events.append(select(keys + [f"{begin_of(name)} AS {p}"] + ups, src,
                              f" WHERE {nonempty(name)}"))
         events.append(select(keys + [f"{end_of(name)} AS {p}"] + downs, src,
@@ -243,11 +264,13 @@ def sweep(c, sources, heading, name: str, keep) -> str:
     points = (f"SELECT {', '.join(keys + [p, sums])} FROM ({' UNION ALL '.join(events)}) AS ev "
               f"GROUP BY {', '.join(keys + [p])}")
     w = f"({_partition(key)}ORDER BY {p}"
-    run = f"{w} ROWS UNBOUNDED PRECEDING)"
-    after = [f"sum({x}) OVER {run}" for x in d]
-    covered = (f"SELECT {', '.join(keys + [p])}, ({keep(after)}) AS {inside}, "
-               f"({keep([f'({a} - {x})' for a, x in zip(after, d)])}) AS {before}"
-               f" FROM ({points}) AS pt")
+    after = [c.helper(f"a{j}") for j in range(len(d))]
+    running = ", ".join(f"sum({x}) OVER {w} ROWS UNBOUNDED PRECEDING) AS {a}"
+                        for x, a in zip(d, after))
+    run = f"SELECT *, {running} FROM ({points}) AS pt"
+    covered = (f"SELECT {', '.join(keys + [p])}, ({keep(counts(after))}) AS {inside}, "
+               f"({keep(counts([f'({a} - {x})' for a, x in zip(after, d)]))}) AS {before}"
+               f" FROM ({run}) AS rn")
     bounds = (f"SELECT {', '.join(keys + [p, inside])}, lead({p}) OVER {w}) AS {q} "
               f"FROM ({covered}) AS cv WHERE {inside} <> {before}")
     return select(keys + [f"{interval(p, q)} AS {iv}"], f"({bounds}) AS bd", f" WHERE {inside}")

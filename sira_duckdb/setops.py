@@ -6,8 +6,8 @@ TABLE_DUM need no special case.
 
 A set operator pointwise on exactly one interval attribute whose result is packed on it runs
 as a sweep line (``packing.sweep``), already packed, except UNION, which is the PACK of the
-plain UNION (``packing.pack_one``: one sort, no coverage counts); with several pointwise
-attributes the inputs are split together first.
+operands one after the other (``packing.pack_one``: one sort, no coverage counts); with
+several pointwise attributes the inputs are split together first.
 """
 
 from __future__ import annotations
@@ -56,11 +56,12 @@ def _odd(covers):
 
 @translates(Union)
 def _union(node, children, c):
-    """UNION pointwise on one interval attribute, packed on it: the PACK of the plain UNION
-    (one sort of the union, no coverage counts to keep)."""
+    """UNION pointwise on one interval attribute, packed on it: the PACK of the operands one
+    after the other (one sort of them all, no coverage counts to keep, and no DISTINCT, which a
+    PACK does not need)."""
     name = _sweepable(node)
     if name is not None:
-        union = c.define(_set(node, children, "UNION"), "union")
+        union = c.define(_set(node, children, "UNION ALL"), "union")
         return Packed(pack_one(c, union, node.heading, name))
     return _set(node, children, "UNION")
 

@@ -446,6 +446,17 @@ def test_duckdb_sweeps_find_island_boundaries_hand_checked():
     assert rows(f"intersectusing({a}, {b}, (during))") == [(0, 3, 5), (1, 10, 11), (1, 20, 30)]
     assert rows(f"xminususing({a}, {b}, (during))") == [
         (0, 0, 3), (0, 5, 9), (1, 0, 10), (1, 11, 20), (1, 30, None), (2, 0, 2), (3, 5, 6)]
+    # operands read as they are, not packed: up to three intervals of one operand cover a
+    # point (both operands' counts share one HUGEINT in the sweep), and one is open
+    relvars["r"] = Relation.from_rows({"k": INT, "during": INTINTERVAL}, [
+        (0, iv(0, 4)), (0, iv(1, 6)), (0, iv(2, 3)), (1, iv(5, None)), (1, iv(6, 8))])
+    relvars["q"] = Relation.from_rows({"k": INT, "during": INTINTERVAL}, [
+        (0, iv(1, 5)), (0, iv(2, 7)), (0, iv(3, 4)), (1, iv(0, 6)), (1, iv(7, 9))])
+    assert rows("unionusing(r, q, (during))") == [(0, 0, 7), (1, 0, None)]
+    assert rows("minususing(r, q, (during))") == [(0, 0, 1), (1, 6, 7), (1, 9, None)]
+    assert rows("intersectusing(r, q, (during))") == [(0, 1, 6), (1, 5, 6), (1, 7, 9)]
+    assert rows("xminususing(r, q, (during))") == [
+        (0, 0, 1), (0, 6, 7), (1, 0, 5), (1, 6, 7), (1, 9, None)]
 
 
 SPARK_TEXTS = ["joinusing(r, q, (during))", "join(r, rename(q2, (v, w)))",
