@@ -467,19 +467,22 @@ def _islands(node, aggs, c, rows, keys, w, same, p, q, values) -> str:
     """The packed result of a sweep over elementary segments: the segments of ``rows`` (a
     FROM clause; each with its begin ``p``, its end ``q`` (NULL: unbounded) and its aggregate
     columns ``values``) that meet their predecessor in the window ``w`` with equal values
-    (``same``) are one island, found by a running count of breaks; one tuple per island."""
+    (``same``) are one island, one tuple each. One window marks the segments that start an
+    island and gives each segment its predecessor's end; only starts are kept, and an island
+    ends where the segment before the next start ends (a ``lead`` over the starts alone), the
+    last one where its group's last segment ends (no running count of islands, no GROUP
+    BY)."""
     from .functions import interval as interval_sql
-    brk, isl = c.helper("brk"), c.helper("isl")
-    breaks = f"SELECT *, CASE WHEN {same} THEN 0 ELSE 1 END AS {brk} FROM {rows}"
-    islands = (f"SELECT *, sum({brk}) OVER {w} ROWS UNBOUNDED PRECEDING) AS {isl} "
-               f"FROM ({breaks}) AS b")
-    end = f"CASE WHEN bool_or({q} IS NULL) THEN NULL ELSE max({q}) END"
+    st, pq, lq = c.helper("st"), c.helper("pq"), c.helper("lq")
+    marked = (f"SELECT *, CASE WHEN {same} THEN FALSE ELSE TRUE END AS {st}, "
+              f"lag({q}) OVER {w}) AS {pq}, last_value({q}) OVER {w} ROWS BETWEEN UNBOUNDED "
+              f"PRECEDING AND UNBOUNDED FOLLOWING) AS {lq} FROM {rows}")
+    end = f"coalesce(lead({pq}) OVER {w}), {lq})"
     (during,) = node.using
-    picked = keys + [f"{interval_sql(f'min({p})', end)} AS {ident(during)}"] + [
+    picked = keys + [f"{interval_sql(p, end)} AS {ident(during)}"] + [
         f"{cast(v, a.result_type)} AS {ident(n)}" for v, a, (n, _, _) in zip(values, aggs,
                                                                           node.specs)]
-    return (f"SELECT {', '.join(picked)} FROM ({islands}) AS il "
-            f"GROUP BY {', '.join(keys + [isl] + values)}")
+    return f"SELECT {', '.join(picked)} FROM ({marked}) AS mk WHERE {st}"
 
 
 #: what the segment tree combines: node value -> segment value (integer sums over distinct rests)
@@ -524,10 +527,12 @@ def _tree(node, children, c, aggs):
     combine = [f for x in parts for _, f in x]
     part = f"PARTITION BY {', '.join(keys)} " if keys else ""
     ks = ", ".join(keys + [""])  # the keys, each followed by a comma
-    points = (f"SELECT DISTINCT {ks}{begin_of(during)} AS {p} FROM {packed} UNION "
+    points = (f"SELECT {ks}{begin_of(during)} AS {p} FROM {packed} UNION "
               f"SELECT {ks}{end_of(during)} AS {p} FROM {packed} "
               f"WHERE {end_of(during)} IS NOT NULL")
+    # each boundary numbered, with the next one (the end of the segment it begins)
     ranks = c.define(f"SELECT {ks}{p}, row_number() OVER ({part}ORDER BY {p}) - 1 AS {i}, "
+                     f"lead({p}) OVER ({part}ORDER BY {p}) AS {q}, "
                      f"count(*) OVER ({part.strip()}) AS {m} FROM ({points}) AS pt",
                      "ranks", materialized=True)
 
@@ -560,7 +565,7 @@ def _tree(node, children, c, aggs):
     # every segment with its path up the tree (levels 0 .. bit length of m)
     # (up to the highest level holding a block: short intervals fill the lowest levels alone)
     top = f"(SELECT max({j}) + 1 FROM {tree})"
-    paths = (f"SELECT {ks}{i}, {p}, lead({p}) OVER ({part}ORDER BY {p}) AS {q}, unnest(range(0, "
+    paths = (f"SELECT {ks}{i}, {p}, {q}, unnest(range(0, "
              f"least(CAST(floor(log2({m})) AS BIGINT) + 2, {top}))) AS {j} FROM {ranks}")
     segs = c.define(
         f"SELECT {''.join(f'g.{k}, ' for k in keys)}g.{i}, any_value(g.{p}) AS {p}, "
