@@ -506,8 +506,8 @@ def _tree(node, children, c, aggs):
     as its parts, :func:`_parts`). A segment's aggregate combines the blocks on its path,
     (j, s >> j) for every level j up to the highest holding a block (short intervals fill the
     lowest levels alone), found by an equi-join; segments with no block are covered
-    by nothing and give no tuple. Segments that meet with equal aggregates are one island (a
-    running count of breaks), one tuple each: packed. O(n log n + output) rows, sorts, hash
+    by nothing and give no tuple. Segments that meet with equal aggregates are one island
+    (:func:`_islands`), one tuple each: packed. O(n log n + output) rows, sorts, hash
     joins and hash aggregations only, however long the intervals (the split costs their
     overlaps)."""
     from .packing import begin_of, end_of, packed_source
@@ -562,8 +562,8 @@ def _tree(node, children, c, aggs):
     tree = c.define(f"SELECT {ks}{j}, {x}, "
                     f"{', '.join(f'{f}({v}) AS {v}' for f, v in zip(combine, vals))} "
                     f"FROM ({blocks}) AS bl GROUP BY {ks}{j}, {x}", "tree")
-    # every segment with its path up the tree (levels 0 .. bit length of m)
-    # (up to the highest level holding a block: short intervals fill the lowest levels alone)
+    # every segment with its path up the tree: levels 0 .. bit length of m, and no higher
+    # than the highest level holding a block (short intervals fill the lowest levels alone)
     top = f"(SELECT max({j}) + 1 FROM {tree})"
     paths = (f"SELECT {ks}{i}, {p}, {q}, unnest(range(0, "
              f"least(CAST(floor(log2({m})) AS BIGINT) + 2, {top}))) AS {j} FROM {ranks}")

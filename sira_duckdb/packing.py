@@ -221,10 +221,9 @@ def sweep(c, sources, heading, name: str, keep) -> str:
     covering a point keeps none). Every interval is a begin event (+1 on its input's counter)
     and an end event (-1; none for an open end), summed per (key, point); two inputs keep both
     counters in one HUGEINT (the second's times 2**63), one running sum instead of two, and
-    three or more one column each. One window per key
-    ordered by point gives the running coverage after each point and, less that point's own
-    events, the coverage just before it; a point where ``keep`` changes is a boundary, opening
-    an island or closing one. Boundaries alternate, so the next boundary after an opening one
+    three or more one column each. One window per key ordered by point gives the running
+    coverage after each point and, less that point's own events, the coverage just before it;
+    a point where ``keep`` changes is a boundary, opening an island or closing one. Boundaries alternate, so the next boundary after an opening one
     closes its island (none: unbounded above): a second window runs over the boundaries alone,
     and each opening boundary is one tuple. Coverage ignores duplicate tuples, so the inputs
     need no DISTINCT. (An input could be read before its own PACK too, the coverage being the
