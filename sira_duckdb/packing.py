@@ -216,19 +216,20 @@ def _known_pack(c, source: str, name: str) -> str | None:
 def sweep(c, sources, heading, name: str, keep) -> str:
     """A pointwise set operation on one interval attribute, packed, by a sweep line.
 
-    ``keep`` maps the SQL coverage counts (one per input, at a point) to whether the point is
-    in the result: MINUS keeps ``c0 > 0 AND c1 = 0``, UNION any positive, and so on (no input
+    ``keep`` maps the SQL coverage counts (one per input, at a point) to whether the point is in
+    the result: MINUS keeps ``c0 > 0 AND c1 = 0``, UNION any positive, and so on (no input
     covering a point keeps none). Every interval is a begin event (+1 on its input's counter)
     and an end event (-1; none for an open end), summed per (key, point); two inputs keep both
     counters in one HUGEINT (the second's times 2**63), one running sum instead of two, and
     three or more one column each. One window per key ordered by point gives the running
-    coverage after each point and, less that point's own events, the coverage just before it;
-    a point where ``keep`` changes is a boundary, opening an island or closing one. Boundaries alternate, so the next boundary after an opening one
-    closes its island (none: unbounded above): a second window runs over the boundaries alone,
-    and each opening boundary is one tuple. Coverage ignores duplicate tuples, so the inputs
-    need no DISTINCT. (An input could be read before its own PACK too, the coverage being the
-    same; measured at 1M, that wins where the intervals of a key do not overlap and loses more
-    where they do, the PACK of time-ordered rows being cheap and shrinking what is swept.)
+    coverage after each point and, less that point's own events, the coverage just before it; a
+    point where ``keep`` changes is a boundary, opening an island or closing one. Boundaries
+    alternate, so the next boundary after an opening one closes its island (none: unbounded
+    above): a second window runs over the boundaries alone, and each opening boundary is one
+    tuple. Coverage ignores duplicate tuples, so the inputs need no DISTINCT. (An input could be
+    read before its own PACK too, the coverage being the same; measured at 1M, that wins where
+    the intervals of a key do not overlap and loses more where they do, the PACK of time-ordered
+    rows being cheap and shrinking what is swept.)
     """
     key = [n for n in heading.names if n != name]
     keys = [ident(k) for k in key]

@@ -90,17 +90,18 @@ def pack_one(df, heading, name):
 # Every island depends on every earlier end of its group (the other attributes' values), so a
 # group is one sequence; with no other attribute, or with one group holding most tuples, that
 # sequence is the whole input. Seed 003, section 5: the input is cut into buckets, contiguous
-# ranges of begin (one job: the row count and the quantiles of begin), and each (group, bucket)
-# is sorted and scanned in its own task. The scan finds *local* islands: a row starts one when
-# its begin lies after every earlier end of its (group, bucket); each local island is keyed by
-# its first begin and aggregated. The state carried into a bucket is the largest end before it
-# in its group, whether an open end lies before it, and the key of the island running into it.
-# A bucket's real island starts are its local starts whose begin lies after the incoming end
-# (a suffix of them, as begins grow), so a local island keeps its key when its first begin lies
-# after the incoming end, and joins the incoming island otherwise. Islands never share a first
-# begin in a group, so (group, key) names an island, which is aggregated to (min begin, max end).
-# The carried states come from one row per (group, bucket): walked on the driver when there is
-# no group (a handful of rows), by a window per group ordered by bucket otherwise.
+# ranges of begin (one job: the row count and the quantiles of begin), and each (group, bucket) is
+# sorted and scanned in its own task. The scan finds *local* islands: a row starts one when its
+# begin lies after every earlier end of its (group, bucket); each local island is one row (its
+# start), keyed by its first begin and ended by a ``lead`` over the starts (the islands are
+# stored, read by the summaries and the join). The state carried into a bucket is the largest end
+# before it in its group, whether an open end lies before it, and the key of the island running
+# into it. A bucket's real island starts are its local starts whose begin lies after the incoming
+# end (a suffix of them, as begins grow), so a local island keeps its key when its first begin
+# lies after the incoming end, and joins the incoming island otherwise. Islands never share a
+# first begin in a group, so (group, key) names an island, which is aggregated to (min begin, max
+# end). The carried states come from one row per (group, bucket): walked on the driver when there
+# is no group (a handful of rows), by a window per group ordered by bucket otherwise.
 
 #: a sequence of at most this many rows is one bucket (one task, no summaries job)
 SEQUENCE_BUCKET_ROWS = 200_000
@@ -199,18 +200,32 @@ def _carried(df, rows: list, fields: list):
 
 def _local_islands(rows, part: list):
     """The islands of ``rows`` (``__b``, ``__e``) within each group of the columns ``part``:
-    rows ``(part..., __lk, __b, __e, __open)``, ``__lk`` the island's first begin. One sort per
-    group (two windows on the same order)."""
+    rows ``(part..., __lk, __b, __e, __open)``, ``__lk`` the island's first begin, ``__e`` its
+    greatest end (``__open``: one of its ends is open, and ``__e`` means nothing). One sort per
+    group, no aggregation: ordered by (begin, end), a row starts an island when its begin lies
+    after every end before it (none open); only the starts are kept. An island ends at the
+    greatest end before the next start (``lead`` over the starts alone, in the same order), the
+    last one at the group's greatest end, open when any end of the group is (no start follows an
+    open end, so only the last island can hold one). A copy of a start sorts after it and sees
+    its end, above its begin, so duplicates never start a second island; starts are unique on
+    begin, so their order has no ties."""
     w = Window.partitionBy(*part).orderBy(F.col("__b"), F.col("__e").asc_nulls_last())
     before = w.rowsBetween(Window.unboundedPreceding, -1)
-    end_before, open_before = F.max("__e").over(before), F.max(F.col("__e").isNull()).over(before)
-    start = ~F.coalesce(open_before, F.lit(False)) & \
-        (end_before.isNull() | (F.col("__b") > end_before))
-    keyed = rows.withColumn("__s", start).withColumn(
-        "__lk", F.max(F.when(F.col("__s"), F.col("__b"))).over(
-            w.rowsBetween(Window.unboundedPreceding, 0)))
-    return keyed.groupBy(*part, "__lk").agg(F.min("__b").alias("__b"), F.max("__e").alias("__e"),
-                                            F.max(F.col("__e").isNull()).alias("__open"))
+    whole = w.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+    is_open = F.col("__e").isNull()
+    marked = rows.select(*part, "__b", F.max("__e").over(before).alias("__pe"),
+                         F.coalesce(F.max(is_open).over(before), F.lit(False)).alias("__po"),
+                         F.max("__e").over(whole).alias("__le"),
+                         F.max(is_open).over(whole).alias("__lo"))
+    starts = marked.where(~F.col("__po") & (F.col("__pe").isNull() | (F.col("__b") >
+                                                                       F.col("__pe"))))
+    # the next start's end before it: never null (a start is not its group's first row, and
+    # some end before it is finite, as none is open); null after the last start
+    following = F.lead("__pe").over(Window.partitionBy(*part).orderBy(F.col("__b")))
+    nx = F.col("__nx")
+    return starts.select(*part, "__b", "__le", "__lo", following.alias("__nx")).select(
+        *part, F.col("__b").alias("__lk"), "__b", F.coalesce(nx, F.col("__le")).alias("__e"),
+        (nx.isNull() & F.col("__lo")).alias("__open"))
 
 
 def _walked(local, dtype):
@@ -269,6 +284,9 @@ def _pack_islands(flat, others: list, several: bool | None = None):
     local = _local_islands(rows, [*[_c(n) for n, _ in others], F.col("__bk")])
     if not several:
         return local.drop("__bk", "__lk")
+    # read twice (the buckets' summaries, then the islands joined with what they carry):
+    # stored once as the first read makes it, not computed again for the second
+    local = local.localCheckpoint(eager=False)
     joined = _windowed(local, others) if others else \
         _walked(local, flat.schema["__b"].dataType)
     lk, ce = F.col("__lk"), F.col("__ce")

@@ -459,6 +459,30 @@ def test_duckdb_sweeps_find_island_boundaries_hand_checked():
         (0, 0, 1), (0, 6, 7), (1, 0, 5), (1, 6, 7), (1, 9, None)]
 
 
+@pytest.mark.skipif("spark" not in ENGINES, reason="Spark is not available here")
+@pytest.mark.parametrize("split", [False, True])
+def test_spark_pack_islands_hand_checked(split):
+    """PACK on Spark (``sira_spark.packing._local_islands``: one window marks the starts, a
+    lead over the starts alone ends each island, the last at its group's greatest end):
+    several islands per group, meeting intervals merged, a duplicate once projected, equal
+    begins with other ends, an open end in a group's last island, and a group whose last
+    island's only end is open; one bucket, or every sequence cut into buckets (islands
+    carried across them)."""
+    iv = Interval
+    r = Relation.from_rows({"k": INT, "v": INT, "during": INTINTERVAL}, [
+        (0, 1, iv(0, 3)), (0, 2, iv(0, 5)), (0, 3, iv(5, 6)), (0, 4, iv(8, 9)),
+        (0, 5, iv(8, 9)), (0, 6, iv(10, 12)), (1, 1, iv(0, 2)), (1, 2, iv(4, None)),
+        (1, 3, iv(6, 7)), (2, 1, iv(3, 4)), (2, 2, iv(1, 2)), (3, 1, iv(0, 2)),
+        (3, 2, iv(5, None))])
+    text = "pack(project(r, (k, during)), (during))"
+    with every_sequence_split(split):
+        got = sira.evaluate(text, {"r": r}, engine="spark")
+    assert got == sira.evaluate(text, {"r": r})
+    assert sorted((t["k"], t["during"].begin, t["during"].end) for t in got.to_rows()) == [
+        (0, 0, 6), (0, 8, 9), (0, 10, 12), (1, 0, 2), (1, 4, None), (2, 1, 2), (2, 3, 4),
+        (3, 0, 2), (3, 5, None)]
+
+
 SPARK_TEXTS = ["joinusing(r, q, (during))", "join(r, rename(q2, (v, w)))",
                "semijoinusing(r, q, (during))", "semiminususing(r, q, (during))",
                "leftjoin(r, q, (w(int(-1))))",
