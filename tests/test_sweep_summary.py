@@ -20,6 +20,7 @@ QUERIES = [
     " a(and(gt(v, 1))) o(or(eq(v, 3)))), (during))",
     "summarizebyusing(r, (during), (t(plus(v))), (during))",
     "summarizebyusing(project(r, (k, during)), (during), (n(plus(1))), (during))",
+    "summarizebyusing(r, (k, during), (p(mult(minus(v, 2))) n(plus(1))), (during))",
 ]
 
 interval = st.tuples(st.integers(0, 12), st.integers(1, 6), st.booleans()).map(
@@ -62,6 +63,49 @@ def test_a_sum_leaving_its_type_is_still_the_reference_error():
                             {"k": 0, "v": 2**31 - 2, "during": Interval(2, 6)}])
     with pytest.raises(sira.SiraError):
         sira.evaluate("summarizebyusing(r, (k, during), (t(plus(v))), (during))", {"r": r})
+
+
+def test_long_intervals_of_products_are_swept_not_split():
+    """A product of INTs over 3,000 intervals that all overlap: swept (the split would make
+    9,000,000 pieces, refused under max_tuples), each segment's product the plain product of
+    the values present there (-1 every third tuple, 2 every hundredth, else 1)."""
+    n, length = 3000, 100_000
+    values = [-1 if i % 3 == 0 else 2 if i % 100 == 1 else 1 for i in range(n)]
+    r = Relation.from_rows({"i": INT, "v": INT, "during": LONGINTERVAL},
+                           [{"i": i, "v": v, "during": Interval(i, i + length)}
+                            for i, v in enumerate(values)])
+    out = sira.evaluate("summarizebyusing(r, (during), (p(mult(v))), (during))", {"r": r},
+                        max_tuples=100_000)
+    assert len(out) < 2 * n
+    at = {}
+    for t in out.to_rows():
+        for point in (t["during"].begin, t["during"].end - 1):
+            at[point] = t["p"]
+    for point in (0, 1, 99, 100, 101, 2999, 50_000, 99_999, 100_000, 101_500, 102_998):
+        present = values[max(0, point - length + 1):point + 1]
+        expected = 1
+        for v in present:
+            expected *= v
+        assert at.get(point, expected) == expected, point
+
+
+@pytest.mark.parametrize("values, fits", [
+    ([2 ** 20, 2 ** 20], False),  # 2**40: past INT
+    ([2] * 64, False),  # 64 factors of 2 at once: past the 63 the sweep multiplies
+    ([0] + [2] * 64, True),  # a zero among them wherever they are: 0
+    ([-3] * 19, True)])  # -3**19 fits an INT
+def test_a_product_leaving_its_type_is_still_the_reference_error(values, fits):
+    r = Relation.from_rows({"i": INT, "v": INT, "during": LONGINTERVAL},
+                           [{"i": i, "v": v, "during": Interval(0, 1000 if v == 0 else 100)}
+                            for i, v in enumerate(values)])
+    text = "summarizebyusing(r, (during), (p(mult(v))), (during))"
+    if fits:
+        assert sira.evaluate(text, {"r": r}) == _split_reference(text, {"r": r})
+    else:
+        with pytest.raises(sira.SiraError):
+            sira.evaluate(text, {"r": r})
+        with pytest.raises(sira.SiraError):
+            _split_reference(text, {"r": r})
 
 
 @settings(max_examples=60, deadline=None)

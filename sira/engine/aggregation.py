@@ -8,6 +8,7 @@ iteration order, and the seed's figures are reproduced to the last bit.
 
 from __future__ import annotations
 
+import math
 from operator import add
 
 from ..algebra.aggregation import Aggregate, SummarizeBy, aggregations
@@ -73,16 +74,17 @@ def _summarizeby(node, ctx):
     return Relation(node.heading, frozenset(assemble(k + v) for k, v in results))
 
 
-#: the aggregations a sweep keeps as running state (the integer sums, extremes, logic and
-#: intersections)
-_SWEPT = ("plus", "max", "min", "and", "or", "iintersect")
+#: the aggregations a sweep keeps as running state (the integer sums and products, extremes,
+#: logic and intersections)
+_SWEPT = ("plus", "mult", "max", "min", "and", "or", "iintersect")
 
 
 def sweep_summary(node, ctx, aggs, fns):
     """SUMMARIZEBYUSING on one interval attribute by a sweep line, or None when it does not
     apply (several USING attributes, an aggregate read from the interval, one that is not an
-    integer or FLOAT sum, max, min, and, or, iintersect; or an integer sum leaving its type,
-    which the reference evaluation reports naming the tuple).
+    integer or FLOAT sum, a product of INT or LONG, max, min, and, or, iintersect; or an
+    integer sum or product leaving its type, which the reference evaluation reports naming the
+    tuple).
 
     Pointwise, the aggregate at a point is over the distinct tuples of the unpacked relation
     there: each group's interval ends are visited in order, each distinct rest of a tuple (its
@@ -91,7 +93,9 @@ def sweep_summary(node, ctx, aggs, fns):
     finite values as an integer and counts of infinities, rounded once per segment as
     :func:`sira.expressions.library.float_sum` rounds; a sorted multiset for max and min,
     counts of TRUE and FALSE for and and or, for iintersect the sorted multisets of begins and
-    of bounded ends and a count of empty intervals: :class:`_Intersection`); adjacent
+    of bounded ends and a count of empty intervals: :class:`_Intersection`; for a product the
+    counts of zeros and negative values and the product of the other magnitudes while it can
+    still fit its type: :class:`_Product`); adjacent
     segments with equal aggregates merge as PACK would merge them. O(n log n + output),
     however long the intervals: the elementary-segment split it replaces costs the intervals'
     overlaps.
@@ -106,6 +110,8 @@ def sweep_summary(node, ctx, aggs, fns):
     (during,) = node.using
     if any(a.name == "plus" and not isinstance(a.result_type, IntegerType)
            and a.result_type != FLOAT for a in aggs) or \
+            any(a.name == "mult" and not (isinstance(a.result_type, IntegerType)
+                                          and a.result_type.min is not None) for a in aggs) or \
             any(during in attributes_used(e) for _, _, e in node.specs):
         return None
     src = ctx.eval(node.source)
@@ -134,8 +140,9 @@ def sweep_summary(node, ctx, aggs, fns):
     for g, events in groups.items():
         counts: dict = {}
         sums = [0] * m
-        multisets = [SortedList() if k in ("max", "min") else
-                     _Intersection() if k == "iintersect" else None for k in kinds]
+        multisets = [SortedList() if k in ("max", "min") else _Intersection()
+                     if k == "iintersect" else _Product() if k == "mult" else None
+                     for k in kinds]
         truths = [[0, 0] for _ in kinds]  # [TRUE count, FALSE count]; FLOAT sums: infinities
         points = sorted(events)
         run = None  # [begin, end, values]
@@ -172,7 +179,7 @@ def sweep_summary(node, ctx, aggs, fns):
                 continue
             values = tuple(sums[j] if kind == "plus" else
                            float_total(sums[j], *truths[j]) if kind == "fplus" else
-                           multisets[j].value() if kind == "iintersect" else
+                           multisets[j].value() if kind in ("iintersect", "mult") else
                            (multisets[j][-1] if kind == "max" else multisets[j][0])
                            if multisets[j] is not None else
                            (truths[j][1] == 0 if kind == "and" else truths[j][0] > 0)
@@ -186,9 +193,10 @@ def sweep_summary(node, ctx, aggs, fns):
             run = [p, nxt, values]
         if run is not None:
             out.append(assemble(key + (Interval(run[0], run[1]),) + run[2]))
-    for j, (name, _, _) in enumerate(node.specs):  # a sum leaving its type: the reference says
+    # a sum or product leaving its type: the reference evaluation reports it, naming the tuple
+    for j, (name, _, _) in enumerate(node.specs):
         t = aggs[j].result_type
-        if kinds[j] == "plus" and isinstance(t, IntegerType) and t.min is not None:
+        if kinds[j] in ("plus", "mult") and isinstance(t, IntegerType) and t.min is not None:
             pos = node.heading.index(name)
             if any(not t.min <= r[pos] <= t.max for r in out):
                 return None
@@ -246,6 +254,72 @@ class _Intersection:
         if self.empties or (end is not None and end <= begin):
             return Interval(begin, begin)
         return Interval(begin, end)
+
+
+class _Product:
+    """The product of a changing multiset of integers, exact while it can fit a bounded integer
+    type: the counts of zeros and of negative values, and the magnitudes of at least 2 with
+    their product. More than ``LIMIT`` such magnitudes multiply to at least 2**64, outside
+    every bounded type, and were the product no longer kept it would grow with the values
+    present: there ``value`` is 2**64 (unless a zero is present), and the product is made
+    again from the magnitudes when their count falls back to ``LIMIT``. So adding or removing
+    a value costs O(1), or O(``LIMIT``) when the product is made again.
+
+        >>> p = _Product()
+        >>> for v in (3, -2, 5, 1): p.add(v)
+        >>> p.value()
+        -30
+        >>> p.add(0); p.value()
+        0
+        >>> p.remove(0); p.remove(-2); p.value()
+        15
+    """
+
+    LIMIT = 63
+    __slots__ = ("zeros", "negatives", "magnitudes", "large", "product")
+
+    def __init__(self):
+        self.zeros = self.negatives = self.large = 0
+        self.magnitudes: dict = {}  # magnitude (at least 2) -> how many times it is present
+        self.product = 1  # of those magnitudes; None while there are more than LIMIT
+
+    def add(self, v: int) -> None:
+        if v == 0:
+            self.zeros += 1
+            return
+        self.negatives += v < 0
+        m = abs(v)
+        if m < 2:
+            return
+        self.magnitudes[m] = self.magnitudes.get(m, 0) + 1
+        self.large += 1
+        if self.product is not None:
+            self.product = self.product * m if self.large <= self.LIMIT else None
+
+    def remove(self, v: int) -> None:
+        if v == 0:
+            self.zeros -= 1
+            return
+        self.negatives -= v < 0
+        m = abs(v)
+        if m < 2:
+            return
+        if self.magnitudes[m] == 1:
+            del self.magnitudes[m]
+        else:
+            self.magnitudes[m] -= 1
+        self.large -= 1
+        if self.product is not None:
+            self.product //= m
+        elif self.large <= self.LIMIT:
+            self.product = math.prod(m ** c for m, c in self.magnitudes.items())
+
+    def value(self) -> int:
+        if self.zeros:
+            return 0
+        if self.product is None:
+            return 1 << 64
+        return -self.product if self.negatives % 2 else self.product
 
 
 def _running(agg) -> bool:
