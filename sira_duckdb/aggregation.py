@@ -9,9 +9,9 @@ bits, with ``list_reduce`` over the ordered list, each step checked as the Pytho
 it. An empty input gives the operator's identity (or the Python engine's error when it has
 none).
 
-SUMMARIZEBYUSING on one interval attribute never splits when its aggregates are integer sums,
-max, min, and, or, iintersect, or integer and FLOAT sums alone: sums alone are a sweep line
-(``_swept``; FLOAT sums as exact limbs), the others a segment tree over each group's
+SUMMARIZEBYUSING on one interval attribute never splits when its aggregates are integer sums, max,
+min, and, or, iintersect, products of INTs or LONGs, or integer and FLOAT sums alone: sums alone are
+a sweep line (``_swept``; FLOAT sums as exact limbs), the others a segment tree over each group's
 elementary segments (``_tree``); both O(n log n + output), however long the intervals.
 """
 
@@ -23,7 +23,7 @@ from sira.errors import SiraTypeError
 from sira.expressions.evaluate import infer_type
 from sira.expressions.library import NO_IDENTITY
 from sira.intervals import IntervalType
-from sira.types import AVERAGE, FLOAT, INTEGER_TYPES, RelationType
+from sira.types import AVERAGE, FLOAT, INTEGER_TYPES, IntegerType, RelationType
 
 from .basic import computed_on_every_row, guarded
 from .compiler import Packed, translates
@@ -232,6 +232,8 @@ def _swept(node, children, c):
     during, aggs = swept
     h = node.source.heading
     floats = [j for j, a in enumerate(aggs) if a.result_type == FLOAT]
+    if any(a.name == "mult" and not _bounded(a.result_type) for a in aggs):
+        return None  # a FLOAT product folds in order of value, a BIGINT one grows: the split
     if any(a.name != "plus" for a in aggs):
         if floats:
             return None
@@ -492,13 +494,31 @@ def _islands(node, aggs, c, rows, keys, w, same, p, q, values) -> str:
 #: what the segment tree combines: node value -> segment value (integer sums over distinct rests)
 _TREE = {"plus": "sum", "max": "max", "min": "min", "and": "bool_and", "or": "bool_or"}
 
-#: the aggregations the segment tree takes: those of ``_TREE``, and IINTERSECT as parts
-_TREED = frozenset(_TREE) | {"iintersect"}
+#: the aggregations the segment tree takes: those of ``_TREE``, and IINTERSECT and a product
+#: of INTs or LONGs as parts
+_TREED = frozenset(_TREE) | {"iintersect", "mult"}
+
+#: 2**63 + 1, more than the magnitude of any INT or LONG: the segment tree's products of
+#: magnitudes stop there (two such multiply below 2**127, inside a HUGEINT)
+_PRODUCT_CAP = "CAST(9223372036854775809 AS HUGEINT)"
+
+
+def _bounded(t) -> bool:
+    """Whether ``t`` is INT or LONG (an integer type with bounds), whose product the segment
+    tree takes."""
+    return isinstance(t, IntegerType) and t.min is not None
+
+
+def _combined(combine, value: str) -> str:
+    """A part's combining aggregate over ``value``: a function name, or a callable making the
+    SQL (the capped product of :func:`_parts`)."""
+    return combine(value) if callable(combine) else f"{combine}({value})"
 
 
 def _tree(node, children, c, aggs):
-    """SUMMARIZEBYUSING on one interval attribute with max, min, and, or, iintersect (and
-    integer sums) beside them, by a segment tree over each group's elementary segments.
+    """SUMMARIZEBYUSING on one interval attribute with max, min, and, or, iintersect, a product
+    of INTs or LONGs (and integer sums) beside them, by a segment tree over each group's
+    elementary segments.
 
     The source is packed on the interval (each distinct rest then covers a point at most
     once). Each group's distinct boundaries are numbered 0..m-1: elementary segment ``s`` is
@@ -526,7 +546,7 @@ def _tree(node, children, c, aggs):
     keys = [ident(n) for n in node.by if n != during]
     p, i, m, lo, hi, j, x, s, q = (c.helper(y) for y in (
         "p", "i", "m", "lo", "hi", "j", "x", "s", "q"))
-    parts = [_parts(a, expression(e, h, c)) for a, (_, _, e) in zip(aggs, node.specs)]
+    parts = [_parts(c, a, expression(e, h, c)) for a, (_, _, e) in zip(aggs, node.specs)]
     vals = [c.helper(f"v{k}") for k in range(sum(len(x) for x in parts))]
     combine = [f for x in parts for _, f in x]
     part = f"PARTITION BY {', '.join(keys)} " if keys else ""
@@ -564,17 +584,17 @@ def _tree(node, children, c, aggs):
               f"SELECT {ks}{j}, {s} - 1 AS {x}, {', '.join(vals)} FROM {cut} "
               f"WHERE {x} < {s} AND {s} % 2 = 1")
     tree = c.define(f"SELECT {ks}{j}, {x}, "
-                    f"{', '.join(f'{f}({v}) AS {v}' for f, v in zip(combine, vals))} "
+                    f"{', '.join(f'{_combined(f, v)} AS {v}' for f, v in zip(combine, vals))} "
                     f"FROM ({blocks}) AS bl GROUP BY {ks}{j}, {x}", "tree")
     # every segment with its path up the tree: levels 0 .. bit length of m, and no higher
     # than the highest level holding a block (short intervals fill the lowest levels alone)
     top = f"(SELECT max({j}) + 1 FROM {tree})"
     paths = (f"SELECT {ks}{i}, {p}, {q}, unnest(range(0, "
              f"least(CAST(floor(log2({m})) AS BIGINT) + 2, {top}))) AS {j} FROM {ranks}")
+    on_path = ", ".join(f"{_combined(f, 't.' + v)} AS {v}" for f, v in zip(combine, vals))
     segs = c.define(
         f"SELECT {''.join(f'g.{k}, ' for k in keys)}g.{i}, any_value(g.{p}) AS {p}, "
-        f"any_value(g.{q}) AS {q}, "
-        f"{', '.join(f'{f}(t.{v}) AS {v}' for f, v in zip(combine, vals))} "
+        f"any_value(g.{q}) AS {q}, {on_path} "
         f"FROM ({paths}) AS g JOIN {tree} AS t ON {on('g', 't')}t.{j} = g.{j} "
         f"AND t.{x} = g.{i} >> g.{j} GROUP BY {''.join(f'g.{k}, ' for k in keys)}g.{i}",
         "segments")
@@ -659,10 +679,22 @@ def _rows_framed(node, c, aggs):
     return _islands(node, aggs, c, segments, keys, pw, same, p, q, outs)
 
 
-def _parts(agg, value: str) -> list:
+def _parts(c, agg, value: str) -> list:
     """What the segment tree keeps of one aggregate's value: (SQL, combining aggregate)
     pairs. IINTERSECT keeps the largest begin and least end of the non-empty intervals (an
-    unbounded end is NULL, which ``min`` passes over) and whether an empty one is among them."""
+    unbounded end is NULL, which ``min`` passes over) and whether an empty one is among them.
+    A product of INTs or LONGs keeps how many values are zero and how many negative, and the
+    product of the magnitudes of the others capped at ``_PRODUCT_CAP`` (past it the product
+    fits no INT or LONG, whatever else it holds: the cap keeps a block's product inside a
+    HUGEINT however many values it holds)."""
+    if agg.name == "mult":
+        magnitude = (f"CASE WHEN ({value}) = 0 THEN CAST(1 AS HUGEINT) "
+                     f"ELSE abs(CAST(({value}) AS HUGEINT)) END")
+
+        def capped(v):
+            return _fold(c, f"list({v})", lambda a, x: f"least({a} * {x}, {_PRODUCT_CAP})")
+        return [(f"CAST(({value}) = 0 AS BIGINT)", "sum"),
+                (f"CAST(({value}) < 0 AS BIGINT)", "sum"), (magnitude, capped)]
     if agg.name != "iintersect":
         return [(value, _TREE[agg.name])]
     b, e = f'({value})."begin"', f'({value})."end"'
@@ -678,11 +710,17 @@ def _final(agg, parts: list) -> str:
     from sira.intervals import empty_interval
 
     from .functions import interval as interval_sql
+    t = agg.result_type
+    if agg.name == "mult":  # 0 with a zero among the values; else signed, and in its type
+        zeros, negatives, magnitude = parts
+        signed = f"(CASE WHEN {negatives} % 2 = 1 THEN -{magnitude} ELSE {magnitude} END)"
+        overflow = sira_error("IntOverflow", "mult", f"mult: the product does not fit {t}")
+        return (f"CASE WHEN {zeros} > 0 THEN CAST(0 AS HUGEINT) WHEN {signed} < {t.min} OR "
+                f"{signed} > {t.max} THEN {overflow} ELSE {signed} END")
     if agg.name != "iintersect":
         (value,) = parts
         return value
     b, e, empty = parts
-    t = agg.result_type
     return (f"CASE WHEN {empty} OR {b} IS NULL OR ({e} IS NOT NULL AND {e} <= {b}) "
             f"THEN {literal(t, empty_interval(t))} ELSE {interval_sql(b, e)} END")
 

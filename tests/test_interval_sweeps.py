@@ -157,6 +157,7 @@ SUMMARIES = [
     "summarizebyusing(r, (during), (hi(max(v)) lo(min(v))), (during))",
     "summarizebyusing(project(r, (k, during)), (during), (n(plus(1))), (during))",
     "summarizebyusing(r, (k, during), (a(and(gt(v, 1))) o(or(eq(v, 3)))), (during))",
+    "summarizebyusing(r, (k, during), (p(mult(minus(v, 1))) hi(max(v))), (during))",
 ]
 
 
