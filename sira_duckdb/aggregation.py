@@ -17,13 +17,14 @@ elementary segments (``_tree``); both O(n log n + output), however long the inte
 
 from __future__ import annotations
 
-from sira.algebra.aggregation import Aggregate, SummarizeBy, aggregations
+from sira.algebra.aggregation import (Aggregate, SummarizeBy, aggregations,
+                                      bounded_product)
 from sira.algebra.fallible import fallible_attributes
 from sira.errors import SiraTypeError
 from sira.expressions.evaluate import infer_type
 from sira.expressions.library import NO_IDENTITY
 from sira.intervals import IntervalType
-from sira.types import AVERAGE, FLOAT, INTEGER_TYPES, IntegerType, RelationType
+from sira.types import AVERAGE, FLOAT, INTEGER_TYPES, RelationType
 
 from .basic import computed_on_every_row, guarded
 from .compiler import Packed, translates
@@ -232,8 +233,8 @@ def _swept(node, children, c):
     during, aggs = swept
     h = node.source.heading
     floats = [j for j, a in enumerate(aggs) if a.result_type == FLOAT]
-    if any(a.name == "mult" and not _bounded(a.result_type) for a in aggs):
-        return None  # a FLOAT product folds in order of value, a BIGINT one grows: the split
+    if any(a.name == "mult" and not bounded_product(a) for a in aggs):
+        return None  # a FLOAT or BIGINT product: the split
     if any(a.name != "plus" for a in aggs):
         if floats:
             return None
@@ -501,12 +502,6 @@ _TREED = frozenset(_TREE) | {"iintersect", "mult"}
 #: 2**63 + 1, more than the magnitude of any INT or LONG: the segment tree's products of
 #: magnitudes stop there (two such multiply below 2**127, inside a HUGEINT)
 _PRODUCT_CAP = "CAST(9223372036854775809 AS HUGEINT)"
-
-
-def _bounded(t) -> bool:
-    """Whether ``t`` is INT or LONG (an integer type with bounds), whose product the segment
-    tree takes."""
-    return isinstance(t, IntegerType) and t.min is not None
 
 
 def _combined(combine, value: str) -> str:

@@ -21,12 +21,13 @@ from functools import reduce
 
 from pyspark.sql import functions as F
 
-from sira.algebra.aggregation import Aggregate, SummarizeBy, aggregations
+from sira.algebra.aggregation import (Aggregate, SummarizeBy, aggregations,
+                                      bounded_product)
 from sira.algebra.fallible import fallible_attributes
 from sira.errors import NotSupportedOnSpark
 from sira.expressions.library import NO_IDENTITY
 from sira.intervals import IntervalType
-from sira.types import AVERAGE, FLOAT, INTEGER_TYPES, IntegerType, RelationType
+from sira.types import AVERAGE, FLOAT, INTEGER_TYPES, RelationType
 
 from .basic import computed_on_every_row
 from .compiler import Packed, ordered, translates
@@ -239,8 +240,8 @@ def _swept(node, children, c):
         return None
     during, aggs = swept
     floats = [j for j, a in enumerate(aggs) if a.result_type == FLOAT]
-    if any(a.name == "mult" and not _bounded(a.result_type) for a in aggs):
-        return None  # a FLOAT product folds in order of value, a BIGINT one grows: the split
+    if any(a.name == "mult" and not bounded_product(a) for a in aggs):
+        return None  # a FLOAT or BIGINT product: the split
     if any(a.name != "plus" for a in aggs):
         return None if floats else _tree(node, children, c, during, aggs)
     h = node.source.heading
@@ -371,12 +372,6 @@ _TREED = frozenset(_TREE) | {"iintersect", "mult"}
 #: 2**63 + 1, more than the magnitude of any INT or LONG: the segment tree's products of
 #: magnitudes stop there (two such multiply below 10**38, inside a DECIMAL(38))
 _PRODUCT_CAP = 2 ** 63 + 1
-
-
-def _bounded(t) -> bool:
-    """Whether ``t`` is INT or LONG (an integer type with bounds), whose product the segment
-    tree takes."""
-    return isinstance(t, IntegerType) and t.min is not None
 
 
 def _capped_product(v):

@@ -63,6 +63,22 @@ def sweepable(node, names=SWEPT_AGGREGATES, floats: bool = False):
     return during, aggs
 
 
+def bounded_product(agg) -> bool:
+    """Whether the aggregation ``agg`` is a product of INTs or LONGs (an integer type with
+    bounds), which every engine's sweep or segment tree takes: a FLOAT product is rounded at
+    every step of a fold in order of value, and a BIGINT one grows without bound, so those
+    split.
+
+        >>> from sira.expressions.library import aggregation
+        >>> from sira.types import FLOAT, INT
+        >>> bounded_product(aggregation("mult", INT)), bounded_product(aggregation("mult", FLOAT))
+        (True, False)
+    """
+    from ..types import IntegerType
+    t = agg.result_type
+    return agg.name == "mult" and isinstance(t, IntegerType) and t.min is not None
+
+
 @node_class
 class Aggregate(Node):
     """AGGREGATE (seed 004): ``aggregate(R, (silly(plus(pagesize)) count(plus(int(1)))))``.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from operator import add
 
-from ..algebra.aggregation import Aggregate, SummarizeBy, aggregations
+from ..algebra.aggregation import Aggregate, SummarizeBy, aggregations, bounded_product
 from ..errors import ArithmeticFault
 from ..expressions.library import NO_IDENTITY, float_total, fold, scaled_float
 from ..types import FLOAT, IntegerType
@@ -110,8 +110,7 @@ def sweep_summary(node, ctx, aggs, fns):
     (during,) = node.using
     if any(a.name == "plus" and not isinstance(a.result_type, IntegerType)
            and a.result_type != FLOAT for a in aggs) or \
-            any(a.name == "mult" and not (isinstance(a.result_type, IntegerType)
-                                          and a.result_type.min is not None) for a in aggs) or \
+            any(a.name == "mult" and not bounded_product(a) for a in aggs) or \
             any(during in attributes_used(e) for _, _, e in node.specs):
         return None
     src = ctx.eval(node.source)
