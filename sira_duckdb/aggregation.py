@@ -680,14 +680,17 @@ def _parts(c, agg, value: str) -> list:
     unbounded end is NULL, which ``min`` passes over) and whether an empty one is among them.
     A product of INTs or LONGs keeps how many values are zero and how many negative, and the
     product of the magnitudes of the others capped at ``_PRODUCT_CAP`` (past it the product
-    fits no INT or LONG, whatever else it holds: the cap keeps a block's product inside a
-    HUGEINT however many values it holds)."""
+    fits no INT or LONG, whatever else it holds). A group multiplies only its 64 least
+    magnitudes of at least 2 (``min(v, 64)``: a bounded list, however many values a block
+    holds): with more of them, those 64 already multiply past the cap."""
     if agg.name == "mult":
         magnitude = (f"CASE WHEN ({value}) = 0 THEN CAST(1 AS HUGEINT) "
                      f"ELSE abs(CAST(({value}) AS HUGEINT)) END")
 
         def capped(v):
-            return _fold(c, f"list({v})", lambda a, x: f"least({a} * {x}, {_PRODUCT_CAP})")
+            least = _fold(c, f"min({v}, 64) FILTER (WHERE {v} >= 2)",
+                          lambda a, x: f"least({a} * {x}, {_PRODUCT_CAP})")
+            return f"coalesce({least}, CAST(1 AS HUGEINT))"
         return [(f"CAST(({value}) = 0 AS BIGINT)", "sum"),
                 (f"CAST(({value}) < 0 AS BIGINT)", "sum"), (magnitude, capped)]
     if agg.name != "iintersect":

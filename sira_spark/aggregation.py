@@ -7,12 +7,12 @@ AVERAGE, IINTERSECT, IUNION) fold the group's values in ascending order with ``a
 sorted array, exactly as the Python engine does, so both engines give the same bits. An empty input
 gives the operator's identity.
 
-SUMMARIZEBYUSING on one interval attribute never splits when its aggregates are integer sums, max,
-min, and, or, iintersect, products of INTs or LONGs, or integer and FLOAT sums alone: sums alone are
-a sweep line (``_swept``; FLOAT sums as exact limbs), the others a segment tree over each group's
-elementary segments (``_tree``); both O(n log n + output), however long the intervals, as on the
-DuckDB engine. Other aggregates split the intervals at their group's boundaries
-(``sira_spark.packing.split_dataframes``).
+SUMMARIZEBYUSING on one interval attribute never splits when its aggregates are integer sums,
+max, min, and, or, iintersect, or integer and FLOAT sums alone: sums alone are a sweep line
+(``_swept``; FLOAT sums as exact limbs), the others a segment tree over each group's elementary
+segments (``_tree``); both O(n log n + output), however long
+the intervals, as on the DuckDB engine. Other aggregates split the intervals at their group's
+boundaries (``sira_spark.packing.split_dataframes``).
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ from functools import reduce
 
 from pyspark.sql import functions as F
 
-from sira.algebra.aggregation import (Aggregate, SummarizeBy, aggregations,
-                                      bounded_product)
+from sira.algebra.aggregation import Aggregate, SummarizeBy, aggregations
 from sira.algebra.fallible import fallible_attributes
 from sira.errors import NotSupportedOnSpark
 from sira.expressions.library import NO_IDENTITY
@@ -220,8 +219,7 @@ def _summarizeby(node, children, c):
 def _swept(node, children, c):
     """SUMMARIZEBYUSING on one interval attribute with sums only (``plus`` of an integer or a
     FLOAT, counts), by a sweep line instead of the split; with max, min, and, or, iintersect
-    or a product of INTs or LONGs among integer sums, by a segment tree (:func:`_tree`); None
-    for other aggregates.
+    among integer sums, by a segment tree (:func:`_tree`); None for other aggregates.
 
     Pointwise, a sum is over the distinct tuples present at a point: the source is packed on the
     interval first, unless it is packed by construction, as a CQL window is (a rest's intervals
@@ -240,8 +238,6 @@ def _swept(node, children, c):
         return None
     during, aggs = swept
     floats = [j for j, a in enumerate(aggs) if a.result_type == FLOAT]
-    if any(a.name == "mult" and not bounded_product(a) for a in aggs):
-        return None  # a FLOAT or BIGINT product: the split
     if any(a.name != "plus" for a in aggs):
         return None if floats else _tree(node, children, c, during, aggs)
     h = node.source.heading
@@ -365,22 +361,8 @@ def _joined(left, right, group: list, on: list, how: str = "inner"):
 #: what the segment tree combines: node values -> a segment's value (sums in DECIMAL(38))
 _TREE = {"plus": F.sum, "max": F.max, "min": F.min, "and": F.bool_and, "or": F.bool_or}
 
-#: the aggregations the segment tree takes: those of ``_TREE``, and IINTERSECT and a product
-#: of INTs or LONGs as parts
-_TREED = frozenset(_TREE) | {"iintersect", "mult"}
-
-#: 2**63 + 1, more than the magnitude of any INT or LONG: the segment tree's products of
-#: magnitudes stop there (two such multiply below 10**38, inside a DECIMAL(38))
-_PRODUCT_CAP = 2 ** 63 + 1
-
-
-def _capped_product(v):
-    """The product of the DECIMAL(38) magnitudes ``v`` (a column or its name) of a group,
-    capped at ``_PRODUCT_CAP`` after each step."""
-    from decimal import Decimal
-    cap = F.lit(Decimal(_PRODUCT_CAP)).cast("decimal(38,0)")
-    return F.aggregate(F.collect_list(v), F.lit(1).cast("decimal(38,0)"),
-                       lambda a, x: F.least(a * x, cap))
+#: the aggregations the segment tree takes: those of ``_TREE``, and IINTERSECT as parts
+_TREED = frozenset(_TREE) | {"iintersect"}
 
 #: the tree's levels from this one up reach the segments that read them by broadcast: only a
 #: group of more than 2^16 elementary segments has nodes there, a handful per level, each read
@@ -390,9 +372,9 @@ _BROADCAST_LEVEL = 16
 
 
 def _tree(node, children, c, during, aggs):
-    """SUMMARIZEBYUSING on one interval attribute with max, min, and, or, iintersect, a product
-    of INTs or LONGs (and integer sums) beside them, by a segment tree over each group's
-    elementary segments (as ``sira_duckdb.aggregation._tree``).
+    """SUMMARIZEBYUSING on one interval attribute with max, min, and, or, iintersect (and
+    integer sums) beside them, by a segment tree over each group's elementary segments (as
+    ``sira_duckdb.aggregation._tree``).
 
     The source is packed on the interval (each distinct rest then covers a point at most
     once). Each group's distinct boundaries are numbered 0..m-1 (``packing._numbered``, over
@@ -494,15 +476,9 @@ def _parts(agg, value) -> list:
     """What the segment tree keeps of one aggregate's value: (column, combining aggregate)
     pairs; integer sums in DECIMAL(38). IINTERSECT keeps the largest begin and least end of
     the non-empty intervals (an unbounded end is null, which ``min`` passes over) and whether
-    an empty one is among them. A product of INTs or LONGs keeps how many values are zero and
-    how many negative, and the product of the magnitudes of the others capped at
-    ``_PRODUCT_CAP`` (past it the product fits no INT or LONG, whatever else it holds)."""
+    an empty one is among them."""
     if agg.name == "plus":
         return [(value.cast("decimal(38,0)"), F.sum)]
-    if agg.name == "mult":
-        magnitude = F.when(value == 0, F.lit(1)).otherwise(F.abs(value.cast("decimal(38,0)")))
-        return [((value == 0).cast("long"), F.sum), ((value < 0).cast("long"), F.sum),
-                (magnitude.cast("decimal(38,0)"), _capped_product)]
     if agg.name != "iintersect":
         return [(value, _TREE[agg.name])]
     b, e = value["begin"], value["end"]
@@ -516,11 +492,6 @@ def _final(agg, parts: list):
     an empty one was among the intervals."""
     from sira.intervals import empty_interval
     t = agg.result_type
-    if agg.name == "mult":  # 0 with a zero among the values; else signed, cast to its type
-        zeros, negatives, magnitude = parts
-        signed = F.when(negatives % 2 == 1, -magnitude).otherwise(magnitude)
-        return F.when(zeros > 0, F.lit(0).cast("decimal(38,0)")).otherwise(signed) \
-            .cast(spark_type(t))
     if agg.name != "iintersect":
         (value,) = parts
         return value.cast(spark_type(t))

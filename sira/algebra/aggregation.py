@@ -65,9 +65,9 @@ def sweepable(node, names=SWEPT_AGGREGATES, floats: bool = False):
 
 def bounded_product(agg) -> bool:
     """Whether the aggregation ``agg`` is a product of INTs or LONGs (an integer type with
-    bounds), which every engine's sweep or segment tree takes: a FLOAT product is rounded at
-    every step of a fold in order of value, and a BIGINT one grows without bound, so those
-    split.
+    bounds), which the Python engine's sweep and DuckDB's segment tree take: a FLOAT product
+    is rounded at every step of a fold in order of value, and a BIGINT one grows without
+    bound, so those split (and every product on Spark).
 
         >>> from sira.expressions.library import aggregation
         >>> from sira.types import FLOAT, INT
