@@ -58,6 +58,25 @@ def _fold(c, values: str, merge, start: str | None = None) -> str:
     return f"list_reduce({values}, lambda {acc}, {x}: {merge(acc, x)}{tail})"
 
 
+#: a group's product multiplies at most this many of its magnitudes of at least 2: more of
+#: them multiply to 2**128 at least, past a HUGEINT (and so past every integer type)
+_FACTORS = 128
+
+
+def _product(c, value: str) -> str:
+    """The HUGEINT product of a group's integers ``value``: 0 with a zero among them, whatever
+    the others; else the product of the ``_FACTORS`` least magnitudes of at least 2
+    (``min(v, n)``: a bounded list, however large the group), signed by how many values are
+    negative. The magnitudes multiply as a negative number, so that -2**127 fits; a product
+    outside HUGEINT fails as DuckDB's overflow."""
+    big = f"abs(CAST(({value}) AS HUGEINT))"
+    factors = f"coalesce(min({big}, {_FACTORS}) FILTER (WHERE {big} >= 2), [])"
+    negated = _fold(c, factors, lambda a, x: f"{a} * {x}", "CAST(-1 AS HUGEINT)")
+    return (f"CASE WHEN bool_or(({value}) = 0) THEN CAST(0 AS HUGEINT) "
+            f"WHEN count(*) FILTER (WHERE ({value}) < 0) % 2 = 1 THEN {negated} "
+            f"ELSE -{negated} END")
+
+
 def aggregate_sql(c, agg, value: str, t, grouped: bool) -> str:
     """The aggregate of one spec over the group's rows. ``grouped``: the rows are a group of a
     GROUP BY, never empty, so no identity fallback is needed."""
@@ -70,10 +89,7 @@ def aggregate_sql(c, agg, value: str, t, grouped: bool) -> str:
         out = _fold(c, _ordered_list(value, t), lambda a, x: average_plus(a, x, None),
                     literal(AVERAGE, agg.identity))
     elif op == "mult" and t in INTEGER_TYPES:
-        product = _fold(c, f"list(CAST({value} AS HUGEINT))", lambda a, x: f"{a} * {x}",
-                        "CAST(1 AS HUGEINT)")
-        out = cast(f"CASE WHEN bool_or({value} = 0) THEN CAST(0 AS HUGEINT) ELSE {product} END",
-                   rt)
+        out = cast(_product(c, value), rt)
     elif op == "mult" and t == FLOAT:
         out = _fold(c, _ordered_list(value, t),
                     lambda a, x: checked_float(None, "mult", [a, x], lambda p, q: f"{p} * {q}"),

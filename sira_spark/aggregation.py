@@ -7,21 +7,22 @@ AVERAGE, IINTERSECT, IUNION) fold the group's values in ascending order with ``a
 sorted array, exactly as the Python engine does, so both engines give the same bits. An empty input
 gives the operator's identity.
 
-SUMMARIZEBYUSING on one interval attribute never splits when its aggregates are integer sums,
-max, min, and, or, iintersect, or integer and FLOAT sums alone: sums alone are a sweep line
-(``_swept``; FLOAT sums as exact limbs), the others a segment tree over each group's elementary
-segments (``_tree``); both O(n log n + output), however long
-the intervals, as on the DuckDB engine. Other aggregates split the intervals at their group's
-boundaries (``sira_spark.packing.split_dataframes``).
+SUMMARIZEBYUSING on one interval attribute never splits when its aggregates are integer sums, max,
+min, and, or, iintersect, products of INTs or LONGs, or integer and FLOAT sums alone: sums alone are
+a sweep line (``_swept``; FLOAT sums as exact limbs), the others a segment tree over each group's
+elementary segments (``_tree``); both O(n log n + output), however long the intervals, as on the
+DuckDB engine. Other aggregates split the intervals at their group's boundaries
+(``sira_spark.packing.split_dataframes``).
 """
 
 from __future__ import annotations
 
 from functools import reduce
 
+from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from sira.algebra.aggregation import Aggregate, SummarizeBy, aggregations
+from sira.algebra.aggregation import Aggregate, SummarizeBy, aggregations, bounded_product
 from sira.algebra.fallible import fallible_attributes
 from sira.errors import NotSupportedOnSpark
 from sira.expressions.library import NO_IDENTITY
@@ -122,25 +123,62 @@ def _float_sums(node, heading) -> list:
     return [j for j, a in enumerate(aggs) if a.name == "plus" and a.result_type == FLOAT]
 
 
+def _products(node, heading) -> list:
+    """The positions of the node's products of INTs or LONGs (``bounded_product``)."""
+    aggs = aggregations(node.specs, heading, node.operator_name)
+    return [j for j, a in enumerate(aggs) if bounded_product(a)]
+
+
 def _summary(df, node, heading, c, by: list, grouped: bool):
     """``df`` aggregated per value of the attributes ``by`` (none: one row, with ``__n`` its
     count) with the node's specs. FLOAT sums come from partial sums of their exact limbs
-    (:func:`_exact_float_sums`), joined on the group, so that no group's values are gathered
+    (:func:`_exact_float_sums`) and products of INTs or LONGs from a bounded list of factors
+    (:func:`_bounded_products`), joined on the group, so that no group's values are gathered
     in one array; the others are Spark's aggregates."""
-    floats = _float_sums(node, heading)
+    floats, products = _float_sums(node, heading), _products(node, heading)
     cols = [F.col(f"`{n}`") for n in by]
-    rest = _specs(node, heading, c, grouped, floats)
+    rest = _specs(node, heading, c, grouped, floats + products)
     if not by:
         rest.append(F.count(F.lit(1)).alias("__n"))
     summary = df.groupBy(*cols).agg(*rest) if by and rest else \
         df.select(*cols).distinct() if by else df.agg(*rest)
-    if not floats:
+    if not floats and not products:
         return summary
-    sums = _exact_float_sums(df, node, heading, c, by, floats)
     group = [(n, heading.type_of(n)) for n in by]
-    joined = _joined(summary, sums, group, []) if by else summary.crossJoin(sums)
+    for apart in ([_exact_float_sums(df, node, heading, c, by, floats)] if floats else []) + \
+            ([_bounded_products(df, node, heading, c, by, products)] if products else []):
+        summary = _joined(summary, apart, group, []) if by else summary.crossJoin(apart)
     names = [n for n in by] + [n for n, _, _ in node.specs] + ([] if by else ["__n"])
-    return joined.select(*[F.col(f"`{n}`") for n in names])
+    return summary.select(*[F.col(f"`{n}`") for n in names])
+
+
+def _bounded_products(df, node, heading, c, by: list, products: list):
+    """One row per value of ``by`` (one row when empty, also for no input) with each product
+    of INTs or LONGs of ``products``: how many values are zero and how many negative
+    (Spark's partial sums), and the product of at most ``_FACTORS`` magnitudes of at least 2
+    from each partition of the group's rows (:func:`_few_factors`, a bounded list however
+    large the group), capped at ``_PRODUCT_CAP``; of its type or ``IntOverflow``
+    (:func:`_final`), as in the segment tree."""
+    cols = [F.col(f"`{n}`") for n in by]
+    aggs = aggregations(node.specs, heading, node.operator_name)
+    parts = []
+    for j in products:
+        v = column(node.specs[j][2], heading, c)
+        magnitude = F.abs(v.cast("decimal(38,0)"))
+        parts.append(df.select(*cols, F.lit(j).alias("__j"), (v == 0).cast("long").alias("__z"),
+                               (v < 0).cast("long").alias("__g"),
+                               magnitude.alias("__m")))
+    keyed = [*by, "__j"]
+    factors = _few_factors(reduce(lambda a, b: a.unionByName(b), parts), keyed, ["__m"])
+    per = factors.groupBy(*[_c(n) for n in keyed]).agg(F.sum("__z").alias("__z"), F.sum("__g").alias("__g"),
+                                       _capped_product("__m").alias("__m"))
+    one = F.lit(1).cast("decimal(38,0)")
+
+    def part(j, name, none):
+        return F.coalesce(F.max(F.when(F.col("__j") == j, F.col(name))), none)
+    return per.groupBy(*cols).agg(*[  # (no input: no zero, no negative, a product of 1)
+        _final(aggs[j], [part(j, "__z", F.lit(0)), part(j, "__g", F.lit(0)),
+                         part(j, "__m", one)]).alias(node.specs[j][0]) for j in products])
 
 
 def _exact_float_sums(df, node, heading, c, by: list, floats: list):
@@ -219,7 +257,8 @@ def _summarizeby(node, children, c):
 def _swept(node, children, c):
     """SUMMARIZEBYUSING on one interval attribute with sums only (``plus`` of an integer or a
     FLOAT, counts), by a sweep line instead of the split; with max, min, and, or, iintersect
-    among integer sums, by a segment tree (:func:`_tree`); None for other aggregates.
+    or a product of INTs or LONGs among integer sums, by a segment tree (:func:`_tree`); None
+    for other aggregates.
 
     Pointwise, a sum is over the distinct tuples present at a point: the source is packed on the
     interval first, unless it is packed by construction, as a CQL window is (a rest's intervals
@@ -238,6 +277,8 @@ def _swept(node, children, c):
         return None
     during, aggs = swept
     floats = [j for j, a in enumerate(aggs) if a.result_type == FLOAT]
+    if any(a.name == "mult" and not bounded_product(a) for a in aggs):
+        return None  # a FLOAT or BIGINT product: the split
     if any(a.name != "plus" for a in aggs):
         return None if floats else _tree(node, children, c, during, aggs)
     h = node.source.heading
@@ -361,8 +402,54 @@ def _joined(left, right, group: list, on: list, how: str = "inner"):
 #: what the segment tree combines: node values -> a segment's value (sums in DECIMAL(38))
 _TREE = {"plus": F.sum, "max": F.max, "min": F.min, "and": F.bool_and, "or": F.bool_or}
 
-#: the aggregations the segment tree takes: those of ``_TREE``, and IINTERSECT as parts
-_TREED = frozenset(_TREE) | {"iintersect"}
+#: the aggregations the segment tree takes: those of ``_TREE``, and IINTERSECT and a product
+#: of INTs or LONGs as parts
+_TREED = frozenset(_TREE) | {"iintersect", "mult"}
+
+#: 2**63 + 1, more than the magnitude of any INT or LONG: the segment tree's products of
+#: magnitudes stop there (two such multiply below 10**38, inside a DECIMAL(38))
+_PRODUCT_CAP = 2 ** 63 + 1
+
+#: a block multiplies at most this many magnitudes of at least 2 from each partition of its
+#: values: more multiply past ``_PRODUCT_CAP`` anyway
+_FACTORS = 64
+
+
+def _capped_product(v):
+    """The product of the DECIMAL(38) magnitudes ``v`` (a column or its name) of a group,
+    capped at ``_PRODUCT_CAP`` after each step; nulls (every row but the few factors that
+    :func:`_few_factors` keeps) are left out of the list."""
+    from decimal import Decimal
+    cap = F.lit(Decimal(_PRODUCT_CAP)).cast("decimal(38,0)")
+    return F.aggregate(F.collect_list(v), F.lit(1).cast("decimal(38,0)"),
+                       lambda a, x: F.least(a * x, cap))
+
+
+def _few_factors(df, keys: list, products: list):
+    """``df`` ready for :func:`_capped_product` of each of its columns ``products`` grouped by
+    ``keys``: its rows with those columns null, and for each product, the rows holding one of
+    its magnitudes of at least 2, at most ``_FACTORS`` of them (the least) per group in each
+    partition, with the other columns null (which sums, max, min and the like pass over). A
+    group's list is then bounded, however many rows it holds: in full when they hold at most
+    ``_FACTORS`` such magnitudes; else at least ``_FACTORS`` of them, whose product already
+    passes the cap. The window is partitioned by the group and the partition the row is in,
+    so a group of most rows is spread over as many tasks as ``df`` has partitions, and it
+    sorts only the factors (a product that fits has at most 63 of them, however many ones)."""
+    if not products:
+        return df
+
+    def empty(name):
+        return F.lit(None).cast(df.schema[name].dataType).alias(name)
+    whole = df.select(*[empty(n) if n in products else _c(n) for n in df.columns])
+    for v in products:
+        rank = F.row_number().over(Window.partitionBy(*[_c(k) for k in keys], "__pid")
+                                   .orderBy(_c(v)))
+        few = df.where(_c(v) >= 2).withColumn("__pid", F.spark_partition_id()) \
+            .withColumn("__rank", rank).where(F.col("__rank") <= _FACTORS)
+        whole = whole.unionByName(few.select(*[_c(n) if n in keys or n == v else empty(n)
+                                               for n in df.columns]))
+    return whole
+
 
 #: the tree's levels from this one up reach the segments that read them by broadcast: only a
 #: group of more than 2^16 elementary segments has nodes there, a handful per level, each read
@@ -372,9 +459,9 @@ _BROADCAST_LEVEL = 16
 
 
 def _tree(node, children, c, during, aggs):
-    """SUMMARIZEBYUSING on one interval attribute with max, min, and, or, iintersect (and
-    integer sums) beside them, by a segment tree over each group's elementary segments (as
-    ``sira_duckdb.aggregation._tree``).
+    """SUMMARIZEBYUSING on one interval attribute with max, min, and, or, iintersect, a product
+    of INTs or LONGs (and integer sums) beside them, by a segment tree over each group's
+    elementary segments (as ``sira_duckdb.aggregation._tree``).
 
     The source is packed on the interval (each distinct rest then covers a point at most
     once). Each group's distinct boundaries are numbered 0..m-1 (``packing._numbered``, over
@@ -441,6 +528,8 @@ def _tree(node, children, c, during, aggs):
     blocks = cut.where((x < s) & (x % 2 == 1)).select(*keys("__r"), "__j", "__x", *vals) \
         .unionByName(cut.where((x < s) & (s % 2 == 1)).select(
             *keys("__r"), "__j", (s - 1).alias("__x"), *vals))
+    blocks = _few_factors(blocks, [*[f"__r{i}" for i in range(len(group))], "__j", "__x"],
+                          [v for f, v in zip(combine, vals) if f is _capped_product])
     tree = blocks.groupBy(*keys("__r"), "__j", "__x").agg(
         *[f(v).alias(v) for f, v in zip(combine, vals)])
     # every segment with its path up the tree (levels 0 .. bit length of m, and one more)
@@ -476,9 +565,15 @@ def _parts(agg, value) -> list:
     """What the segment tree keeps of one aggregate's value: (column, combining aggregate)
     pairs; integer sums in DECIMAL(38). IINTERSECT keeps the largest begin and least end of
     the non-empty intervals (an unbounded end is null, which ``min`` passes over) and whether
-    an empty one is among them."""
+    an empty one is among them. A product of INTs or LONGs keeps how many values are zero and
+    how many negative, and the product of the magnitudes of the others capped at
+    ``_PRODUCT_CAP`` (past it the product fits no INT or LONG, whatever else it holds)."""
     if agg.name == "plus":
         return [(value.cast("decimal(38,0)"), F.sum)]
+    if agg.name == "mult":
+        magnitude = F.when(value == 0, F.lit(1)).otherwise(F.abs(value.cast("decimal(38,0)")))
+        return [((value == 0).cast("long"), F.sum), ((value < 0).cast("long"), F.sum),
+                (magnitude.cast("decimal(38,0)"), _capped_product)]
     if agg.name != "iintersect":
         return [(value, _TREE[agg.name])]
     b, e = value["begin"], value["end"]
@@ -492,6 +587,13 @@ def _final(agg, parts: list):
     an empty one was among the intervals."""
     from sira.intervals import empty_interval
     t = agg.result_type
+    if agg.name == "mult":  # 0 with a zero among the values; else signed, and in its type
+        zeros, negatives, magnitude = parts
+        signed = F.when(negatives % 2 == 1, -magnitude).otherwise(magnitude)
+        return F.when(zeros > 0, F.lit(0)).when(
+            (signed < t.min) | (signed > t.max),
+            sira_error("IntOverflow", f"mult: the product does not fit {t}")) \
+            .otherwise(signed).cast(spark_type(t))
     if agg.name != "iintersect":
         (value,) = parts
         return value.cast(spark_type(t))

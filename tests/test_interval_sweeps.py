@@ -177,7 +177,7 @@ def test_duckdb_summarizebyusing_equals_the_split(kind, keys, data):
 @given(st.sampled_from(sorted(POINTS)), st.integers(1, 3), st.data())
 def test_spark_summarizebyusing_equals_the_split(kind, keys, data):
     """Spark's integer-sum sweep (sira_spark.aggregation._swept) and its segment tree for max,
-    min, and, or (``_tree``), against the Python engine's split."""
+    min, and, or and a product of INTs (``_tree``), against the Python engine's split."""
     relvars = {"r": _relation(kind, data.draw(_rows(keys)))}
     for text in ("summarizebyusing(r, (k, during), (t(plus(v)) n(plus(1))), (during))",
                  *SUMMARIES):

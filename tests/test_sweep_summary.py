@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import sira
 import sira.engine.aggregation as aggregation
-from sira import INT, Relation
+from sira import INT, LONG, Relation
 from sira.intervals import LONGINTERVAL, Interval
 
 from conftest import ENGINES, evaluated_without
@@ -65,13 +65,12 @@ def test_a_sum_leaving_its_type_is_still_the_reference_error():
         sira.evaluate("summarizebyusing(r, (k, during), (t(plus(v))), (during))", {"r": r})
 
 
-@pytest.mark.parametrize("engine", [e for e in ENGINES if e != "spark"])
+@pytest.mark.parametrize("engine", ENGINES)
 def test_long_intervals_of_products_are_swept_not_split(engine):
     """A product of INTs over 3,000 intervals that all overlap: swept on the Python engine, a
-    segment tree on DuckDB (Spark splits it: it has no bounded aggregate to multiply a
-    block's values; the split would make 9,000,000 pieces, refused under max_tuples),
-    each segment's product the plain product of the values present there (-1 every third
-    tuple, 2 every hundredth, else 1)."""
+    segment tree on DuckDB and Spark (the split would make 9,000,000 pieces, refused under
+    max_tuples), each segment's product the plain product of the values present there (-1
+    every third tuple, 2 every hundredth, else 1)."""
     n, length = 3000, 100_000
     values = [-1 if i % 3 == 0 else 2 if i % 100 == 1 else 1 for i in range(n)]
     r = Relation.from_rows({"i": INT, "v": INT, "during": LONGINTERVAL},
@@ -113,6 +112,47 @@ def test_a_product_leaving_its_type_is_still_the_reference_error(engine, values,
             sira.evaluate(text, {"r": r}, engine=engine)
         with pytest.raises(sira.errors.IntOverflow):
             _split_reference(text, {"r": r})
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_large_group_s_product_is_exact_at_the_edges_of_long(engine):
+    """SUMMARIZEBY's product of LONGs over groups of thousands of tuples, most of them 1 or
+    -1 (DuckDB multiplies a group's 128 least magnitudes of at least 2, a bounded list): at
+    -2**63 exactly, one past it, 0 with a zero among factors past any type, and a product
+    of 30 factors beside 2,000 ones."""
+    groups = {0: [2] * 62 + [-2] + [-1] * 500 + [1] * 300,  # -2**63: fits
+              1: [3] * 30 + [-1] + [0] + [1] * 1000,  # 0
+              2: [2] * 20 + [3] * 10 + [1] * 2000 + [-1] * 2}  # 2**20 * 3**10
+    rows = [{"k": k, "i": i, "v": v} for k, vs in groups.items() for i, v in enumerate(vs)]
+    r = Relation.from_rows({"k": INT, "i": INT, "v": LONG}, rows)
+    out = sira.evaluate("summarizeby(r, (k), (p(mult(v))))", {"r": r}, engine=engine)
+    assert {t["k"]: t["p"] for t in out.to_rows()} == {0: -2 ** 63, 1: 0, 2: 2 ** 20 * 3 ** 10}
+    past = Relation.from_rows({"k": INT, "i": INT, "v": LONG},
+                              [{"k": 0, "i": i, "v": 2 if i < 63 else 1} for i in range(900)])
+    with pytest.raises(sira.errors.IntOverflow):
+        sira.evaluate("summarizeby(r, (k), (p(mult(v))))", {"r": past}, engine=engine)
+
+
+@pytest.mark.skipif("spark" not in ENGINES, reason="Spark is not available here")
+def test_spark_multiplies_a_bounded_list_of_factors_per_group_and_partition():
+    """``_few_factors``: every row once with no factor, and per group and partition only its
+    ``_FACTORS`` least magnitudes of at least 2, however many the group holds."""
+    from decimal import Decimal
+
+    from sira_spark import default_engine
+    from sira_spark.aggregation import _FACTORS, _few_factors
+    spark = default_engine().spark
+    rows = [(i % 2, Decimal(1 + i % 7)) for i in range(3000)]
+    df = spark.createDataFrame(rows, "g int, m decimal(38,0)").repartition(3)
+    out = _few_factors(df, ["g"], ["m"]).collect()
+    assert sum(r["m"] is None for r in out) == 3000
+    kept = {0: [], 1: []}
+    for r in out:
+        if r["m"] is not None:
+            kept[r["g"]].append(int(r["m"]))
+    for g, values in kept.items():
+        assert _FACTORS <= len(values) <= 3 * _FACTORS, g
+        assert min(values) == 2 and values.count(2) >= _FACTORS // 3, g
 
 
 @settings(max_examples=60, deadline=None)
