@@ -71,8 +71,10 @@ def literal_column(t, value) -> Column:
         rows = [literal_column(TT(t.heading), Tuple(t.heading, row))
                 for row in value.sorted_body()]
         return (F.array(*rows) if rows else F.array()).cast(st)
-    if t == TIMESTAMP:
-        return F.lit(value).cast(st)
+    if t == DATE:  # from its ISO text: py4j's java.sql.Date would shift a date before the
+        return F.lit(value.isoformat()).cast(st)  # Gregorian reform, and refuse one before 1000
+    if t == TIMESTAMP:  # (the same for java.sql.Timestamp)
+        return F.lit(value.isoformat(sep=" ")).cast(st)
     return F.lit(value).cast(st)
 
 

@@ -230,3 +230,28 @@ def test_an_aggregate_of_an_operand_is_a_scalar_subquery():
         got = str(column(expr, Heading(), Compiler(engine, {"r": df}))).lower()
         # a scalar subquery prints as "([plan])"; a literal of the rows would name each row
         assert "([" in got and "named_struct" not in got, (text, got)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("text", [
+    "restrict(r, eq(d, date(1582-10-10)))",  # in the ten days the Gregorian reform skipped
+    "restrict(r, eq(d, date(0001-01-01)))",  # before year 1000
+    "restrict(r, eq(t, timestamp(1200-01-01 05:00:00)))",
+    "aggregate(e, (a(max(d)) b(max(t)) c(min(d)) x(min(t))))",  # identities: the first day
+    "extend(r, (x(date(1582-10-04)) y(timestamp(0001-01-01 00:00:00))))"])
+def test_dates_and_timestamps_before_the_gregorian_reform_are_the_proleptic_calendar(engine,
+                                                                                   text):
+    """Every engine reads dates and timestamps on the proleptic Gregorian calendar, as Python
+    does: a Spark literal built from a Python date went through java.sql.Date, which shifted
+    one before 1582-10-15 by days (silently) and refused one before year 1000."""
+    import datetime
+    from sira import DATE, TIMESTAMP
+    rows = [(datetime.date(1582, 10, 10), datetime.datetime(1200, 1, 1, 5)),
+            (datetime.date(1, 1, 1), datetime.datetime(1, 1, 1)),
+            (datetime.date(2020, 1, 1), datetime.datetime(2020, 1, 1))]
+    heading = {"i": INT, "d": DATE, "t": TIMESTAMP}
+    relvars = {"r": Relation.from_rows(heading, [{"i": i, "d": d, "t": t}
+                                                 for i, (d, t) in enumerate(rows)]),
+               "e": Relation.from_rows(heading, [])}
+    out = sira.evaluate(text, relvars, engine=engine)
+    assert out == sira.evaluate(text, relvars) and len(out) == (3 if "extend" in text else 1)
