@@ -29,7 +29,7 @@ from sira.types import AVERAGE, FLOAT, INTEGER_TYPES, RelationType
 from .basic import computed_on_every_row, guarded
 from .compiler import Packed, translates
 from .functions import (average_plus, canonical_list, cast, checked_float, expression,
-                        interval_intersect, interval_union, literal)
+                        interval_union, literal)
 from .packing import split
 from .sql import DEE, ident, sira_error
 from .types import duckdb_type
@@ -98,9 +98,8 @@ def aggregate_sql(c, agg, value: str, t, grouped: bool) -> str:
         out = f"{op}({value})"
     elif op in ("and", "or"):
         out = f"bool_{op}({value})"
-    elif op == "iintersect":
-        out = _fold(c, _ordered_list(value, t), lambda a, x: interval_intersect(a, x, t),
-                    literal(rt, agg.identity))
+    elif op == "iintersect":  # the largest begin and least end: no list, whatever the order
+        out = _final(agg, [_combined(f, v) for v, f in _parts(c, agg, value)])
     elif op == "iunion":
         out = _fold(c, _ordered_list(value, t), lambda a, x: interval_union(a, x))
     elif op == "union" and isinstance(t, RelationType):

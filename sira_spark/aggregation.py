@@ -32,8 +32,7 @@ from sira.types import AVERAGE, FLOAT, INTEGER_TYPES, RelationType
 from .basic import computed_on_every_row
 from .compiler import Packed, ordered, translates
 from .functions import (_average_plus, _iunion, column, exact_sum, float_mult, float_round_column,
-                        float_sum_column,
-                        interval_intersect, literal_column, sira_error)
+                        float_sum_column, literal_column, sira_error)
 from .packing import _c, split_dataframes
 from .rowbound import sequence_join, stored
 from .types import equal, spark_type
@@ -82,9 +81,8 @@ def aggregate_column(agg, value, t, grouped=False):
         out = F.bool_and(value)
     elif op == "or":
         out = F.bool_or(value)
-    elif op == "iintersect":
-        out = F.aggregate(_sorted_values(value, t), identity,
-                          lambda acc, x: interval_intersect(acc, x, t))
+    elif op == "iintersect":  # the largest begin and least end: no list, whatever the order
+        out = _final(agg, [f(v) for v, f in _parts(agg, value)])
     elif op == "iunion":
         values = _sorted_values(value, t)
         out = F.aggregate(F.slice(values, 2, 1 << 30), F.element_at(values, 1),

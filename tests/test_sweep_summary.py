@@ -133,6 +133,44 @@ def test_a_large_group_s_product_is_exact_at_the_edges_of_long(engine):
         sira.evaluate("summarizeby(r, (k), (p(mult(v))))", {"r": past}, engine=engine)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("point", ["int", "date", "timestamp", "float"])
+def test_iintersect_of_a_group_is_its_largest_begin_and_least_end(engine, point):
+    """SUMMARIZEBY's and AGGREGATE's IINTERSECT (on DuckDB and Spark the largest begin, the
+    least end and whether an empty interval is among them: no list of the group's values):
+    open ends, an empty interval, disjoint intervals, and the identity (from the first
+    point) of an empty relation. SUMMARIZEBY's result is packed, so a group whose IINTERSECT
+    is empty drops out (specs/intervals/summarizeby-drops-a-group-whose-iintersect-is-empty)."""
+    import datetime
+
+    from sira.intervals import DATEINTERVAL, FLOATINTERVAL, INTINTERVAL, TIMESTAMPINTERVAL
+    t, at = {"int": (INTINTERVAL, lambda x: x),
+             "date": (DATEINTERVAL, lambda x: datetime.date(1500, 1, 1)
+                      + datetime.timedelta(days=x)),
+             "timestamp": (TIMESTAMPINTERVAL, lambda x: datetime.datetime(2020, 1, 1)
+                           + datetime.timedelta(seconds=x)),
+             "float": (FLOATINTERVAL, lambda x: x / 4)}[point]
+    groups = {0: [(1, 9), (3, None), (2, 7)],  # [3, 7)
+              1: [(1, None), (4, None)],  # [4, open)
+              2: [(1, 5), (5, 5), (2, 3)],  # an empty one: empty
+              3: [(1, 3), (4, 6)]}  # disjoint: empty
+    rows = [{"k": k, "i": i, "d": Interval(at(b), None if e is None else at(e))}
+            for k, ivs in groups.items() for i, (b, e) in enumerate(ivs)]
+    r = Relation.from_rows({"k": INT, "i": INT, "d": t}, rows)
+    for text, relvars in (("summarizeby(r, (k), (x(iintersect(d))))", {"r": r}),
+                          ("aggregate(r, (x(iintersect(d))))", {"r": r}),
+                          ("aggregate(restrict(r, eq(k, 9)), (x(iintersect(d))))", {"r": r})):
+        out = sira.evaluate(text, relvars, engine=engine)
+        assert out == sira.evaluate(text, relvars), text
+    spans = {u["k"]: u["x"] for u in sira.evaluate("summarizeby(r, (k), (x(iintersect(d))))",
+                                                    {"r": r}, engine=engine).to_rows()}
+    assert spans == {0: Interval(at(3), at(7)), 1: Interval(at(4), None)}  # (packed: no
+    for k in (2, 3):  # empty interval; AGGREGATE keeps it)
+        (u,) = sira.evaluate(f"aggregate(restrict(r, eq(k, {k})), (x(iintersect(d))))",
+                             {"r": r}, engine=engine).to_rows()
+        assert u["x"].empty, k
+
+
 @pytest.mark.skipif("spark" not in ENGINES, reason="Spark is not available here")
 def test_spark_multiplies_a_bounded_list_of_factors_per_group_and_partition():
     """``_few_factors``: every row once with no factor, and per group and partition only its
