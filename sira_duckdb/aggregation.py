@@ -3,11 +3,12 @@
 Exact aggregations use DuckDB's own (sum into HUGEINT then a checked cast, max, bool_and...);
 FLOAT sums are the exact sum rounded once, from partial sums of exact limbs per bucket of
 exponent (:func:`_exact_float_sums`, joined on the group: no group's values gathered in one
-list); the inexact ones (FLOAT products, AVERAGE, IINTERSECT, IUNION) fold the group's
-values in ascending order, exactly as the Python engine does, so both engines give the same
-bits, with ``list_reduce`` over the ordered list, each step checked as the Python engine checks
-it. An empty input gives the operator's identity (or the Python engine's error when it has
-none).
+list); an integer product multiplies a bounded list of its least factors (:func:`_product`)
+and IINTERSECT is the largest begin and least end; the inexact ones (FLOAT products,
+AVERAGE) and IUNION fold the group's values in ascending order, exactly as the Python engine
+does, so both engines give the same bits (and IUNION fails where it does), with
+``list_reduce`` over the ordered list, each step checked as the Python engine checks it. An
+empty input gives the operator's identity (or the Python engine's error when it has none).
 
 SUMMARIZEBYUSING on one interval attribute never splits when its aggregates are integer sums, max,
 min, and, or, iintersect, products of INTs or LONGs, or integer and FLOAT sums alone: sums alone are

@@ -2,9 +2,11 @@
 
 Exact aggregations use Spark's own (sum, max, bool_and...); FLOAT sums are the exact sum rounded
 once, from partial sums of exact limbs per bucket of exponent (:func:`_exact_float_sums`, joined
-on the group: no group's values gathered in one array); the inexact ones (FLOAT products,
-AVERAGE, IINTERSECT, IUNION) fold the group's values in ascending order with ``aggregate`` over a
-sorted array, exactly as the Python engine does, so both engines give the same bits. An empty input
+on the group: no group's values gathered in one array); a product of INTs or LONGs multiplies a
+bounded list of factors (:func:`_bounded_products`, joined on the group) and IINTERSECT is the
+largest begin and least end; the inexact ones (FLOAT products, AVERAGE) and IUNION fold the
+group's values in ascending order with ``aggregate`` over a sorted array, exactly as the Python
+engine does, so both engines give the same bits (and IUNION fails where it does). An empty input
 gives the operator's identity.
 
 SUMMARIZEBYUSING on one interval attribute never splits when its aggregates are integer sums, max,
@@ -168,8 +170,8 @@ def _bounded_products(df, node, heading, c, by: list, products: list):
                                magnitude.alias("__m")))
     keyed = [*by, "__j"]
     factors = _few_factors(reduce(lambda a, b: a.unionByName(b), parts), keyed, ["__m"])
-    per = factors.groupBy(*[_c(n) for n in keyed]).agg(F.sum("__z").alias("__z"), F.sum("__g").alias("__g"),
-                                       _capped_product("__m").alias("__m"))
+    per = factors.groupBy(*[_c(n) for n in keyed]).agg(
+        F.sum("__z").alias("__z"), F.sum("__g").alias("__g"), _capped_product("__m").alias("__m"))
     one = F.lit(1).cast("decimal(38,0)")
 
     def part(j, name, none):

@@ -65,9 +65,10 @@ def sweepable(node, names=SWEPT_AGGREGATES, floats: bool = False):
 
 def bounded_product(agg) -> bool:
     """Whether the aggregation ``agg`` is a product of INTs or LONGs (an integer type with
-    bounds), which the Python engine's sweep and DuckDB's segment tree take: a FLOAT product
-    is rounded at every step of a fold in order of value, and a BIGINT one grows without
-    bound, so those split (and every product on Spark).
+    bounds), which the Python engine's sweep and the segment trees of DuckDB and Spark take
+    (and Spark's SUMMARIZEBY multiplies from a bounded list): a FLOAT product is rounded at
+    every step of a fold in order of value, and a BIGINT one grows without bound, so those
+    split.
 
         >>> from sira.expressions.library import aggregation
         >>> from sira.types import FLOAT, INT
